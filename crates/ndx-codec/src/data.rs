@@ -1,0 +1,472 @@
+//! Data packets: a zero-copy view ([`Data`]) and an owned encoder ([`DataRepr`]).
+
+use sha2::{Digest, Sha256};
+
+use crate::component::{Component, ComponentBuf, ComponentKind, DIGEST_LEN};
+use crate::error::{Element, Error, ErrorKind, Result};
+use crate::name::{Name, NameBuf};
+use crate::order::Order;
+use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
+use crate::types as tt;
+
+/// SignatureType values (NDN packet format v0.3, "Signature").
+pub mod signature_type {
+    /// DigestSha256: SHA-256 of the signed portion, no key.
+    pub const DIGEST_SHA256: u64 = 0;
+    /// SignatureSha256WithRsa.
+    pub const SHA256_WITH_RSA: u64 = 1;
+    /// SignatureSha256WithEcdsa.
+    pub const SHA256_WITH_ECDSA: u64 = 3;
+    /// SignatureHmacWithSha256.
+    pub const HMAC_WITH_SHA256: u64 = 4;
+    /// SignatureEd25519.
+    pub const ED25519: u64 = 5;
+}
+
+/// ContentType values.
+pub mod content_type {
+    /// BLOB: the payload (default when absent).
+    pub const BLOB: u64 = 0;
+    /// LINK.
+    pub const LINK: u64 = 1;
+    /// KEY.
+    pub const KEY: u64 = 2;
+    /// NACK (application-level).
+    pub const NACK: u64 = 3;
+    /// PREFIX_ANN.
+    pub const PREFIX_ANN: u64 = 5;
+}
+
+/// A Data packet, borrowed from the frame it was decoded from.
+#[derive(Clone, Copy, Debug)]
+pub struct Data<'a> {
+    wire: &'a [u8],
+    offset: usize,
+    name: Name<'a>,
+    content_type: Option<u64>,
+    freshness: Option<u64>,
+    final_block_id: Option<Component<'a>>,
+    content: Option<&'a [u8]>,
+    signature_type: u64,
+    signature_info: &'a [u8],
+    signature_value: &'a [u8],
+    /// End of SignatureInfo, relative to `wire`: the signed portion is Name..SignatureInfo.
+    signed_end: usize,
+    /// Start of Name, relative to `wire`.
+    signed_start: usize,
+}
+
+impl<'a> Data<'a> {
+    /// Decodes a Data TLV that fills `wire` exactly.
+    pub fn decode(wire: &'a [u8]) -> Result<Self> {
+        let mut r = Reader::new(wire);
+        let t = r.read()?;
+        if !r.is_empty() {
+            return Err(Error::new(
+                ErrorKind::TrailingBytes(r.remaining().len()),
+                r.offset(),
+            ));
+        }
+        Self::from_tlv(t)
+    }
+
+    /// Decodes a Data from an already-framed TLV (offsets stay those of the outer buffer).
+    pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ != tt::DATA {
+            return Err(t.error(ErrorKind::Unexpected {
+                expected: Element::Data,
+                found: t.typ,
+            }));
+        }
+        let mut r = t.children();
+        if r.is_empty() {
+            return Err(t.error(ErrorKind::Missing(Element::Name)));
+        }
+        let first = r.read()?;
+        if first.typ != tt::NAME {
+            return Err(first.error(ErrorKind::Unexpected {
+                expected: Element::Name,
+                found: first.typ,
+            }));
+        }
+        let mut d = Data {
+            wire: t.wire,
+            offset: t.offset,
+            name: Name::from_tlv(first)?,
+            content_type: None,
+            freshness: None,
+            final_block_id: None,
+            content: None,
+            signature_type: 0,
+            signature_info: &[],
+            signature_value: &[],
+            signed_end: 0,
+            signed_start: first.offset - t.offset,
+        };
+        let mut have_sig_info = false;
+        let mut have_sig_value = false;
+        let mut order = Order::new(Element::Data);
+        while !r.is_empty() {
+            let e = r.read()?;
+            let rank = match e.typ {
+                tt::META_INFO => Some(1),
+                tt::CONTENT => Some(2),
+                tt::SIGNATURE_INFO => Some(3),
+                tt::SIGNATURE_VALUE => Some(4),
+                _ => None,
+            };
+            if !order.accept(&e, rank)? {
+                continue;
+            }
+            match e.typ {
+                tt::META_INFO => d.decode_meta_info(e)?,
+                tt::CONTENT => d.content = Some(e.value),
+                tt::SIGNATURE_INFO => {
+                    d.signature_type = signature_type_of(e)?;
+                    d.signature_info = e.value;
+                    d.signed_end = e.offset - t.offset + e.wire.len();
+                    have_sig_info = true;
+                }
+                _ => {
+                    if !have_sig_info {
+                        return Err(e.error(ErrorKind::Missing(Element::SignatureInfo)));
+                    }
+                    d.signature_value = e.value;
+                    have_sig_value = true;
+                }
+            }
+        }
+        if !have_sig_info {
+            return Err(Error::new(
+                ErrorKind::Missing(Element::SignatureInfo),
+                t.offset,
+            ));
+        }
+        if !have_sig_value {
+            return Err(Error::new(
+                ErrorKind::Missing(Element::SignatureValue),
+                t.offset,
+            ));
+        }
+        Ok(d)
+    }
+
+    fn decode_meta_info(&mut self, m: Tlv<'a>) -> Result<()> {
+        let mut order = Order::new(Element::MetaInfo);
+        for e in m.children() {
+            let e = e?;
+            let rank = match e.typ {
+                tt::CONTENT_TYPE => Some(1),
+                tt::FRESHNESS_PERIOD => Some(2),
+                tt::FINAL_BLOCK_ID => Some(3),
+                _ => None,
+            };
+            if !order.accept(&e, rank)? {
+                continue;
+            }
+            match e.typ {
+                tt::CONTENT_TYPE => self.content_type = Some(e.nni(Element::ContentType)?),
+                tt::FRESHNESS_PERIOD => self.freshness = Some(e.nni(Element::FreshnessPeriod)?),
+                _ => {
+                    let mut r = e.children();
+                    let c = r
+                        .read()
+                        .map_err(|_| e.error(ErrorKind::Invalid(Element::FinalBlockId)))?;
+                    if !r.is_empty() {
+                        return Err(e.error(ErrorKind::Invalid(Element::FinalBlockId)));
+                    }
+                    self.final_block_id = Some(Component::from_tlv(c)?);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole Data TLV.
+    pub fn wire(&self) -> &'a [u8] {
+        self.wire
+    }
+
+    /// Offset of the Data TLV in the outermost decoded buffer.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The Name.
+    pub fn name(&self) -> Name<'a> {
+        self.name
+    }
+
+    /// ContentType, if present (absent means BLOB).
+    pub fn content_type(&self) -> Option<u64> {
+        self.content_type
+    }
+
+    /// FreshnessPeriod in milliseconds, if present (absent means 0: never fresh).
+    pub fn freshness_ms(&self) -> Option<u64> {
+        self.freshness
+    }
+
+    /// FinalBlockId, if present.
+    pub fn final_block_id(&self) -> Option<Component<'a>> {
+        self.final_block_id
+    }
+
+    /// Content's value; empty when Content is absent.
+    pub fn content(&self) -> &'a [u8] {
+        self.content.unwrap_or(&[])
+    }
+
+    /// Whether a Content element is present (possibly empty).
+    pub fn has_content(&self) -> bool {
+        self.content.is_some()
+    }
+
+    /// SignatureType.
+    pub fn signature_type(&self) -> u64 {
+        self.signature_type
+    }
+
+    /// SignatureInfo's value (opaque past SignatureType).
+    pub fn signature_info(&self) -> &'a [u8] {
+        self.signature_info
+    }
+
+    /// SignatureValue's value.
+    pub fn signature_value(&self) -> &'a [u8] {
+        self.signature_value
+    }
+
+    /// The signed portion: from Name through SignatureInfo.
+    pub fn signed_portion(&self) -> &'a [u8] {
+        self.wire
+            .get(self.signed_start..self.signed_end)
+            .unwrap_or(&[])
+    }
+
+    /// For DigestSha256 Data: whether SignatureValue is the SHA-256 of the signed portion.
+    pub fn digest_signature_ok(&self) -> bool {
+        self.signature_type == signature_type::DIGEST_SHA256
+            && Sha256::digest(self.signed_portion())[..] == *self.signature_value
+    }
+
+    /// The implicit SHA-256 digest: SHA-256 of the whole Data TLV.
+    pub fn implicit_digest(&self) -> [u8; DIGEST_LEN] {
+        Sha256::digest(self.wire).into()
+    }
+
+    /// The full name: the Name plus its ImplicitSha256DigestComponent.
+    pub fn full_name(&self) -> NameBuf {
+        let mut n = self.name.to_buf();
+        n.push(
+            tt::IMPLICIT_SHA256_DIGEST_COMPONENT as u16,
+            &self.implicit_digest(),
+        )
+        .expect("32-byte digest");
+        n
+    }
+
+    /// Whether this Data satisfies an Interest named `interest_name` by name alone (the
+    /// forwarding core applies MustBeFresh): equal names; a proper prefix when CanBePrefix;
+    /// or, when the Interest's last component is an implicit digest, equal full names.
+    /// The digest is computed only in that last case.
+    pub fn matches_name(&self, interest_name: &Name<'_>, can_be_prefix: bool) -> bool {
+        if self.name == *interest_name || (can_be_prefix && interest_name.is_prefix_of(&self.name))
+        {
+            return true;
+        }
+        if interest_name.len() != self.name.len() + 1 {
+            return false;
+        }
+        match interest_name.last().map(|c| c.kind()) {
+            Some(ComponentKind::ImplicitDigest(d)) => {
+                interest_name.prefix(self.name.len()) == self.name && *d == self.implicit_digest()
+            }
+            _ => false,
+        }
+    }
+
+    /// An owned copy of the fields, with the signature kept as raw bytes.
+    pub fn to_repr(&self) -> DataRepr {
+        DataRepr {
+            name: self.name.to_buf(),
+            content_type: self.content_type,
+            freshness_ms: self.freshness,
+            final_block_id: self.final_block_id.map(ComponentBuf::from),
+            content: self.content.map(<[u8]>::to_vec),
+            signature: Signature::Raw {
+                info: self.signature_info.to_vec(),
+                value: self.signature_value.to_vec(),
+            },
+        }
+    }
+}
+
+fn signature_type_of(info: Tlv<'_>) -> Result<u64> {
+    let mut r = info.children();
+    if r.is_empty() {
+        return Err(info.error(ErrorKind::Missing(Element::SignatureType)));
+    }
+    let t = r.read()?;
+    if t.typ != tt::SIGNATURE_TYPE {
+        return Err(t.error(ErrorKind::Unexpected {
+            expected: Element::SignatureType,
+            found: t.typ,
+        }));
+    }
+    let v = t.nni(Element::SignatureType)?;
+    for e in r {
+        e?;
+    }
+    Ok(v)
+}
+
+/// How an encoded Data is signed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Signature {
+    /// DigestSha256, computed while encoding.
+    DigestSha256,
+    /// SignatureInfo and SignatureValue values supplied by the caller (the info must start
+    /// with a SignatureType element).
+    Raw {
+        /// SignatureInfo's value.
+        info: Vec<u8>,
+        /// SignatureValue's value.
+        value: Vec<u8>,
+    },
+}
+
+/// An owned Data, to build and encode packets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DataRepr {
+    /// Name.
+    pub name: NameBuf,
+    /// ContentType (None: element absent).
+    pub content_type: Option<u64>,
+    /// FreshnessPeriod in milliseconds (None: element absent).
+    pub freshness_ms: Option<u64>,
+    /// FinalBlockId.
+    pub final_block_id: Option<ComponentBuf>,
+    /// Content's value (None: element absent).
+    pub content: Option<Vec<u8>>,
+    /// Signature.
+    pub signature: Signature,
+}
+
+const DIGEST_SIG_INFO: [u8; 3] = [
+    tt::SIGNATURE_TYPE as u8,
+    1,
+    signature_type::DIGEST_SHA256 as u8,
+];
+
+impl DataRepr {
+    /// A DigestSha256-signed Data with `content`.
+    pub fn new(name: NameBuf, content: Vec<u8>) -> Self {
+        Self {
+            name,
+            content_type: None,
+            freshness_ms: None,
+            final_block_id: None,
+            content: Some(content),
+            signature: Signature::DigestSha256,
+        }
+    }
+
+    fn meta_len(&self) -> usize {
+        let mut n = self
+            .content_type
+            .map_or(0, |c| nni_tlv_len(tt::CONTENT_TYPE, c));
+        n += self
+            .freshness_ms
+            .map_or(0, |f| nni_tlv_len(tt::FRESHNESS_PERIOD, f));
+        n += self.final_block_id.as_ref().map_or(0, |c| {
+            tlv_len(tt::FINAL_BLOCK_ID, c.as_component().wire().len())
+        });
+        n
+    }
+
+    fn sig_parts(&self) -> (&[u8], usize) {
+        match &self.signature {
+            Signature::DigestSha256 => (&DIGEST_SIG_INFO, DIGEST_LEN),
+            Signature::Raw { info, value } => (info, value.len()),
+        }
+    }
+
+    fn value_len(&self) -> usize {
+        let meta = self.meta_len();
+        let (info, sig_len) = self.sig_parts();
+        let mut n = self.name.as_name().encoded_len();
+        if meta > 0 {
+            n += tlv_len(tt::META_INFO, meta);
+        }
+        n += self
+            .content
+            .as_ref()
+            .map_or(0, |c| tlv_len(tt::CONTENT, c.len()));
+        n + tlv_len(tt::SIGNATURE_INFO, info.len()) + tlv_len(tt::SIGNATURE_VALUE, sig_len)
+    }
+
+    /// Size of the encoded Data TLV.
+    pub fn encoded_len(&self) -> usize {
+        tlv_len(tt::DATA, self.value_len())
+    }
+
+    /// Encodes into `out` (no allocation), signing with DigestSha256 when asked; returns the
+    /// number of bytes written.
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize> {
+        if let Signature::Raw { info, .. } = &self.signature {
+            let mut r = Reader::new(info);
+            let starts_with_type = matches!(
+                r.read(),
+                Ok(t) if t.typ == tt::SIGNATURE_TYPE && t.nni(Element::SignatureType).is_ok()
+            );
+            if !starts_with_type || r.any(|e| e.is_err()) {
+                return Err(Error::new(
+                    ErrorKind::Unencodable("SignatureInfo must start with a SignatureType element"),
+                    0,
+                ));
+            }
+        }
+        let need = self.encoded_len();
+        let value_len = self.value_len();
+        let header = need - value_len;
+        let (info, _) = self.sig_parts();
+        let mut w = Writer::new(out, need)?;
+        w.header(tt::DATA, value_len)?;
+        self.name.as_name().encode(&mut w)?;
+        let meta = self.meta_len();
+        if meta > 0 {
+            w.header(tt::META_INFO, meta)?;
+            if let Some(c) = self.content_type {
+                w.nni_tlv(tt::CONTENT_TYPE, c)?;
+            }
+            if let Some(f) = self.freshness_ms {
+                w.nni_tlv(tt::FRESHNESS_PERIOD, f)?;
+            }
+            if let Some(c) = &self.final_block_id {
+                w.tlv(tt::FINAL_BLOCK_ID, c.as_component().wire())?;
+            }
+        }
+        if let Some(c) = &self.content {
+            w.tlv(tt::CONTENT, c)?;
+        }
+        w.tlv(tt::SIGNATURE_INFO, info)?;
+        let signed_end = w.len();
+        match &self.signature {
+            Signature::Raw { value, .. } => w.tlv(tt::SIGNATURE_VALUE, value)?,
+            Signature::DigestSha256 => {
+                let digest: [u8; DIGEST_LEN] = Sha256::digest(&out[header..signed_end]).into();
+                let mut w = Writer::new(&mut out[signed_end..], need - signed_end)?;
+                w.tlv(tt::SIGNATURE_VALUE, &digest)?;
+            }
+        }
+        Ok(need)
+    }
+
+    /// Encodes into a new vector.
+    pub fn to_vec(&self) -> Result<Vec<u8>> {
+        let mut out = vec![0; self.encoded_len()];
+        self.encode(&mut out)?;
+        Ok(out)
+    }
+}

@@ -1,0 +1,472 @@
+//! Fuzz harness bodies, shared by the cargo-fuzz targets and the corpus replay test.
+//!
+//! Each function takes arbitrary bytes, runs one decoding entry point and, when it succeeds,
+//! checks invariants with `assert!` (a failed assertion is what the fuzzer reports). Every
+//! rejection must carry an offset inside the input. Not a stable API: `#[doc(hidden)]`.
+
+use core::cmp::Ordering;
+
+use crate::error::Error;
+use crate::tlv::Reader;
+use crate::{
+    Data, Interest, LpHeaders, LpPacket, Name, NameBuf, Packet, Reassembler, ReassemblerConfig,
+    tree,
+};
+
+/// Most prefixes and names checked per input, so an input cannot make a check quadratic.
+const MAX_CHECKED: usize = 16;
+
+/// `Packet::decode`, then the checks of whichever packet it is; `tree::walk` over the same
+/// bytes. Neither may panic.
+pub fn packet(data: &[u8]) {
+    match Packet::decode(data) {
+        Ok(p) => {
+            assert!(
+                data.starts_with(p.wire()),
+                "a packet is a prefix of its frame"
+            );
+            assert!(
+                data[p.wire().len()..].iter().all(|&b| b == 0),
+                "only zero padding after it"
+            );
+            match p {
+                Packet::Interest(i) => check_interest(&i, data),
+                Packet::Data(d) => check_data(&d, data),
+                Packet::Lp(l) => check_lp(&l, data),
+            }
+        }
+        Err(e) => check_error(e, data),
+    }
+    let _ = tree::walk(data, &mut |_| {});
+}
+
+/// `Interest::decode`; on success, the Interest's repr re-encodes and re-decodes to itself.
+pub fn interest(data: &[u8]) {
+    match Interest::decode(data) {
+        Ok(i) => {
+            assert_eq!(i.wire(), data, "an Interest fills its buffer");
+            check_interest(&i, data);
+        }
+        Err(e) => check_error(e, data),
+    }
+}
+
+/// `Data::decode`; on success, the Data's repr re-encodes and re-decodes to itself.
+pub fn data(data: &[u8]) {
+    match Data::decode(data) {
+        Ok(d) => {
+            assert_eq!(d.wire(), data, "a Data fills its buffer");
+            check_data(&d, data);
+        }
+        Err(e) => check_error(e, data),
+    }
+}
+
+/// `LpPacket::decode`; on success, its headers and fragment re-encode and re-decode to
+/// themselves, and the network packet inside (if any) passes its own checks.
+pub fn lp_packet(data: &[u8]) {
+    match LpPacket::decode(data) {
+        Ok(l) => {
+            assert_eq!(l.wire(), data, "an LpPacket fills its buffer");
+            check_lp(&l, data);
+        }
+        Err(e) => check_error(e, data),
+    }
+}
+
+/// `NameBuf::from_uri` on the bytes as a string (lossily converted when not UTF-8): a parsed
+/// name prints as a URI that parses back to the same name and prints the same again.
+pub fn name_uri(data: &[u8]) {
+    let s = String::from_utf8_lossy(data);
+    match NameBuf::from_uri(&s) {
+        Ok(n) => {
+            let printed = n.to_string();
+            let again = NameBuf::from_uri(&printed)
+                .unwrap_or_else(|e| panic!("{printed:?} (printed from {s:?}) does not parse: {e}"));
+            assert_eq!(again, n, "{s:?} -> {printed:?} -> a different name");
+            assert_eq!(
+                again.to_string(),
+                printed,
+                "printing is not stable for {s:?}"
+            );
+            check_name(n.as_name());
+        }
+        Err(e) => assert!(
+            e.position <= s.len(),
+            "URI error position past the end: {e:?}"
+        ),
+    }
+}
+
+/// `Name::decode` on the whole input, then the input read as a sequence of Name TLVs whose
+/// canonical order is checked pairwise against a reference model.
+pub fn name_tlv(data: &[u8]) {
+    match Name::decode(data) {
+        Ok(n) => {
+            assert_eq!(n.encoded_len(), data.len(), "a Name fills its buffer");
+            check_name(n);
+        }
+        Err(e) => check_error(e, data),
+    }
+    let names: Vec<Name<'_>> = Reader::new(data)
+        .map_while(Result::ok)
+        .filter_map(|t| Name::decode(t.wire).ok())
+        .take(MAX_CHECKED)
+        .collect();
+    for a in &names {
+        check_name(*a);
+        for b in &names {
+            check_order(*a, *b);
+        }
+    }
+}
+
+/// `tree::walk`: never panics, every node lies inside the input where it says it does, the
+/// depth bound holds, and errors point inside the input.
+pub fn tree(data: &[u8]) {
+    let mut nodes = 0usize;
+    let result = tree::walk(data, &mut |n| {
+        nodes += 1;
+        let t = n.tlv;
+        assert!(
+            n.depth < tree::MAX_DEPTH,
+            "node deeper than the bound: {n:?}"
+        );
+        assert_eq!(
+            data.get(t.offset..t.offset + t.wire.len()),
+            Some(t.wire),
+            "node misplaced"
+        );
+        assert!(t.wire.ends_with(t.value), "a value ends its element");
+        assert_eq!(t.value_offset() + t.value.len(), t.offset + t.wire.len());
+        assert!(
+            n.depth > 0 || n.parent == 0,
+            "top-level nodes have no parent"
+        );
+    });
+    // Every element has a header of at least 2 bytes, and headers never overlap.
+    assert!(
+        2 * nodes <= data.len(),
+        "{nodes} nodes in {} bytes",
+        data.len()
+    );
+    if let Err(e) = result {
+        check_error(e, data);
+    }
+}
+
+/// A [`Reassembler`] driven by a script of records. The first 4 bytes pick small limits (so
+/// eviction, expiry and size limits are reached); then each record is `op, peer, dt` followed
+/// by its operands, with `now` advancing by `dt` ms (or going back, when `dt`'s top bit is set):
+///
+/// - `op % 4 == 0`: `len_hi, len_lo`, then `len` bytes decoded as an LpPacket and pushed;
+/// - `op % 4 == 1`: `seq, index, count, len`: a fragment built with [`LpHeaders::encode`],
+///   whose `len` payload bytes all equal `index`, pushed from a peer of its own;
+/// - `op % 4 == 2`: `expire(now)`; `op % 4 == 3`: `remove_peer(peer)`.
+///
+/// Checks: no panic; at most `max_partials` sets in progress; counters never decrease; an
+/// unfragmented LpPacket comes back as its own Fragment; a packet reassembled from built
+/// fragments holds their payloads in FragIndex order, none missing (bytes `0, 0, 1, 2, 2, ...`).
+pub fn reassembler(data: &[u8]) {
+    let Some((cfg, mut rest)) = data.split_first_chunk::<4>() else {
+        return;
+    };
+    let config = ReassemblerConfig {
+        max_partials: usize::from(cfg[0] % 8) + 1,
+        max_packet_len: usize::from(u16::from_be_bytes([cfg[1] % 16, cfg[2]])) + 1,
+        max_frag_count: u64::from(cfg[3] % 20) + 1,
+        timeout_ns: (u64::from(cfg[3] / 20) + 1) * 10_000_000,
+    };
+    let mut r = Reassembler::new(config);
+    let limits = *r.config();
+    let mut now: u64 = 1_000_000_000;
+    let mut last = r.counters();
+    let mut frame = Vec::new();
+    while let Some((&[op, peer, dt], tail)) = rest.split_first_chunk::<3>() {
+        rest = tail;
+        let step = u64::from(dt & 0x7F) * 1_000_000;
+        now = if dt & 0x80 == 0 {
+            now + step
+        } else {
+            now.saturating_sub(step)
+        };
+        match op % 4 {
+            0 => {
+                let Some((&[hi, lo], tail)) = rest.split_first_chunk::<2>() else {
+                    break;
+                };
+                let len = usize::from(u16::from_be_bytes([hi, lo])).min(tail.len());
+                let (bytes, tail) = tail.split_at(len);
+                rest = tail;
+                match LpPacket::decode(bytes) {
+                    Ok(lp) => {
+                        let fragment = lp.fragment();
+                        let whole = !lp.is_fragment();
+                        if let Ok(Some(out)) = r.push(now, u64::from(peer), &lp) {
+                            assert!(out.packet.len() <= limits.max_packet_len.max(bytes.len()));
+                            if whole {
+                                assert_eq!(Some(out.packet), fragment, "unfragmented packet");
+                            }
+                        }
+                    }
+                    Err(e) => check_error(e, bytes),
+                }
+            }
+            1 => {
+                let Some((&[seq, index, count, len], tail)) = rest.split_first_chunk::<4>() else {
+                    break;
+                };
+                rest = tail;
+                let (index, count) = (u64::from(index % 24), u64::from(count % 24));
+                let payload = vec![index as u8; usize::from(len)];
+                let headers = LpHeaders {
+                    sequence: Some(u64::from(seq)),
+                    frag_index: Some(index),
+                    frag_count: Some(count),
+                    ..LpHeaders::default()
+                };
+                frame.resize(headers.encoded_len(Some(payload.len())), 0);
+                let Ok(n) = headers.encode(Some(&payload), &mut frame) else {
+                    continue;
+                };
+                let lp = LpPacket::decode(&frame[..n]).expect("an encoded fragment decodes");
+                if let Ok(Some(out)) = r.push(now, 1000 + u64::from(peer), &lp) {
+                    assert!(out.packet.len() <= limits.max_packet_len);
+                    if count > 1 {
+                        let p = out.packet;
+                        assert_eq!(p.first(), Some(&0), "reassembled from fragment 0");
+                        assert!(
+                            p.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1),
+                            "pieces out of order or missing: {p:?}"
+                        );
+                    } else {
+                        assert_eq!(out.packet, &payload[..]);
+                    }
+                }
+            }
+            2 => r.expire(now),
+            _ => r.remove_peer(u64::from(peer)),
+        }
+        assert!(r.partials() <= limits.max_partials, "more sets than slots");
+        if let Some(t) = r.next_expiry() {
+            assert!(r.partials() > 0);
+            let _ = t;
+        } else {
+            assert_eq!(r.partials(), 0, "sets in progress but no expiry");
+        }
+        let c = r.counters();
+        for (now_c, was) in [
+            (c.fragments_received, last.fragments_received),
+            (c.packets_completed, last.packets_completed),
+            (c.duplicates, last.duplicates),
+            (c.expired, last.expired),
+            (c.evicted, last.evicted),
+            (c.invalid, last.invalid),
+            (c.too_large, last.too_large),
+        ] {
+            assert!(now_c >= was, "a counter went down: {last:?} -> {c:?}");
+        }
+        last = c;
+    }
+}
+
+fn check_error(e: Error, data: &[u8]) {
+    assert!(
+        e.offset <= data.len(),
+        "error offset past the end of {} bytes: {e:?}",
+        data.len()
+    );
+}
+
+/// `wire` sits at `offset` of `buf`.
+fn check_placed(wire: &[u8], offset: usize, buf: &[u8]) {
+    assert_eq!(
+        buf.get(offset..offset + wire.len()),
+        Some(wire),
+        "view at the wrong offset"
+    );
+}
+
+fn check_interest(i: &Interest<'_>, buf: &[u8]) {
+    check_placed(i.wire(), i.offset(), buf);
+    check_name(i.name());
+    if let Some(off) = i.hop_limit_offset() {
+        assert_eq!(
+            buf.get(off).copied(),
+            i.hop_limit(),
+            "HopLimit offset is wrong"
+        );
+    }
+    if let Some(fh) = i.forwarding_hint() {
+        assert!(!fh.is_empty());
+        assert_eq!(fh.names().count(), fh.len(), "ForwardingHint names lost");
+        fh.names().take(MAX_CHECKED).for_each(check_name);
+    }
+    let _ = i.params_digest_ok();
+    let repr = i.to_repr();
+    let wire = repr
+        .to_vec()
+        .unwrap_or_else(|e| panic!("a decoded Interest must re-encode: {e} ({repr:?})"));
+    assert_eq!(wire.len(), repr.encoded_len());
+    let again = Interest::decode(&wire)
+        .unwrap_or_else(|e| panic!("a re-encoded Interest must decode: {e} ({repr:?})"));
+    assert_eq!(again.to_repr(), repr, "Interest repr round trip");
+    assert_eq!(again.name(), i.name());
+    if i.hop_limit().is_some() {
+        assert!(again.hop_limit_offset().is_some());
+    }
+}
+
+fn check_data(d: &Data<'_>, buf: &[u8]) {
+    check_placed(d.wire(), d.offset(), buf);
+    check_name(d.name());
+    let signed = d.signed_portion();
+    assert!(
+        !signed.is_empty(),
+        "a Data's signed portion holds at least its Name"
+    );
+    assert!(
+        d.wire().windows(signed.len()).any(|w| w == signed),
+        "the signed portion lies inside the Data"
+    );
+    let _ = d.digest_signature_ok();
+    if let Some(c) = d.final_block_id() {
+        let _ = c.to_string();
+    }
+    assert!(
+        d.matches_name(&d.name(), false),
+        "a Data matches its own name"
+    );
+    let full = d.full_name();
+    assert_eq!(full.len(), d.name().len() + 1);
+    assert!(
+        d.matches_name(&full.as_name(), false),
+        "a Data matches its full name"
+    );
+    let repr = d.to_repr();
+    let wire = repr
+        .to_vec()
+        .unwrap_or_else(|e| panic!("a decoded Data must re-encode: {e} ({repr:?})"));
+    assert_eq!(wire.len(), repr.encoded_len());
+    let again = Data::decode(&wire)
+        .unwrap_or_else(|e| panic!("a re-encoded Data must decode: {e} ({repr:?})"));
+    assert_eq!(again.to_repr(), repr, "Data repr round trip");
+    assert_eq!(
+        again.signature_value(),
+        d.signature_value(),
+        "SignatureValue round trip"
+    );
+}
+
+fn check_lp(l: &LpPacket<'_>, buf: &[u8]) {
+    check_placed(l.wire(), l.offset(), buf);
+    assert!(l.frag_index() < l.frag_count(), "FragIndex below FragCount");
+    if let (Some(f), Some(off)) = (l.fragment(), l.fragment_offset()) {
+        check_placed(f, off, buf);
+    }
+    if let Some(t) = l.pit_token() {
+        assert!((1..=crate::MAX_PIT_TOKEN_LEN).contains(&t.len()));
+    }
+    match l.network_packet() {
+        Ok(Some(p)) => {
+            assert!(!l.is_fragment());
+            match p {
+                Packet::Interest(i) => check_interest(&i, buf),
+                Packet::Data(d) => {
+                    assert!(l.nack().is_none(), "a Nack carries an Interest");
+                    check_data(&d, buf);
+                }
+                Packet::Lp(_) => panic!("an LpPacket inside an LpPacket"),
+            }
+        }
+        Ok(None) => assert!(l.fragment().is_none() || l.is_fragment()),
+        Err(e) => check_error(e, buf),
+    }
+    // Re-encode the headers (with the acks, which the view keeps apart) and the fragment.
+    let acks: Vec<u64> = l.acks().collect();
+    let headers = LpHeaders {
+        acks: &acks,
+        ..*l.headers()
+    };
+    let mut out = vec![0; headers.encoded_len(l.fragment().map(<[u8]>::len))];
+    let n = headers
+        .encode(l.fragment(), &mut out)
+        .unwrap_or_else(|e| panic!("decoded LP headers must re-encode: {e} ({headers:?})"));
+    assert_eq!(n, out.len());
+    let again = LpPacket::decode(&out)
+        .unwrap_or_else(|e| panic!("re-encoded LP headers must decode: {e} ({headers:?})"));
+    assert_eq!(*again.headers(), *l.headers(), "LP header round trip");
+    assert_eq!(again.acks().collect::<Vec<_>>(), acks, "Ack round trip");
+    assert_eq!(again.fragment(), l.fragment(), "Fragment round trip");
+}
+
+/// Invariants of one valid name: component count, prefixes, order against its prefixes,
+/// owned copies, and the URI round trip.
+fn check_name(n: Name<'_>) {
+    let comps: Vec<_> = n.components().collect();
+    assert_eq!(comps.len(), n.len(), "component count");
+    let joined: Vec<u8> = comps
+        .iter()
+        .flat_map(|c| c.wire().iter().copied())
+        .collect();
+    assert_eq!(joined, n.as_bytes(), "components tile the name");
+    assert_eq!(n.last(), comps.last().copied());
+
+    let ks = (0..=n.len().min(MAX_CHECKED)).chain(n.len().saturating_sub(2)..=n.len());
+    for k in ks {
+        let p = n.prefix(k);
+        assert_eq!(p.len(), k.min(n.len()), "prefix({k}) length");
+        assert!(p.is_prefix_of(&n), "prefix({k}) is a prefix");
+        assert_eq!(p.as_bytes(), &n.as_bytes()[..p.as_bytes().len()]);
+        check_order(p, n);
+        let expected = if p.len() == n.len() {
+            Ordering::Equal
+        } else {
+            Ordering::Less
+        };
+        assert_eq!(p.cmp(&n), expected, "a proper prefix sorts first");
+    }
+
+    let owned = n.to_buf();
+    assert_eq!(owned.as_name(), n);
+    assert_eq!(owned.len(), n.len());
+    let rebuilt = NameBuf::from_component_bytes(n.as_bytes()).expect("valid components");
+    assert_eq!(rebuilt, owned);
+    let tlv = owned.to_tlv();
+    assert_eq!(Name::decode(&tlv).ok(), Some(n), "Name TLV round trip");
+
+    let uri = n.to_string();
+    let parsed = NameBuf::from_uri(&uri)
+        .unwrap_or_else(|e| panic!("{uri:?} (printed from a decoded name) does not parse: {e}"));
+    assert_eq!(parsed, owned, "URI round trip through {uri:?}");
+}
+
+/// Canonical order of two names: antisymmetric, consistent with equality and with a
+/// reference model (component by component: type, then length, then bytes; shorter first).
+fn check_order(a: Name<'_>, b: Name<'_>) {
+    let ab = a.cmp(&b);
+    assert_eq!(
+        ab,
+        b.cmp(&a).reverse(),
+        "order is antisymmetric for {a} and {b}"
+    );
+    assert_eq!(
+        ab == Ordering::Equal,
+        a == b,
+        "order agrees with equality for {a} and {b}"
+    );
+    assert_eq!(a == b, a.as_bytes() == b.as_bytes());
+    let key = |n: Name<'_>| -> Vec<(u16, usize, Vec<u8>)> {
+        n.components()
+            .map(|c| (c.typ(), c.value().len(), c.value().to_vec()))
+            .collect()
+    };
+    assert_eq!(
+        ab,
+        key(a).cmp(&key(b)),
+        "order differs from the model for {a} and {b}"
+    );
+    if a.is_prefix_of(&b) {
+        assert_ne!(ab, Ordering::Greater, "{a} is a prefix of {b}");
+    }
+}

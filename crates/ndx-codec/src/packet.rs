@@ -1,0 +1,53 @@
+//! The outermost decoder: what a frame's payload is.
+
+use crate::data::Data;
+use crate::error::{Element, Error, ErrorKind, Result};
+use crate::interest::Interest;
+use crate::lp::LpPacket;
+use crate::tlv::Reader;
+use crate::types as tt;
+
+/// An NDN packet as found on a link: a bare Interest or Data, or an LpPacket.
+#[derive(Clone, Copy, Debug)]
+pub enum Packet<'a> {
+    /// A bare Interest.
+    Interest(Interest<'a>),
+    /// A bare Data.
+    Data(Data<'a>),
+    /// An NDNLPv2 LpPacket (which may carry an Interest, Data, Nack or a fragment).
+    Lp(LpPacket<'a>),
+}
+
+impl<'a> Packet<'a> {
+    /// Decodes the packet at the start of `frame`.
+    ///
+    /// Bytes after the packet are accepted only when they are all zero (Ethernet padding to
+    /// the 60-byte minimum, as NFD's Ethernet faces send); anything else is
+    /// [`ErrorKind::TrailingBytes`].
+    pub fn decode(frame: &'a [u8]) -> Result<Self> {
+        if frame.is_empty() {
+            return Err(Error::new(ErrorKind::Missing(Element::Packet), 0));
+        }
+        let mut r = Reader::new(frame);
+        let t = r.read()?;
+        let rest = r.remaining();
+        if rest.iter().any(|&b| b != 0) {
+            return Err(Error::new(ErrorKind::TrailingBytes(rest.len()), r.offset()));
+        }
+        match t.typ {
+            tt::INTEREST => Interest::from_tlv(t).map(Packet::Interest),
+            tt::DATA => Data::from_tlv(t).map(Packet::Data),
+            tt::LP_PACKET => LpPacket::from_tlv(t).map(Packet::Lp),
+            typ => Err(t.error(ErrorKind::NotAPacket(typ))),
+        }
+    }
+
+    /// The packet's TLV bytes.
+    pub fn wire(&self) -> &'a [u8] {
+        match self {
+            Packet::Interest(i) => i.wire(),
+            Packet::Data(d) => d.wire(),
+            Packet::Lp(l) => l.wire(),
+        }
+    }
+}

@@ -1,0 +1,458 @@
+//! TLV primitives: VAR-NUMBER, NonNegativeInteger, a checked reader and a bounded writer.
+//!
+//! Every function here works on caller-provided slices, never allocates, never panics and
+//! never reads or writes outside the slice it is given.
+
+use crate::error::{Element, Error, ErrorKind, Result};
+
+/// Largest valid TLV-TYPE (packet format v0.3 limits types to 32 bits).
+pub const MAX_TYPE: u64 = u32::MAX as u64;
+
+/// Reads a VAR-NUMBER at the start of `buf`. Returns the value and how many bytes it used.
+///
+/// The encoding must be minimal (`FD` only for values >= 253, `FE` only above `0xFFFF`, `FF`
+/// only above `0xFFFF_FFFF`); a longer form is rejected as [`ErrorKind::NonMinimalVarNumber`],
+/// so that equal values always have equal bytes (names compare bytewise).
+/// Errors carry offsets relative to `buf`.
+pub fn read_varnum(buf: &[u8]) -> Result<(u64, usize)> {
+    let Some(&first) = buf.first() else {
+        return Err(Error::new(ErrorKind::TruncatedVarNumber, 0));
+    };
+    let (len, min) = match first {
+        0..=252 => return Ok((u64::from(first), 1)),
+        253 => (2, 253),
+        254 => (4, 0x1_0000),
+        255 => (8, 0x1_0000_0000),
+    };
+    let Some(bytes) = buf.get(1..1 + len) else {
+        return Err(Error::new(ErrorKind::TruncatedVarNumber, buf.len()));
+    };
+    let value = be_uint(bytes);
+    if value < min {
+        return Err(Error::new(ErrorKind::NonMinimalVarNumber, 0));
+    }
+    Ok((value, 1 + len))
+}
+
+/// Number of bytes the VAR-NUMBER encoding of `v` takes.
+pub const fn varnum_len(v: u64) -> usize {
+    if v < 253 {
+        1
+    } else if v <= 0xFFFF {
+        3
+    } else if v <= 0xFFFF_FFFF {
+        5
+    } else {
+        9
+    }
+}
+
+/// Total encoded size of a TLV with a value of `value_len` bytes.
+pub const fn tlv_len(typ: u64, value_len: usize) -> usize {
+    varnum_len(typ) + varnum_len(value_len as u64) + value_len
+}
+
+/// Decodes a NonNegativeInteger value (1, 2, 4 or 8 bytes, big-endian).
+pub fn read_nni(value: &[u8]) -> Option<u64> {
+    match value.len() {
+        1 | 2 | 4 | 8 => Some(be_uint(value)),
+        _ => None,
+    }
+}
+
+/// Bytes the shortest NonNegativeInteger encoding of `v` takes.
+pub const fn nni_len(v: u64) -> usize {
+    if v <= 0xFF {
+        1
+    } else if v <= 0xFFFF {
+        2
+    } else if v <= 0xFFFF_FFFF {
+        4
+    } else {
+        8
+    }
+}
+
+/// Big-endian unsigned integer of up to 8 bytes (longer input keeps the low 8 bytes).
+pub(crate) fn be_uint(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+}
+
+/// One TLV element, borrowed from the buffer it was read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tlv<'a> {
+    /// TLV-TYPE.
+    pub typ: u64,
+    /// TLV-VALUE.
+    pub value: &'a [u8],
+    /// The whole element: TLV-TYPE, TLV-LENGTH and TLV-VALUE.
+    pub wire: &'a [u8],
+    /// Offset of the element's first byte, relative to the outermost decoded buffer.
+    pub offset: usize,
+}
+
+impl<'a> Tlv<'a> {
+    /// Offset of the first TLV-VALUE byte, relative to the outermost decoded buffer.
+    pub fn value_offset(&self) -> usize {
+        self.offset + (self.wire.len() - self.value.len())
+    }
+
+    /// A reader over this element's TLV-VALUE (its children).
+    pub fn children(&self) -> Reader<'a> {
+        Reader::with_base(self.value, self.value_offset())
+    }
+
+    /// The value as a NonNegativeInteger, or `Invalid(what)` at this element.
+    pub fn nni(&self, what: Element) -> Result<u64> {
+        read_nni(self.value).ok_or(Error::new(
+            ErrorKind::BadLength {
+                what,
+                len: self.value.len(),
+            },
+            self.offset,
+        ))
+    }
+
+    /// Checks that the value is `len` bytes long.
+    pub fn expect_len(&self, what: Element, len: usize) -> Result<()> {
+        if self.value.len() == len {
+            Ok(())
+        } else {
+            Err(self.bad_length(what))
+        }
+    }
+
+    /// A `BadLength` error for this element.
+    pub fn bad_length(&self, what: Element) -> Error {
+        Error::new(
+            ErrorKind::BadLength {
+                what,
+                len: self.value.len(),
+            },
+            self.offset,
+        )
+    }
+
+    /// An error of `kind` located at this element.
+    pub fn error(&self, kind: ErrorKind) -> Error {
+        Error::new(kind, self.offset)
+    }
+}
+
+/// A cursor over a sequence of TLV elements. Each element read is fully bounds-checked.
+#[derive(Debug, Clone)]
+pub struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    base: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A reader over `buf`, reporting offsets relative to `buf`.
+    pub fn new(buf: &'a [u8]) -> Self {
+        Self::with_base(buf, 0)
+    }
+
+    /// A reader over `buf`, which starts at offset `base` of the outermost buffer.
+    pub fn with_base(buf: &'a [u8], base: usize) -> Self {
+        Self { buf, pos: 0, base }
+    }
+
+    /// True when every element has been read.
+    pub fn is_empty(&self) -> bool {
+        self.pos >= self.buf.len()
+    }
+
+    /// The bytes not yet read.
+    pub fn remaining(&self) -> &'a [u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
+    }
+
+    /// Offset of the next byte, relative to the outermost buffer.
+    pub fn offset(&self) -> usize {
+        self.base + self.pos
+    }
+
+    /// TLV-TYPE of the next element without consuming it; `None` at the end.
+    pub fn peek_type(&self) -> Option<u64> {
+        read_varnum(self.remaining()).ok().map(|(t, _)| t)
+    }
+
+    /// Reads the next element. At the end of input this is an error; check [`is_empty`] first.
+    ///
+    /// [`is_empty`]: Reader::is_empty
+    pub fn read(&mut self) -> Result<Tlv<'a>> {
+        let start = self.pos;
+        let rest = self.remaining();
+        let at = |e: Error| Error::new(e.kind, self.base + start + e.offset);
+        let (typ, tn) = read_varnum(rest).map_err(at)?;
+        if typ == 0 || typ > MAX_TYPE {
+            return Err(Error::new(ErrorKind::InvalidType(typ), self.base + start));
+        }
+        let after_type = rest.get(tn..).unwrap_or(&[]);
+        let (len, ln) = read_varnum(after_type)
+            .map_err(|e| Error::new(e.kind, self.base + start + tn + e.offset))?;
+        let header = tn + ln;
+        let remaining = rest.len() - header;
+        if len > remaining as u64 {
+            return Err(Error::new(
+                ErrorKind::LengthPastEnd {
+                    length: len,
+                    remaining,
+                },
+                self.base + start,
+            ));
+        }
+        let total = header + len as usize;
+        let wire = rest.get(..total).unwrap_or(&[]);
+        let value = wire.get(header..).unwrap_or(&[]);
+        self.pos = start + total;
+        Ok(Tlv {
+            typ,
+            value,
+            wire,
+            offset: self.base + start,
+        })
+    }
+
+    /// Reads the next element only if its TLV-TYPE is `typ`.
+    pub fn read_if(&mut self, typ: u64) -> Result<Option<Tlv<'a>>> {
+        if self.peek_type() == Some(typ) {
+            self.read().map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+impl<'a> Iterator for Reader<'a> {
+    type Item = Result<Tlv<'a>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.is_empty() {
+            return None;
+        }
+        let item = self.read();
+        if item.is_err() {
+            // Framing is lost: stop after reporting the error.
+            self.pos = self.buf.len();
+        }
+        Some(item)
+    }
+}
+
+/// A bounded writer into a caller-provided buffer. Every write is checked; running out of
+/// room yields [`ErrorKind::BufferTooSmall`] with the size the whole encoding needs.
+#[derive(Debug)]
+pub struct Writer<'b> {
+    buf: &'b mut [u8],
+    pos: usize,
+    need: usize,
+}
+
+impl<'b> Writer<'b> {
+    /// A writer at the start of `buf`; `need` is the total size reported if `buf` is too small.
+    pub fn new(buf: &'b mut [u8], need: usize) -> Result<Self> {
+        if buf.len() < need {
+            return Err(Error::new(ErrorKind::BufferTooSmall { need }, 0));
+        }
+        Ok(Self { buf, pos: 0, need })
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.pos
+    }
+
+    /// True when nothing has been written.
+    pub fn is_empty(&self) -> bool {
+        self.pos == 0
+    }
+
+    /// Appends raw bytes.
+    pub fn bytes(&mut self, b: &[u8]) -> Result<()> {
+        let end = self.pos + b.len();
+        let need = self.need;
+        let dst = self
+            .buf
+            .get_mut(self.pos..end)
+            .ok_or(Error::new(ErrorKind::BufferTooSmall { need }, end))?;
+        dst.copy_from_slice(b);
+        self.pos = end;
+        Ok(())
+    }
+
+    /// Appends a VAR-NUMBER.
+    pub fn varnum(&mut self, v: u64) -> Result<()> {
+        match v {
+            0..=252 => self.bytes(&[v as u8]),
+            253..=0xFFFF => {
+                self.bytes(&[253])?;
+                self.bytes(&(v as u16).to_be_bytes())
+            }
+            0x1_0000..=0xFFFF_FFFF => {
+                self.bytes(&[254])?;
+                self.bytes(&(v as u32).to_be_bytes())
+            }
+            _ => {
+                self.bytes(&[255])?;
+                self.bytes(&v.to_be_bytes())
+            }
+        }
+    }
+
+    /// Appends a TLV-TYPE and TLV-LENGTH.
+    pub fn header(&mut self, typ: u64, len: usize) -> Result<()> {
+        self.varnum(typ)?;
+        self.varnum(len as u64)
+    }
+
+    /// Appends a whole TLV element.
+    pub fn tlv(&mut self, typ: u64, value: &[u8]) -> Result<()> {
+        self.header(typ, value.len())?;
+        self.bytes(value)
+    }
+
+    /// Appends a TLV whose value is the shortest NonNegativeInteger encoding of `v`.
+    pub fn nni_tlv(&mut self, typ: u64, v: u64) -> Result<()> {
+        let n = nni_len(v);
+        self.header(typ, n)?;
+        let be = v.to_be_bytes();
+        self.bytes(&be[8 - n..])
+    }
+
+    /// Appends a TLV whose value is `v` as 8 fixed-width big-endian bytes.
+    pub fn u64_tlv(&mut self, typ: u64, v: u64) -> Result<()> {
+        self.tlv(typ, &v.to_be_bytes())
+    }
+}
+
+/// Encoded size of a TLV holding the shortest NonNegativeInteger encoding of `v`.
+pub const fn nni_tlv_len(typ: u64, v: u64) -> usize {
+    tlv_len(typ, nni_len(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varnum_forms() {
+        assert_eq!(read_varnum(&[0]).unwrap(), (0, 1));
+        assert_eq!(read_varnum(&[252]).unwrap(), (252, 1));
+        assert_eq!(read_varnum(&[253, 0, 253]).unwrap(), (253, 3));
+        assert_eq!(read_varnum(&[253, 0xFF, 0xFF]).unwrap(), (0xFFFF, 3));
+        assert_eq!(read_varnum(&[254, 0, 1, 0, 0]).unwrap(), (0x1_0000, 5));
+        assert_eq!(
+            read_varnum(&[255, 0, 0, 0, 1, 0, 0, 0, 0]).unwrap(),
+            (0x1_0000_0000, 9)
+        );
+        assert_eq!(read_varnum(&[255; 9]).unwrap(), (u64::MAX, 9));
+    }
+
+    #[test]
+    fn varnum_rejects_non_minimal_and_truncated() {
+        for bad in [
+            &[253, 0, 5][..],
+            &[253, 0, 252][..],
+            &[254, 0, 0, 0xFF, 0xFF][..],
+            &[255, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF][..],
+        ] {
+            assert_eq!(
+                read_varnum(bad).unwrap_err().kind,
+                ErrorKind::NonMinimalVarNumber
+            );
+        }
+        for bad in [&[][..], &[253, 1][..], &[254, 0, 1, 0][..], &[255, 1][..]] {
+            assert_eq!(
+                read_varnum(bad).unwrap_err().kind,
+                ErrorKind::TruncatedVarNumber
+            );
+        }
+    }
+
+    #[test]
+    fn writer_round_trips_every_form() {
+        for v in [
+            0,
+            1,
+            252,
+            253,
+            254,
+            0xFFFF,
+            0x1_0000,
+            0xFFFF_FFFF,
+            0x1_0000_0000,
+            u64::MAX,
+        ] {
+            let mut buf = [0u8; 9];
+            let mut w = Writer::new(&mut buf, 9).unwrap();
+            w.varnum(v).unwrap();
+            let n = w.len();
+            assert_eq!(n, varnum_len(v));
+            assert_eq!(read_varnum(&buf[..n]).unwrap(), (v, n));
+        }
+    }
+
+    #[test]
+    fn reader_reports_absolute_offsets() {
+        // Two elements, the second claims 5 bytes but has 1.
+        let buf = [8, 1, b'a', 8, 5, b'b'];
+        let mut r = Reader::with_base(&buf, 100);
+        let a = r.read().unwrap();
+        assert_eq!(
+            (a.typ, a.value, a.offset, a.value_offset()),
+            (8, &b"a"[..], 100, 102)
+        );
+        let e = r.read().unwrap_err();
+        assert_eq!(e.offset, 103);
+        assert_eq!(
+            e.kind,
+            ErrorKind::LengthPastEnd {
+                length: 5,
+                remaining: 1
+            }
+        );
+    }
+
+    #[test]
+    fn reader_rejects_type_zero_and_huge_types() {
+        assert_eq!(
+            Reader::new(&[0, 0]).read().unwrap_err().kind,
+            ErrorKind::InvalidType(0)
+        );
+        let huge = [255, 0, 0, 0, 1, 0, 0, 0, 0, 0];
+        assert_eq!(
+            Reader::new(&huge).read().unwrap_err().kind,
+            ErrorKind::InvalidType(0x1_0000_0000)
+        );
+    }
+
+    #[test]
+    fn nni_lengths() {
+        assert_eq!(read_nni(&[5]), Some(5));
+        assert_eq!(read_nni(&[1, 0]), Some(256));
+        assert_eq!(read_nni(&[0, 0, 1]), None);
+        assert_eq!(read_nni(&[]), None);
+        assert_eq!(read_nni(&[0; 8]), Some(0));
+        for v in [0, 0xFF, 0x100, 0xFFFF, 0x1_0000, 0xFFFF_FFFF, 0x1_0000_0000] {
+            let mut buf = [0u8; 16];
+            let mut w = Writer::new(&mut buf, 16).unwrap();
+            w.nni_tlv(50, v).unwrap();
+            let n = w.len();
+            let t = Reader::new(&buf[..n]).read().unwrap();
+            assert_eq!(t.value.len(), nni_len(v));
+            assert_eq!(read_nni(t.value), Some(v));
+            assert_eq!(n, nni_tlv_len(50, v));
+        }
+    }
+
+    #[test]
+    fn writer_refuses_small_buffers() {
+        let mut buf = [0u8; 2];
+        assert_eq!(
+            Writer::new(&mut buf, 3).unwrap_err().kind,
+            ErrorKind::BufferTooSmall { need: 3 }
+        );
+    }
+}

@@ -1,0 +1,439 @@
+//! The content store's DRAM level (L1) of one shard: a slab of fixed-size slots holding Data
+//! packets ready to transmit, indexed by name hash, with a replacement policy (FIFO, LRU or
+//! CLOCK) and an admission policy (always, probabilistic, second hit).
+//!
+//! # CanBePrefix
+//! Lookups are by exact name (hash tables have no order). A CanBePrefix Interest is served by
+//! an *indirect* entry: when a Data satisfies a CanBePrefix PIT entry, the forwarder inserts it
+//! with [`Cs::insert`]'s `prefix` argument, which also indexes the Data under that prefix
+//! (NDN-DPDK's design). Later CanBePrefix Interests for the same prefix then hit.
+//! An Interest whose last component is an implicit digest is looked up by the name without
+//! it and the digest checked against the stored packet.
+
+use ndx_codec::{ComponentKind, Data, Name};
+
+use crate::hash::HashKey;
+use crate::index::HashIndex;
+
+/// Replacement policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replacement {
+    /// Evict the oldest insertion.
+    Fifo,
+    /// Evict the least recently hit or inserted.
+    Lru,
+    /// Second chance: a hit sets a reference bit; the hand clears bits and evicts the first
+    /// unreferenced slot.
+    Clock,
+}
+
+/// Admission policy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Admission {
+    /// Admit every Data.
+    Always,
+    /// Admit with probability `p` (leave-copy-probabilistically, LCP).
+    Probabilistic(f64),
+    /// Admit a name the second time it is offered within the last `window` offers.
+    SecondHit {
+        /// How many recent first offers are remembered.
+        window: usize,
+    },
+}
+
+/// CS configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CsConfig {
+    /// Number of slots.
+    pub capacity: usize,
+    /// Bytes per slot; a larger Data is not cached (counted as `too_large`).
+    pub slot_size: usize,
+    /// Replacement policy.
+    pub replacement: Replacement,
+    /// Admission policy.
+    pub admission: Admission,
+    /// Seed of the probabilistic admission's generator (deterministic for tests).
+    pub seed: u64,
+}
+
+impl Default for CsConfig {
+    fn default() -> Self {
+        Self {
+            capacity: 1 << 16,
+            slot_size: 9000,
+            replacement: Replacement::Lru,
+            admission: Admission::Always,
+            seed: 0x5EED,
+        }
+    }
+}
+
+/// CS counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CsCounters {
+    /// Lookups that found a usable Data.
+    pub hits: u64,
+    /// Lookups that did not.
+    pub misses: u64,
+    /// Data stored.
+    pub insertions: u64,
+    /// Data evicted to make room.
+    pub evictions: u64,
+    /// Data refused by the admission policy.
+    pub rejected: u64,
+    /// Data larger than a slot.
+    pub too_large: u64,
+}
+
+const NIL: u32 = u32::MAX;
+
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    live: bool,
+    hash: u64,
+    /// Extra key (a CanBePrefix prefix) this slot is also indexed under, by hash and length.
+    alias: Option<(u64, u32)>,
+    len: u32,
+    name_off: u32,
+    name_len: u32,
+    fresh_until: u64,
+    prev: u32,
+    next: u32,
+    referenced: bool,
+}
+
+/// A cache hit: the stored Data packet.
+#[derive(Debug, Clone, Copy)]
+pub struct CsHit<'c> {
+    /// The Data packet's bytes.
+    pub data: &'c [u8],
+    /// Slot number (stable until evicted).
+    pub slot: u32,
+}
+
+/// The L1 content store of one shard.
+#[derive(Debug)]
+pub struct Cs {
+    cfg: CsConfig,
+    key: HashKey,
+    slab: Vec<u8>,
+    meta: Vec<Meta>,
+    index: HashIndex,
+    free: Vec<u32>,
+    /// Recency list head (most recent) and tail (eviction end) for FIFO/LRU.
+    head: u32,
+    tail: u32,
+    hand: u32,
+    ghosts: Vec<u64>,
+    ghost_pos: usize,
+    ghost_index: HashIndex,
+    rng: u64,
+    counters: CsCounters,
+}
+
+impl Cs {
+    /// A CS with all its memory allocated now.
+    pub fn new(cfg: CsConfig, key: HashKey) -> Self {
+        let capacity = cfg.capacity.clamp(1, NIL as usize - 1);
+        let window = match cfg.admission {
+            Admission::SecondHit { window } => window.max(1),
+            _ => 1,
+        };
+        Self {
+            cfg: CsConfig { capacity, ..cfg },
+            key,
+            slab: vec![0; capacity * cfg.slot_size],
+            meta: vec![
+                Meta {
+                    live: false,
+                    hash: 0,
+                    alias: None,
+                    len: 0,
+                    name_off: 0,
+                    name_len: 0,
+                    fresh_until: 0,
+                    prev: NIL,
+                    next: NIL,
+                    referenced: false,
+                };
+                capacity
+            ],
+            // Each slot may be indexed twice (its name and one CanBePrefix alias).
+            index: HashIndex::new(capacity * 2),
+            free: (0..capacity as u32).rev().collect(),
+            head: NIL,
+            tail: NIL,
+            hand: 0,
+            ghosts: vec![0; window],
+            ghost_pos: 0,
+            ghost_index: HashIndex::new(window),
+            rng: cfg.seed | 1,
+            counters: CsCounters::default(),
+        }
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> CsCounters {
+        self.counters
+    }
+
+    /// Stored Data.
+    pub fn len(&self) -> usize {
+        self.cfg.capacity - self.free.len()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of memory per slot (payload + metadata + index).
+    pub fn bytes_per_entry(&self) -> usize {
+        self.cfg.slot_size + size_of::<Meta>() + self.index.memory_bytes() / self.cfg.capacity
+    }
+
+    fn slot_bytes(&self, slot: u32) -> &[u8] {
+        let m = &self.meta[slot as usize];
+        let start = slot as usize * self.cfg.slot_size;
+        self.slab.get(start..start + m.len as usize).unwrap_or(&[])
+    }
+
+    fn name_of(&self, slot: u32) -> &[u8] {
+        let m = &self.meta[slot as usize];
+        let start = slot as usize * self.cfg.slot_size + m.name_off as usize;
+        self.slab
+            .get(start..start + m.name_len as usize)
+            .unwrap_or(&[])
+    }
+
+    /// Looks up a Data for an Interest named `name` (its hash is `name_hash`).
+    ///
+    /// `can_be_prefix` also accepts a Data indexed under `name` as a prefix; `must_be_fresh`
+    /// refuses Data whose FreshnessPeriod has run out by `now` (ns).
+    pub fn lookup(
+        &mut self,
+        now: u64,
+        name: &Name<'_>,
+        name_hash: u64,
+        can_be_prefix: bool,
+        must_be_fresh: bool,
+    ) -> Option<CsHit<'_>> {
+        let slot = self
+            .find(now, name, name_hash, can_be_prefix, must_be_fresh)
+            .or_else(|| self.find_by_digest(now, name, must_be_fresh));
+        match slot {
+            Some(slot) => {
+                self.counters.hits += 1;
+                self.touch(slot);
+                Some(CsHit {
+                    data: self.slot_bytes(slot),
+                    slot,
+                })
+            }
+            None => {
+                self.counters.misses += 1;
+                None
+            }
+        }
+    }
+
+    fn usable(&self, slot: u32, now: u64, must_be_fresh: bool) -> bool {
+        let m = &self.meta[slot as usize];
+        m.live && (!must_be_fresh || now < m.fresh_until)
+    }
+
+    fn find(&self, now: u64, name: &Name<'_>, hash: u64, cbp: bool, mbf: bool) -> Option<u32> {
+        let bytes = name.as_bytes();
+        let mut found = None;
+        self.index
+            .find(hash, |slot| {
+                let m = &self.meta[slot as usize];
+                let exact = m.hash == hash && self.name_of(slot) == bytes;
+                let alias = cbp
+                    && m.alias
+                        .is_some_and(|(h, l)| h == hash && l as usize == bytes.len())
+                    && self.name_of(slot).starts_with(bytes);
+                let hit = (exact || alias) && self.usable(slot, now, mbf);
+                if hit {
+                    found = Some(slot);
+                }
+                hit
+            })
+            .then_some(())?;
+        found
+    }
+
+    fn find_by_digest(&self, now: u64, name: &Name<'_>, mbf: bool) -> Option<u32> {
+        let Some(ComponentKind::ImplicitDigest(digest)) = name.last().map(|c| c.kind()) else {
+            return None;
+        };
+        let data_name = name.prefix(name.len() - 1);
+        let slot = self.find(now, &data_name, self.key.name(&data_name), false, mbf)?;
+        let data = Data::decode(self.slot_bytes(slot)).ok()?;
+        (data.implicit_digest() == *digest).then_some(slot)
+    }
+
+    /// Offers a Data for caching at time `now` (ns); `prefix` (with its hash) additionally
+    /// indexes it for CanBePrefix Interests of that prefix. Returns whether it was stored.
+    pub fn insert(&mut self, now: u64, data: &Data<'_>, prefix: Option<(&Name<'_>, u64)>) -> bool {
+        let wire = data.wire();
+        if wire.len() > self.cfg.slot_size {
+            self.counters.too_large += 1;
+            return false;
+        }
+        let name = data.name();
+        let hash = self.key.name(&name);
+        if !self.admit(hash) {
+            self.counters.rejected += 1;
+            return false;
+        }
+        // Replace an older copy of the same name.
+        if let Some(old) = self.find(0, &name, hash, false, false) {
+            self.remove(old);
+        }
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                let victim = self.victim();
+                self.remove(victim);
+                self.counters.evictions += 1;
+                self.free.pop().unwrap_or(victim)
+            }
+        };
+        let start = slot as usize * self.cfg.slot_size;
+        self.slab[start..start + wire.len()].copy_from_slice(wire);
+        let name_off = name.as_bytes().as_ptr() as usize - wire.as_ptr() as usize;
+        let fresh_until =
+            now.saturating_add(data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000));
+        let alias = prefix
+            .filter(|(p, _)| p.is_prefix_of(&name) && p.len() < name.len())
+            .map(|(p, h)| (h, p.as_bytes().len() as u32));
+        self.meta[slot as usize] = Meta {
+            live: true,
+            hash,
+            alias,
+            len: wire.len() as u32,
+            name_off: name_off as u32,
+            name_len: name.as_bytes().len() as u32,
+            fresh_until,
+            prev: NIL,
+            next: NIL,
+            referenced: false,
+        };
+        self.index.insert(hash, slot);
+        if let Some((h, _)) = alias {
+            self.index.insert(h, slot);
+        }
+        self.push_front(slot);
+        self.counters.insertions += 1;
+        true
+    }
+
+    fn admit(&mut self, hash: u64) -> bool {
+        match self.cfg.admission {
+            Admission::Always => true,
+            Admission::Probabilistic(p) => {
+                // xorshift64*
+                self.rng ^= self.rng >> 12;
+                self.rng ^= self.rng << 25;
+                self.rng ^= self.rng >> 27;
+                let r = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
+                ((r >> 11) as f64 / (1u64 << 53) as f64) < p
+            }
+            Admission::SecondHit { .. } => {
+                let mut seen = false;
+                let ghosts = &self.ghosts;
+                self.ghost_index.find(hash, |i| {
+                    seen = ghosts[i as usize] == hash;
+                    seen
+                });
+                if !seen {
+                    let pos = self.ghost_pos;
+                    let old = self.ghosts[pos];
+                    if old != 0 {
+                        self.ghost_index.remove(old, pos as u32);
+                    }
+                    self.ghosts[pos] = hash | 1;
+                    self.ghost_index.insert(hash | 1, pos as u32);
+                    self.ghost_pos = (pos + 1) % self.ghosts.len();
+                }
+                seen
+            }
+        }
+    }
+
+    fn victim(&mut self) -> u32 {
+        match self.cfg.replacement {
+            Replacement::Fifo | Replacement::Lru => self.tail,
+            Replacement::Clock => loop {
+                let h = self.hand;
+                self.hand = (self.hand + 1) % self.cfg.capacity as u32;
+                let m = &mut self.meta[h as usize];
+                if m.live && !m.referenced {
+                    return h;
+                }
+                m.referenced = false;
+            },
+        }
+    }
+
+    fn touch(&mut self, slot: u32) {
+        match self.cfg.replacement {
+            Replacement::Fifo => {}
+            Replacement::Lru => {
+                self.unlink(slot);
+                self.push_front(slot);
+            }
+            Replacement::Clock => self.meta[slot as usize].referenced = true,
+        }
+    }
+
+    fn push_front(&mut self, slot: u32) {
+        let head = self.head;
+        {
+            let m = &mut self.meta[slot as usize];
+            m.prev = NIL;
+            m.next = head;
+        }
+        if head != NIL {
+            self.meta[head as usize].prev = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
+    }
+
+    fn unlink(&mut self, slot: u32) {
+        let (prev, next) = {
+            let m = &self.meta[slot as usize];
+            (m.prev, m.next)
+        };
+        if prev != NIL {
+            self.meta[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.meta[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+    }
+
+    /// Removes the Data in `slot`.
+    pub fn remove(&mut self, slot: u32) {
+        let Some(m) = self.meta.get(slot as usize).copied() else {
+            return;
+        };
+        if !m.live {
+            return;
+        }
+        self.unlink(slot);
+        self.index.remove(m.hash, slot);
+        if let Some((h, _)) = m.alias {
+            self.index.remove(h, slot);
+        }
+        self.meta[slot as usize].live = false;
+        self.free.push(slot);
+    }
+}

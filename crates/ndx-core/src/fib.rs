@@ -1,0 +1,657 @@
+//! The FIB: longest-prefix match on name components, shared by all shards, read without locks.
+//!
+//! # Layout
+//! A hash table of prefixes (Augustus, seed 001 §3.1) keyed by the keyed hash of the prefix's
+//! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk is an
+//! open-addressing table of 64-byte buckets holding 7 (tag, index) slots, probed linearly by
+//! bucket, with entries and their name bytes in chunk-local arrays (no allocation per entry).
+//!
+//! # Lookup
+//! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components
+//! leaves a marker at its `M`-component prefix recording the deepest prefix below it. A lookup
+//! probes the name's `M`-prefix first, then probes from `min(max depth, name length)` down to
+//! 1, longest first, then the root `/`. The number of probes is bounded by the marker, not by
+//! the FIB size, so lookup cost stays flat as the FIB grows (seed 001 Fig. 8).
+//!
+//! # Updates (RCU style)
+//! The control plane owns the [`Fib`] and mutates a private copy; chunks are reference-counted
+//! and copied on first write after a publish, so [`Fib::publish`] only copies the chunk-pointer
+//! table plus the chunks touched since the last publish. Readers ([`FibReader`]) load the
+//! current [`FibSnapshot`] with one atomic operation and never block the writer or each other.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use ndx_codec::{Name, NameBuf};
+
+use crate::face::{FaceId, NextHop};
+use crate::hash::{HashKey, prefix_hashes};
+
+/// Number of chunks (a power of two).
+pub const CHUNKS: usize = 1024;
+const CHUNK_BITS: u32 = CHUNKS.trailing_zeros();
+/// Slots per 64-byte bucket.
+const SLOTS: usize = 7;
+/// Deepest prefix the FIB accepts, in components.
+pub const MAX_PREFIX_DEPTH: usize = 32;
+/// Next hops per route.
+pub const MAX_NEXTHOPS: usize = 8;
+
+/// A strategy chosen for a prefix (an index into the router's strategy table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct StrategyId(pub u8);
+
+/// Why a FIB update was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum FibError {
+    /// The prefix has more components than [`MAX_PREFIX_DEPTH`].
+    #[error("prefix has {0} components; the FIB accepts at most {MAX_PREFIX_DEPTH}")]
+    TooDeep(usize),
+    /// The route already has [`MAX_NEXTHOPS`] next hops.
+    #[error("a route holds at most {MAX_NEXTHOPS} next hops")]
+    TooManyNextHops,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct Bucket {
+    tags: [u32; SLOTS],
+    index: [u32; SLOTS],
+    /// Set when an insertion passed this bucket while it was full: lookups continue past it.
+    overflow: u32,
+    used: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    hash: u64,
+    name_off: u32,
+    name_len: u32,
+    depth: u8,
+    /// Deepest route at or below this prefix when this is an `M`-prefix marker; 0 if not.
+    max_depth: u8,
+    is_route: bool,
+    strategy: StrategyId,
+    hops_len: u8,
+    hops: [NextHop; MAX_NEXTHOPS],
+}
+
+const NO_HOP: NextHop = NextHop {
+    face: FaceId(u32::MAX),
+    cost: u32::MAX,
+};
+
+#[derive(Clone, Debug)]
+struct Chunk {
+    buckets: Vec<Bucket>,
+    entries: Vec<Entry>,
+    free: Vec<u32>,
+    names: Vec<u8>,
+    live: usize,
+    garbage_bytes: usize,
+}
+
+fn tag_of(hash: u64) -> u32 {
+    ((hash >> 20) as u32) | 1
+}
+
+impl Chunk {
+    fn new(buckets: usize) -> Self {
+        Self {
+            buckets: vec![Bucket::default(); buckets],
+            entries: Vec::new(),
+            free: Vec::new(),
+            names: Vec::new(),
+            live: 0,
+            garbage_bytes: 0,
+        }
+    }
+
+    fn name_of(&self, e: &Entry) -> &[u8] {
+        self.names
+            .get(e.name_off as usize..(e.name_off + e.name_len) as usize)
+            .unwrap_or(&[])
+    }
+
+    fn find(&self, hash: u64, name: &[u8]) -> Option<u32> {
+        let mask = self.buckets.len() - 1;
+        let tag = tag_of(hash);
+        let mut b = hash as usize & mask;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
+            for s in 0..SLOTS {
+                if bucket.tags[s] == tag {
+                    let i = bucket.index[s];
+                    if let Some(e) = self.entries.get(i as usize)
+                        && e.hash == hash
+                        && self.name_of(e) == name
+                    {
+                        return Some(i);
+                    }
+                }
+            }
+            if bucket.overflow == 0 {
+                return None;
+            }
+            b = (b + 1) & mask;
+        }
+        None
+    }
+
+    fn get(&self, hash: u64, name: &[u8]) -> Option<&Entry> {
+        self.find(hash, name)
+            .and_then(|i| self.entries.get(i as usize))
+    }
+
+    /// Inserts a new entry (the caller checked it is absent); grows the chunk when 85% full.
+    fn insert(&mut self, hash: u64, name: &[u8], depth: u8) -> u32 {
+        if (self.live + 1) * 100 > self.buckets.len() * SLOTS * 85 {
+            self.rebuild(self.buckets.len() * 2);
+        }
+        let entry = Entry {
+            hash,
+            name_off: self.names.len() as u32,
+            name_len: name.len() as u32,
+            depth,
+            max_depth: 0,
+            is_route: false,
+            strategy: StrategyId::default(),
+            hops_len: 0,
+            hops: [NO_HOP; MAX_NEXTHOPS],
+        };
+        self.names.extend_from_slice(name);
+        let index = match self.free.pop() {
+            Some(i) => {
+                self.entries[i as usize] = entry;
+                i
+            }
+            None => {
+                self.entries.push(entry);
+                (self.entries.len() - 1) as u32
+            }
+        };
+        self.place(hash, index);
+        self.live += 1;
+        index
+    }
+
+    fn place(&mut self, hash: u64, index: u32) {
+        let mask = self.buckets.len() - 1;
+        let mut b = hash as usize & mask;
+        loop {
+            let bucket = &mut self.buckets[b];
+            if let Some(s) = bucket.tags.iter().position(|&t| t == 0) {
+                bucket.tags[s] = tag_of(hash);
+                bucket.index[s] = index;
+                bucket.used += 1;
+                return;
+            }
+            bucket.overflow = 1;
+            b = (b + 1) & mask;
+        }
+    }
+
+    fn remove(&mut self, index: u32) {
+        let Some(e) = self.entries.get(index as usize).copied() else {
+            return;
+        };
+        let mask = self.buckets.len() - 1;
+        let mut b = e.hash as usize & mask;
+        'probe: for _ in 0..self.buckets.len() {
+            let bucket = &mut self.buckets[b];
+            for s in 0..SLOTS {
+                if bucket.tags[s] != 0 && bucket.index[s] == index {
+                    bucket.tags[s] = 0;
+                    bucket.used -= 1;
+                    break 'probe;
+                }
+            }
+            b = (b + 1) & mask;
+        }
+        self.free.push(index);
+        self.live -= 1;
+        self.garbage_bytes += e.name_len as usize;
+        if self.garbage_bytes > 4096 && self.garbage_bytes > self.names.len() / 2 {
+            self.rebuild(self.buckets.len());
+        }
+    }
+
+    /// Rebuilds with `buckets` buckets: compacts entries and names, clears overflow marks.
+    fn rebuild(&mut self, buckets: usize) {
+        let old = std::mem::replace(self, Chunk::new(buckets));
+        let free: std::collections::HashSet<u32> = old.free.iter().copied().collect();
+        for (i, e) in old.entries.iter().enumerate() {
+            if free.contains(&(i as u32)) {
+                continue;
+            }
+            let mut moved = *e;
+            moved.name_off = self.names.len() as u32;
+            self.names.extend_from_slice(old.name_of(e));
+            self.entries.push(moved);
+            let index = (self.entries.len() - 1) as u32;
+            self.place(e.hash, index);
+            self.live += 1;
+        }
+    }
+}
+
+/// A published, immutable view of the FIB. Cheap to hold for a burst of lookups.
+#[derive(Debug)]
+pub struct FibSnapshot {
+    key: HashKey,
+    stage1: usize,
+    chunks: Vec<Arc<Chunk>>,
+    generation: u64,
+    root: Option<Entry>,
+}
+
+/// The result of a longest-prefix match.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FibMatch<'s> {
+    /// Components in the matched prefix.
+    pub prefix_len: usize,
+    /// Next hops, in the order they were added.
+    pub nexthops: &'s [NextHop],
+    /// The prefix's strategy.
+    pub strategy: StrategyId,
+}
+
+impl FibSnapshot {
+    fn chunk(&self, hash: u64) -> &Chunk {
+        &self.chunks[(hash >> (64 - CHUNK_BITS)) as usize]
+    }
+
+    /// How many times the FIB has been published before this snapshot.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Longest-prefix match of `name`, whose prefix hashes the caller computed with
+    /// [`prefix_hashes`] (`hashes[k - 1]` is the hash of the first `k` components; the shard
+    /// computes them once per packet and reuses them for the PIT and the CS).
+    pub fn lpm<'s>(&'s self, name: &Name<'_>, hashes: &[u64]) -> Option<FibMatch<'s>> {
+        let n = name.len().min(hashes.len()).min(MAX_PREFIX_DEPTH);
+        let bytes = name.as_bytes();
+        let mut ends = [0usize; MAX_PREFIX_DEPTH + 1];
+        for (k, c) in name.components().take(n).enumerate() {
+            ends[k + 1] = ends[k] + c.wire().len();
+        }
+        let probe = |k: usize| -> Option<&'s Entry> {
+            let h = hashes[k - 1];
+            self.chunk(h).get(h, bytes.get(..ends[k]).unwrap_or(&[]))
+        };
+        let m = self.stage1.min(n);
+        let mut start = m;
+        if m > 0
+            && let Some(marker) = probe(m)
+            && n > m
+        {
+            start = usize::from(marker.max_depth).clamp(m, n);
+        }
+        for k in (1..=start).rev() {
+            if let Some(e) = probe(k).filter(|e| e.is_route) {
+                return Some(self.matched(e));
+            }
+        }
+        self.root.as_ref().map(|e| self.matched(e))
+    }
+
+    fn matched<'s>(&'s self, e: &'s Entry) -> FibMatch<'s> {
+        FibMatch {
+            prefix_len: usize::from(e.depth),
+            nexthops: &e.hops[..usize::from(e.hops_len)],
+            strategy: e.strategy,
+        }
+    }
+
+    /// The hash key this snapshot's hashes must be computed with.
+    pub fn key(&self) -> &HashKey {
+        &self.key
+    }
+}
+
+/// A shard's handle on the FIB: loads the current snapshot without locking.
+#[derive(Debug, Clone)]
+pub struct FibReader {
+    shared: Arc<ArcSwap<FibSnapshot>>,
+}
+
+impl FibReader {
+    /// The current snapshot (one atomic load and a reference-count increment).
+    pub fn snapshot(&self) -> Arc<FibSnapshot> {
+        self.shared.load_full()
+    }
+}
+
+/// A route as the control plane sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The prefix.
+    pub prefix: NameBuf,
+    /// Next hops.
+    pub nexthops: Vec<NextHop>,
+    /// Strategy.
+    pub strategy: StrategyId,
+}
+
+/// The FIB's writer side, owned by the control plane.
+#[derive(Debug)]
+pub struct Fib {
+    key: HashKey,
+    stage1: usize,
+    chunks: Vec<Arc<Chunk>>,
+    root: Option<Entry>,
+    /// For each `M`-prefix, how many routes lie at each depth below it (depth > M).
+    deep: HashMap<Vec<u8>, [u32; MAX_PREFIX_DEPTH + 1]>,
+    shared: Arc<ArcSwap<FibSnapshot>>,
+    generation: u64,
+    routes: usize,
+}
+
+impl Fib {
+    /// An empty FIB with the two-stage lookup's first stage at `stage1` components (NDN-DPDK
+    /// uses 2; choose the depth most prefixes have), and its first reader.
+    pub fn new(key: HashKey, stage1: usize) -> (Self, FibReader) {
+        let stage1 = stage1.clamp(1, MAX_PREFIX_DEPTH);
+        let chunks: Vec<Arc<Chunk>> = (0..CHUNKS).map(|_| Arc::new(Chunk::new(1))).collect();
+        let snapshot = FibSnapshot {
+            key,
+            stage1,
+            chunks: chunks.clone(),
+            generation: 0,
+            root: None,
+        };
+        let shared = Arc::new(ArcSwap::from_pointee(snapshot));
+        let fib = Fib {
+            key,
+            stage1,
+            chunks,
+            root: None,
+            deep: HashMap::new(),
+            shared: shared.clone(),
+            generation: 0,
+            routes: 0,
+        };
+        (fib, FibReader { shared })
+    }
+
+    /// Another reader (one per shard).
+    pub fn reader(&self) -> FibReader {
+        FibReader {
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// Number of routes.
+    pub fn len(&self) -> usize {
+        self.routes
+    }
+
+    /// True when there are no routes.
+    pub fn is_empty(&self) -> bool {
+        self.routes == 0
+    }
+
+    fn chunk_mut(&mut self, hash: u64) -> &mut Chunk {
+        Arc::make_mut(&mut self.chunks[(hash >> (64 - CHUNK_BITS)) as usize])
+    }
+
+    fn chunk(&self, hash: u64) -> &Chunk {
+        &self.chunks[(hash >> (64 - CHUNK_BITS)) as usize]
+    }
+
+    /// Finds or creates the entry of `prefix` (depth >= 1) and edits it.
+    fn edit<R>(&mut self, prefix: &Name<'_>, f: impl FnOnce(&mut Entry) -> R) -> R {
+        let bytes = prefix.as_bytes();
+        let hash = self.key.hash(bytes);
+        let depth = prefix.len() as u8;
+        let chunk = self.chunk_mut(hash);
+        let index = match chunk.find(hash, bytes) {
+            Some(i) => i,
+            None => chunk.insert(hash, bytes, depth),
+        };
+        f(&mut chunk.entries[index as usize])
+    }
+
+    /// Removes `prefix`'s entry if it is neither a route nor a marker any more.
+    fn collect(&mut self, prefix: &Name<'_>) {
+        let bytes = prefix.as_bytes();
+        let hash = self.key.hash(bytes);
+        if let Some(i) = self.chunk(hash).find(hash, bytes) {
+            let e = self.chunk(hash).entries[i as usize];
+            if !e.is_route && e.max_depth == 0 {
+                self.chunk_mut(hash).remove(i);
+            }
+        }
+    }
+
+    /// Adds `nexthop` to the route of `prefix` (creating it), or updates its cost.
+    pub fn add_nexthop(&mut self, prefix: &Name<'_>, nexthop: NextHop) -> Result<(), FibError> {
+        if prefix.len() > MAX_PREFIX_DEPTH {
+            return Err(FibError::TooDeep(prefix.len()));
+        }
+        let mut created = false;
+        let mut update = |e: &mut Entry| -> Result<(), FibError> {
+            let hops = &mut e.hops[..usize::from(e.hops_len)];
+            if let Some(h) = hops.iter_mut().find(|h| h.face == nexthop.face) {
+                h.cost = nexthop.cost;
+            } else if usize::from(e.hops_len) == MAX_NEXTHOPS {
+                return Err(FibError::TooManyNextHops);
+            } else {
+                e.hops[usize::from(e.hops_len)] = nexthop;
+                e.hops_len += 1;
+            }
+            if !e.is_route {
+                e.is_route = true;
+                created = true;
+            }
+            Ok(())
+        };
+        if prefix.is_empty() {
+            let root = self.root.get_or_insert(Entry {
+                hash: 0,
+                name_off: 0,
+                name_len: 0,
+                depth: 0,
+                max_depth: 0,
+                is_route: false,
+                strategy: StrategyId::default(),
+                hops_len: 0,
+                hops: [NO_HOP; MAX_NEXTHOPS],
+            });
+            update(root)?;
+        } else {
+            self.edit(prefix, update)?;
+        }
+        if created {
+            self.routes += 1;
+            self.mark(prefix, 1);
+        }
+        Ok(())
+    }
+
+    /// Sets the strategy of an existing route; false if there is no route at `prefix`.
+    pub fn set_strategy(&mut self, prefix: &Name<'_>, strategy: StrategyId) -> bool {
+        if prefix.is_empty() {
+            return self.root.as_mut().is_some_and(|r| {
+                r.strategy = strategy;
+                true
+            });
+        }
+        let bytes = prefix.as_bytes();
+        let hash = self.key.hash(bytes);
+        let Some(i) = self.chunk(hash).find(hash, bytes) else {
+            return false;
+        };
+        if !self.chunk(hash).entries[i as usize].is_route {
+            return false;
+        }
+        self.chunk_mut(hash).entries[i as usize].strategy = strategy;
+        true
+    }
+
+    /// Removes one next hop; the route goes when its last next hop does. Returns whether the
+    /// next hop existed.
+    pub fn remove_nexthop(&mut self, prefix: &Name<'_>, face: FaceId) -> bool {
+        let strip = |e: &mut Entry| -> (bool, bool) {
+            let n = usize::from(e.hops_len);
+            let Some(pos) = e.hops[..n].iter().position(|h| h.face == face) else {
+                return (false, false);
+            };
+            e.hops.copy_within(pos + 1..n, pos);
+            e.hops[n - 1] = NO_HOP;
+            e.hops_len -= 1;
+            let gone = e.hops_len == 0 && e.is_route;
+            if gone {
+                // The entry may live on as a marker: forget everything about the route.
+                e.is_route = false;
+                e.strategy = StrategyId::default();
+            }
+            (true, gone)
+        };
+        let (found, gone) = if prefix.is_empty() {
+            let r = self.root.as_mut().map_or((false, false), strip);
+            if r.1 {
+                self.root = None;
+            }
+            r
+        } else {
+            let bytes = prefix.as_bytes();
+            let hash = self.key.hash(bytes);
+            if self.chunk(hash).find(hash, bytes).is_none() {
+                return false;
+            }
+            self.edit(prefix, strip)
+        };
+        if gone {
+            self.routes -= 1;
+            self.mark(prefix, -1);
+            if !prefix.is_empty() {
+                self.collect(prefix);
+            }
+        }
+        found
+    }
+
+    /// Removes the route at `prefix` with all its next hops; false if there was none.
+    pub fn remove_route(&mut self, prefix: &Name<'_>) -> bool {
+        let faces: Vec<FaceId> = self
+            .route(prefix)
+            .map(|r| r.nexthops.iter().map(|h| h.face).collect())
+            .unwrap_or_default();
+        for f in &faces {
+            self.remove_nexthop(prefix, *f);
+        }
+        !faces.is_empty()
+    }
+
+    /// Maintains the `M`-prefix marker for a route at `prefix` being added (+1) or removed (-1).
+    fn mark(&mut self, prefix: &Name<'_>, delta: i32) {
+        let depth = prefix.len();
+        if depth <= self.stage1 {
+            return;
+        }
+        let m = prefix.prefix(self.stage1);
+        let key = m.as_bytes().to_vec();
+        let counts = self
+            .deep
+            .entry(key.clone())
+            .or_insert([0; MAX_PREFIX_DEPTH + 1]);
+        counts[depth] = counts[depth].saturating_add_signed(delta);
+        let max = counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u8;
+        if max == 0 {
+            self.deep.remove(&key);
+        }
+        self.edit(&m, |e| e.max_depth = max);
+        if max == 0 {
+            self.collect(&m);
+        }
+    }
+
+    /// The route at exactly `prefix`.
+    pub fn route(&self, prefix: &Name<'_>) -> Option<Route> {
+        let e = if prefix.is_empty() {
+            self.root?
+        } else {
+            let bytes = prefix.as_bytes();
+            let hash = self.key.hash(bytes);
+            *self.chunk(hash).get(hash, bytes)?
+        };
+        e.is_route.then(|| Route {
+            prefix: prefix.to_buf(),
+            nexthops: e.hops[..usize::from(e.hops_len)].to_vec(),
+            strategy: e.strategy,
+        })
+    }
+
+    /// Every route, in no particular order.
+    pub fn routes(&self) -> Vec<Route> {
+        let mut out: Vec<Route> = self
+            .root
+            .iter()
+            .filter(|e| e.is_route)
+            .map(|e| Route {
+                prefix: NameBuf::new(),
+                nexthops: e.hops[..usize::from(e.hops_len)].to_vec(),
+                strategy: e.strategy,
+            })
+            .collect();
+        for c in &self.chunks {
+            let free: std::collections::HashSet<u32> = c.free.iter().copied().collect();
+            for (i, e) in c.entries.iter().enumerate() {
+                if e.is_route
+                    && !free.contains(&(i as u32))
+                    && let Ok(prefix) = NameBuf::from_component_bytes(c.name_of(e))
+                {
+                    out.push(Route {
+                        prefix,
+                        nexthops: e.hops[..usize::from(e.hops_len)].to_vec(),
+                        strategy: e.strategy,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Makes every change so far visible to readers, atomically.
+    pub fn publish(&mut self) {
+        self.generation += 1;
+        self.shared.store(Arc::new(FibSnapshot {
+            key: self.key,
+            stage1: self.stage1,
+            chunks: self.chunks.clone(),
+            generation: self.generation,
+            root: self.root,
+        }));
+    }
+
+    /// Approximate heap bytes used by the tables (buckets, entries, names), for sizing.
+    pub fn memory_bytes(&self) -> usize {
+        self.chunks
+            .iter()
+            .map(|c| {
+                c.buckets.capacity() * size_of::<Bucket>()
+                    + c.entries.capacity() * size_of::<Entry>()
+                    + c.names.capacity()
+            })
+            .sum()
+    }
+
+    /// Longest-prefix match against the writer's current (possibly unpublished) state.
+    pub fn lpm_unpublished(&self, name: &Name<'_>) -> Option<Route> {
+        let mut hashes = [0u64; MAX_PREFIX_DEPTH];
+        let n = prefix_hashes(&self.key, name, &mut hashes);
+        let snap = FibSnapshot {
+            key: self.key,
+            stage1: self.stage1,
+            chunks: self.chunks.clone(),
+            generation: self.generation,
+            root: self.root,
+        };
+        let m = snap.lpm(name, &hashes[..n])?;
+        let prefix = name.prefix(m.prefix_len);
+        self.route(&prefix)
+    }
+}

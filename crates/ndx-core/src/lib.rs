@@ -1,0 +1,41 @@
+//! The ndx forwarding core: PIT, FIB, CS (L1), strategies and the forwarding pipelines,
+//! sans-IO and deterministic.
+//!
+//! A [`Shard`] owns one shard's PIT, CS and dead-nonce list and reads the shared [`Fib`]
+//! through a lock-free [`FibReader`]. The I/O layer (AF_XDP workers) calls
+//! [`Shard::process`] with the time, the ingress face and the frame, and carries out the
+//! returned [`Actions`]; it calls [`Shard::on_timer`] to expire PIT entries. Nothing in this
+//! crate reads a clock, opens a socket or file, spawns a thread or uses `unsafe`.
+//!
+//! | table | structure |
+//! |---|---|
+//! | [`Pit`] | fixed slab under a cache-line hash index; (name, CanBePrefix, MustBeFresh) keys; in/out-records; expiry by a [`TimerWheel`]; 8-byte PIT tokens (shard in byte 0) |
+//! | [`Fib`] | chunked hash table of prefixes, two-stage longest-prefix match, copy-on-write chunks published RCU-style |
+//! | [`Cs`] | slab of fixed-size slots, hash index, FIFO/LRU/CLOCK, admission always/LCP/second-hit |
+//! | [`DeadNonceList`] | bounded FIFO of recently dead (name, Nonce) pairs |
+//!
+//! Names are hashed once per packet with keyed SipHash-1-3 ([`prefix_hashes`]), and the same
+//! prefix hashes serve the FIB, the PIT and the CS. [`sim`] runs whole topologies of shards on
+//! virtual time.
+mod cs;
+mod dispatch;
+mod dnl;
+mod face;
+mod fib;
+mod hash;
+mod index;
+mod pit;
+mod shard;
+pub mod sim;
+mod strategy;
+mod timer;
+pub use cs::*;
+pub use dispatch::*;
+pub use dnl::*;
+pub use face::*;
+pub use fib::*;
+pub use hash::*;
+pub use pit::*;
+pub use shard::*;
+pub use strategy::*;
+pub use timer::*;

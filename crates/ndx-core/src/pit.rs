@@ -1,0 +1,522 @@
+//! The Pending Interest Table of one shard: a fixed-capacity slab under a cache-line hash
+//! index, keyed by (name, CanBePrefix, MustBeFresh), with in- and out-records per face,
+//! expiry by a timing wheel (no scans), and PIT tokens that locate an entry in O(1).
+//!
+//! # PIT tokens
+//! Every Interest the router forwards carries an 8-byte NDNLPv2 PitToken naming its entry:
+//! byte 0 is the shard (the XDP program steers the returning Data or Nack on it, as NDN-DPDK
+//! does), bytes 1-4 the slot, bytes 5-7 the low 24 bits of the slot's generation, so a token
+//! of an entry that has since been erased and reused is recognised as stale.
+//!
+//! # Bound
+//! The table never grows: when all `capacity` slots are taken, [`Pit::insert`] fails with
+//! [`PitFull`] and the pipeline answers Nack Congestion (counted).
+
+use ndx_codec::{MAX_PIT_TOKEN_LEN, Name};
+
+use crate::face::FaceId;
+use crate::index::HashIndex;
+use crate::timer::{TimerId, TimerWheel};
+
+/// Length of the PIT tokens this router issues.
+pub const PIT_TOKEN_LEN: usize = 8;
+
+/// An issued PIT token.
+pub type PitToken = [u8; PIT_TOKEN_LEN];
+
+/// The shard a token of ours names (byte 0), as the XDP program reads it.
+pub fn token_shard(token: &[u8]) -> Option<u8> {
+    (token.len() == PIT_TOKEN_LEN).then(|| token[0])
+}
+
+/// Identifies a live PIT entry; stale ids (erased entries) are refused by every accessor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PitId {
+    slot: u32,
+    generation: u32,
+}
+
+/// The PIT is at capacity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("PIT full ({0} entries)")]
+pub struct PitFull(pub usize);
+
+/// A downstream PitToken kept to echo back (up to 32 bytes, NDNLPv2's limit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TokenBuf {
+    len: u8,
+    bytes: [u8; MAX_PIT_TOKEN_LEN],
+}
+
+impl TokenBuf {
+    /// Copies `token` (`None` and tokens longer than 32 bytes are kept as "no token").
+    pub fn new(token: Option<&[u8]>) -> Self {
+        let mut t = Self::default();
+        if let Some(src) = token.filter(|s| s.len() <= MAX_PIT_TOKEN_LEN) {
+            t.bytes[..src.len()].copy_from_slice(src);
+            t.len = src.len() as u8;
+        }
+        t
+    }
+
+    /// The token, if there is one.
+    pub fn get(&self) -> Option<&[u8]> {
+        (self.len > 0).then(|| &self.bytes[..usize::from(self.len)])
+    }
+}
+
+/// A downstream that asked for this Interest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InRecord {
+    /// The downstream face.
+    pub face: FaceId,
+    /// Nonce of its latest Interest.
+    pub nonce: u32,
+    /// When its latest Interest expires (ns).
+    pub expiry: u64,
+    /// The PitToken it sent, to echo back on the Data or Nack.
+    pub token: TokenBuf,
+}
+
+/// An upstream the Interest was forwarded to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutRecord {
+    /// The upstream face.
+    pub face: FaceId,
+    /// Nonce sent.
+    pub nonce: u32,
+    /// When it was last sent (ns).
+    pub sent_at: u64,
+    /// Whether the upstream answered with a Nack (and which).
+    pub nacked: Option<ndx_codec::NackReason>,
+}
+
+/// One pending Interest.
+#[derive(Debug, Clone)]
+pub struct PitEntry {
+    generation: u32,
+    live: bool,
+    hash: u64,
+    name: Vec<u8>,
+    components: usize,
+    can_be_prefix: bool,
+    must_be_fresh: bool,
+    expiry: u64,
+    timer: Option<TimerId>,
+    /// Downstreams, one record per face.
+    pub in_records: Vec<InRecord>,
+    /// Upstreams, one record per face.
+    pub out_records: Vec<OutRecord>,
+    /// Scratch space for the entry's strategy (e.g. the index of the next hop tried last).
+    pub strategy_state: u64,
+}
+
+impl PitEntry {
+    fn empty() -> Self {
+        Self {
+            generation: 0,
+            live: false,
+            hash: 0,
+            name: Vec::new(),
+            components: 0,
+            can_be_prefix: false,
+            must_be_fresh: false,
+            expiry: 0,
+            timer: None,
+            in_records: Vec::new(),
+            out_records: Vec::new(),
+            strategy_state: 0,
+        }
+    }
+
+    /// The Interest name's component bytes.
+    pub fn name_bytes(&self) -> &[u8] {
+        &self.name
+    }
+
+    /// Number of name components.
+    pub fn name_len(&self) -> usize {
+        self.components
+    }
+
+    /// CanBePrefix of the pending Interest.
+    pub fn can_be_prefix(&self) -> bool {
+        self.can_be_prefix
+    }
+
+    /// MustBeFresh of the pending Interest.
+    pub fn must_be_fresh(&self) -> bool {
+        self.must_be_fresh
+    }
+
+    /// When the entry expires (ns): the latest in-record expiry.
+    pub fn expiry(&self) -> u64 {
+        self.expiry
+    }
+
+    /// The in-record of `face`.
+    pub fn in_record(&self, face: FaceId) -> Option<&InRecord> {
+        self.in_records.iter().find(|r| r.face == face)
+    }
+
+    /// The out-record of `face`.
+    pub fn out_record(&self, face: FaceId) -> Option<&OutRecord> {
+        self.out_records.iter().find(|r| r.face == face)
+    }
+
+    /// Whether `nonce` was seen from or sent to a face other than `except` (a loop), or on
+    /// `except`'s out-record.
+    pub fn has_nonce_elsewhere(&self, nonce: u32, except: FaceId) -> bool {
+        self.in_records
+            .iter()
+            .any(|r| r.nonce == nonce && r.face != except)
+            || self.out_records.iter().any(|r| r.nonce == nonce)
+    }
+}
+
+/// PIT counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PitCounters {
+    /// Entries created.
+    pub inserted: u64,
+    /// Interests that joined an existing entry.
+    pub aggregated: u64,
+    /// Entries erased because they expired.
+    pub expired: u64,
+    /// Insertions refused because the table was full.
+    pub full: u64,
+}
+
+/// Mixes the selectors into a name hash, so each (name, CanBePrefix, MustBeFresh) has its
+/// own entry.
+pub fn pit_key(name_hash: u64, can_be_prefix: bool, must_be_fresh: bool) -> u64 {
+    let flags = u64::from(can_be_prefix) | u64::from(must_be_fresh) << 1;
+    name_hash
+        ^ (flags.wrapping_add(1))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(17)
+}
+
+/// The PIT of one shard.
+#[derive(Debug)]
+pub struct Pit {
+    shard: u8,
+    index: HashIndex,
+    entries: Vec<PitEntry>,
+    free: Vec<u32>,
+    timers: TimerWheel<PitId>,
+    counters: PitCounters,
+    /// Live entries with CanBePrefix / MustBeFresh, so Data lookups skip impossible variants.
+    cbp_live: usize,
+    mbf_live: usize,
+}
+
+impl Pit {
+    /// A PIT for shard `shard` holding at most `capacity` entries (at most 2^32 - 1).
+    pub fn new(shard: u8, capacity: usize, now: u64) -> Self {
+        let capacity = capacity.clamp(1, u32::MAX as usize - 1);
+        Self {
+            shard,
+            index: HashIndex::new(capacity),
+            entries: (0..capacity).map(|_| PitEntry::empty()).collect(),
+            free: (0..capacity as u32).rev().collect(),
+            timers: TimerWheel::new(capacity, now / TICK_NS),
+            counters: PitCounters::default(),
+            cbp_live: 0,
+            mbf_live: 0,
+        }
+    }
+
+    /// Live entries.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// True when no Interest is pending.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> PitCounters {
+        self.counters
+    }
+
+    /// Whether any pending entry has CanBePrefix.
+    pub fn has_can_be_prefix(&self) -> bool {
+        self.cbp_live > 0
+    }
+
+    /// Whether any pending entry has MustBeFresh.
+    pub fn has_must_be_fresh(&self) -> bool {
+        self.mbf_live > 0
+    }
+
+    /// Approximate bytes per entry of fixed memory (slab + index + timer), excluding the
+    /// name and record vectors, which grow to the largest seen and are then reused.
+    pub fn fixed_bytes_per_entry(&self) -> usize {
+        let n = self.entries.len().max(1);
+        (self.entries.len() * size_of::<PitEntry>() + self.index.memory_bytes()) / n
+            + size_of::<u32>()
+            + 40
+    }
+
+    /// The entry for (`name`, selectors), whose [`pit_key`] is `key`, if pending.
+    pub fn find(&self, key: u64, name: &Name<'_>, cbp: bool, mbf: bool) -> Option<PitId> {
+        let mut found = None;
+        let bytes = name.as_bytes();
+        self.index.find(key, |slot| {
+            let e = &self.entries[slot as usize];
+            let hit = e.live
+                && e.hash == key
+                && e.can_be_prefix == cbp
+                && e.must_be_fresh == mbf
+                && e.name == bytes;
+            if hit {
+                found = Some(PitId {
+                    slot,
+                    generation: e.generation,
+                });
+            }
+            hit
+        });
+        found
+    }
+
+    /// Creates the entry for (`name`, selectors) expiring at `expiry` (ns); the caller checked
+    /// with [`find`](Self::find) that it does not exist.
+    pub fn insert(
+        &mut self,
+        key: u64,
+        name: &Name<'_>,
+        cbp: bool,
+        mbf: bool,
+        expiry: u64,
+    ) -> Result<PitId, PitFull> {
+        let Some(slot) = self.free.pop() else {
+            self.counters.full += 1;
+            return Err(PitFull(self.entries.len()));
+        };
+        if !self.index.insert(key, slot) {
+            self.free.push(slot);
+            self.counters.full += 1;
+            return Err(PitFull(self.entries.len()));
+        }
+        let e = &mut self.entries[slot as usize];
+        e.live = true;
+        e.hash = key;
+        e.name.clear();
+        e.name.extend_from_slice(name.as_bytes());
+        e.components = name.len();
+        e.can_be_prefix = cbp;
+        e.must_be_fresh = mbf;
+        e.in_records.clear();
+        e.out_records.clear();
+        e.strategy_state = 0;
+        e.expiry = 0;
+        self.cbp_live += usize::from(cbp);
+        self.mbf_live += usize::from(mbf);
+        let id = PitId {
+            slot,
+            generation: e.generation,
+        };
+        self.counters.inserted += 1;
+        self.set_expiry(id, expiry);
+        Ok(id)
+    }
+
+    /// Counts an Interest that joined an existing entry.
+    pub fn note_aggregated(&mut self) {
+        self.counters.aggregated += 1;
+    }
+
+    /// The entry, if `id` is still live.
+    pub fn get(&self, id: PitId) -> Option<&PitEntry> {
+        self.entries
+            .get(id.slot as usize)
+            .filter(|e| e.live && e.generation == id.generation)
+    }
+
+    /// The entry, mutably, if `id` is still live.
+    pub fn get_mut(&mut self, id: PitId) -> Option<&mut PitEntry> {
+        self.entries
+            .get_mut(id.slot as usize)
+            .filter(|e| e.live && e.generation == id.generation)
+    }
+
+    /// Moves the entry's expiry to `expiry` (ns), rescheduling its timer.
+    pub fn set_expiry(&mut self, id: PitId, expiry: u64) {
+        let Some(e) = self.get_mut(id) else { return };
+        if e.expiry == expiry && e.timer.is_some() {
+            return;
+        }
+        let old = e.timer.take();
+        e.expiry = expiry;
+        if let Some(t) = old {
+            self.timers.cancel(t);
+        }
+        // Round up to the next tick: an entry never expires early.
+        let tick = expiry.div_ceil(TICK_NS);
+        let timer = self.timers.schedule(tick, id).ok();
+        if let Some(e) = self.get_mut(id) {
+            e.timer = timer;
+        }
+    }
+
+    /// Erases the entry (satisfied, Nacked or expired).
+    pub fn erase(&mut self, id: PitId) -> bool {
+        let Some(e) = self.get_mut(id) else {
+            return false;
+        };
+        e.live = false;
+        e.generation = e.generation.wrapping_add(1);
+        let (hash, timer) = (e.hash, e.timer.take());
+        let (cbp, mbf) = (e.can_be_prefix, e.must_be_fresh);
+        self.cbp_live -= usize::from(cbp);
+        self.mbf_live -= usize::from(mbf);
+        if let Some(t) = timer {
+            self.timers.cancel(t);
+        }
+        self.index.remove(hash, id.slot);
+        self.free.push(id.slot);
+        true
+    }
+
+    /// Advances time to `now` (ns) and returns the next entry that expired, if any; the
+    /// caller handles it (e.g. records nonces in the dead-nonce list) and then erases it.
+    pub fn next_expired(&mut self, now: u64) -> Option<PitId> {
+        self.timers.advance(now / TICK_NS);
+        while let Some(id) = self.timers.pop_expired() {
+            if let Some(e) = self.get_mut(id) {
+                e.timer = None;
+                self.counters.expired += 1;
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    /// The token naming entry `id`.
+    pub fn token(&self, id: PitId) -> PitToken {
+        let mut t = [0u8; PIT_TOKEN_LEN];
+        t[0] = self.shard;
+        t[1..5].copy_from_slice(&id.slot.to_be_bytes());
+        t[5..8].copy_from_slice(&id.generation.to_be_bytes()[1..]);
+        t
+    }
+
+    /// The live entry a token of ours names; `None` for other shards', foreign or stale
+    /// tokens.
+    pub fn by_token(&self, token: &[u8]) -> Option<PitId> {
+        let t: &PitToken = token.try_into().ok()?;
+        if t[0] != self.shard {
+            return None;
+        }
+        let slot = u32::from_be_bytes([t[1], t[2], t[3], t[4]]);
+        let e = self.entries.get(slot as usize)?;
+        let generation = u32::from_be_bytes([0, t[5], t[6], t[7]]);
+        (e.live && e.generation & 0x00FF_FFFF == generation).then_some(PitId {
+            slot,
+            generation: e.generation,
+        })
+    }
+}
+
+/// Granularity of PIT expiry: 1 ms (InterestLifetime is in milliseconds).
+pub const TICK_NS: u64 = 1_000_000;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndx_codec::NameBuf;
+
+    fn n(s: &str) -> NameBuf {
+        NameBuf::from_uri(s).unwrap()
+    }
+
+    #[test]
+    fn selectors_make_separate_entries_and_tokens_find_them() {
+        let mut pit = Pit::new(3, 8, 0);
+        let name = n("/a/b");
+        let h = 42;
+        let plain = pit
+            .insert(
+                pit_key(h, false, false),
+                &name.as_name(),
+                false,
+                false,
+                10_000_000,
+            )
+            .unwrap();
+        assert_eq!(
+            pit.find(pit_key(h, true, false), &name.as_name(), true, false),
+            None
+        );
+        let cbp = pit
+            .insert(
+                pit_key(h, true, false),
+                &name.as_name(),
+                true,
+                false,
+                10_000_000,
+            )
+            .unwrap();
+        assert_ne!(plain, cbp);
+        assert_eq!(
+            pit.find(pit_key(h, false, false), &name.as_name(), false, false),
+            Some(plain)
+        );
+        let tok = pit.token(cbp);
+        assert_eq!(token_shard(&tok), Some(3));
+        assert_eq!(pit.by_token(&tok), Some(cbp));
+        // Another shard's token, a short token and a stale token are refused.
+        let mut other = tok;
+        other[0] = 4;
+        assert_eq!(pit.by_token(&other), None);
+        assert_eq!(pit.by_token(&tok[..7]), None);
+        assert!(pit.erase(cbp));
+        assert_eq!(pit.by_token(&tok), None);
+        assert!(!pit.erase(cbp));
+        let again = pit
+            .insert(pit_key(h, true, false), &name.as_name(), true, false, 1)
+            .unwrap();
+        assert_eq!(pit.by_token(&tok), None, "reused slot, new generation");
+        assert_eq!(pit.by_token(&pit.token(again)), Some(again));
+    }
+
+    #[test]
+    fn full_pit_refuses_and_counts() {
+        let mut pit = Pit::new(0, 2, 0);
+        for i in 0..2u8 {
+            let name = n(&format!("/{i}"));
+            pit.insert(u64::from(i), &name.as_name(), false, false, 5)
+                .unwrap();
+        }
+        let name = n("/x");
+        assert_eq!(
+            pit.insert(9, &name.as_name(), false, false, 5),
+            Err(PitFull(2))
+        );
+        assert_eq!(pit.counters().full, 1);
+    }
+
+    #[test]
+    fn expiry_by_timer_never_early() {
+        let mut pit = Pit::new(0, 4, 0);
+        let (a, b) = (n("/a"), n("/b"));
+        let ia = pit
+            .insert(1, &a.as_name(), false, false, 4_000_000_000)
+            .unwrap();
+        let ib = pit
+            .insert(2, &b.as_name(), false, false, 1_500_000)
+            .unwrap();
+        assert_eq!(pit.next_expired(1_499_999), None);
+        assert_eq!(pit.next_expired(2_000_000), Some(ib));
+        pit.erase(ib);
+        // Extending a's lifetime moves its timer.
+        pit.set_expiry(ia, 9_000_000_000);
+        assert_eq!(pit.next_expired(5_000_000_000), None);
+        assert_eq!(pit.next_expired(9_000_000_000), Some(ia));
+        assert_eq!(pit.counters().expired, 2);
+    }
+}

@@ -1,0 +1,903 @@
+//! A forwarding shard: the Interest, Data and Nack pipelines over one shard's PIT and CS and
+//! the shared FIB, sans-IO.
+//!
+//! [`Shard::process`] takes the time, the face a frame came from and its bytes, and appends
+//! what to do to an [`Actions`] list: frames to send (encoded into the list's reusable byte
+//! arena) and drops with a reason. [`Shard::on_timer`] expires PIT entries. Nothing here reads
+//! a clock, touches a socket or allocates per packet once the arenas have grown to their
+//! working size.
+
+use std::collections::HashMap;
+use std::ops::Range;
+
+use ndx_codec::{
+    Data, Interest, LpHeaders, LpPacket, NackReason, Name, Packet, Reassembler, ReassemblerConfig,
+    Writer, types,
+};
+
+use crate::cs::{Cs, CsConfig};
+use crate::dnl::DeadNonceList;
+use crate::face::FaceId;
+use crate::fib::{FibReader, FibSnapshot, MAX_PREFIX_DEPTH};
+use crate::hash::{HashKey, prefix_hashes};
+use crate::pit::{InRecord, OutRecord, Pit, PitFull, PitId, TokenBuf, pit_key};
+use crate::strategy::{self, Ctx, Decision, StrategyKind};
+
+/// What the shard does with Data nobody asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unsolicited {
+    /// Drop it (counted). The default, as in NFD.
+    Drop,
+    /// Offer it to the CS.
+    Cache,
+}
+
+/// How a face behaves, as far as forwarding is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FaceInfo {
+    /// A local application (no HopLimit decrement; may set NextHopFaceId).
+    pub local: bool,
+    /// A multi-access link (Ethernet multicast): the same Nonce from the same face is a loop,
+    /// and loops are dropped rather than Nacked.
+    pub multi_access: bool,
+}
+
+/// Shard configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct ShardConfig {
+    /// Shard number (byte 0 of our PIT tokens).
+    pub shard: u8,
+    /// PIT capacity (hard bound).
+    pub pit_capacity: usize,
+    /// CS L1 configuration.
+    pub cs: CsConfig,
+    /// Dead-nonce list capacity.
+    pub dnl_capacity: usize,
+    /// How long a dead nonce is remembered (ns).
+    pub dnl_lifetime_ns: u64,
+    /// Longest InterestLifetime honoured (ms); longer ones are capped.
+    pub max_lifetime_ms: u64,
+    /// Unsolicited Data policy.
+    pub unsolicited: Unsolicited,
+    /// Key for every name hash.
+    pub hash_key: HashKey,
+    /// Seed of the adaptive strategy's generator.
+    pub seed: u64,
+}
+
+impl Default for ShardConfig {
+    fn default() -> Self {
+        Self {
+            shard: 0,
+            pit_capacity: 1 << 16,
+            cs: CsConfig::default(),
+            dnl_capacity: 1 << 16,
+            dnl_lifetime_ns: 6_000_000_000,
+            max_lifetime_ms: 120_000,
+            unsolicited: Unsolicited::Drop,
+            hash_key: HashKey::new(0x6e64_785f_6b65_7930, 0x6e64_785f_6b65_7931),
+            seed: 0x1234_5678,
+        }
+    }
+}
+
+/// Why a packet was dropped (each has a counter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DropReason {
+    /// Not a valid NDN packet.
+    Malformed,
+    /// A fragment that could not be reassembled (bad, duplicate or expired set).
+    Reassembly,
+    /// HopLimit was 0 on arrival.
+    HopLimit,
+    /// A looping Interest (Nonce seen); Nack Duplicate sent on point-to-point faces.
+    Loop,
+    /// No FIB match; Nack NoRoute sent.
+    NoRoute,
+    /// PIT full; Nack Congestion sent.
+    PitFull,
+    /// Data that no PIT entry asked for.
+    Unsolicited,
+    /// A Nack that matches no pending Interest.
+    NackUnmatched,
+    /// An LpPacket with no fragment (IDLE) or only link-level fields.
+    Idle,
+}
+
+const DROP_REASONS: usize = 9;
+
+fn drop_index(r: DropReason) -> usize {
+    r as usize
+}
+
+/// One frame to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Send {
+    /// Outgoing face.
+    pub face: FaceId,
+    range: Range<usize>,
+}
+
+/// What [`Shard::process`] and [`Shard::on_timer`] ask the I/O layer to do.
+#[derive(Debug, Default)]
+pub struct Actions {
+    bytes: Vec<u8>,
+    sends: Vec<Send>,
+    drops: Vec<(FaceId, DropReason)>,
+}
+
+impl Actions {
+    /// Empty action lists (they keep their capacity across [`clear`](Self::clear)).
+    pub fn new() -> Self {
+        Self {
+            bytes: Vec::with_capacity(1 << 16),
+            sends: Vec::with_capacity(64),
+            drops: Vec::with_capacity(64),
+        }
+    }
+
+    /// Forgets every action, keeping the memory.
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.sends.clear();
+        self.drops.clear();
+    }
+
+    /// Frames to send, in order.
+    pub fn sends(&self) -> impl Iterator<Item = (FaceId, &[u8])> {
+        self.sends
+            .iter()
+            .map(|s| (s.face, self.bytes.get(s.range.clone()).unwrap_or(&[])))
+    }
+
+    /// Packets dropped, with the face they came from and why.
+    pub fn drops(&self) -> &[(FaceId, DropReason)] {
+        &self.drops
+    }
+
+    /// True when there is nothing to do.
+    pub fn is_empty(&self) -> bool {
+        self.sends.is_empty() && self.drops.is_empty()
+    }
+
+    /// Appends an LpPacket (`headers` + `fragment`), or the bare fragment when `headers` is
+    /// empty; returns the byte range written.
+    fn push_packet(&mut self, headers: &LpHeaders<'_>, fragment: &[u8]) -> Range<usize> {
+        let start = self.bytes.len();
+        if headers.is_empty() {
+            self.bytes.extend_from_slice(fragment);
+        } else {
+            let need = headers.encoded_len(Some(fragment.len()));
+            self.bytes.resize(start + need, 0);
+            let n = headers
+                .encode(Some(fragment), &mut self.bytes[start..])
+                .unwrap_or(0);
+            self.bytes.truncate(start + n);
+        }
+        start..self.bytes.len()
+    }
+
+    fn send(&mut self, face: FaceId, range: Range<usize>) {
+        self.sends.push(Send { face, range });
+    }
+
+    fn drop_packet(&mut self, face: FaceId, reason: DropReason) {
+        self.drops.push((face, reason));
+    }
+}
+
+/// Per-shard counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ShardCounters {
+    /// Interests received.
+    pub interests_in: u64,
+    /// Data received.
+    pub data_in: u64,
+    /// Nacks received.
+    pub nacks_in: u64,
+    /// Interests sent.
+    pub interests_out: u64,
+    /// Data sent.
+    pub data_out: u64,
+    /// Nacks sent.
+    pub nacks_out: u64,
+    /// Interests answered from the CS.
+    pub cs_hits: u64,
+    /// Interests that joined a pending entry.
+    pub aggregated: u64,
+    /// Retransmissions suppressed.
+    pub suppressed: u64,
+    /// Drops, by [`DropReason`] (index = `reason as usize`).
+    pub drops: [u64; DROP_REASONS],
+}
+
+impl ShardCounters {
+    /// Drops for one reason.
+    pub fn dropped(&self, r: DropReason) -> u64 {
+        self.drops[drop_index(r)]
+    }
+}
+
+/// One forwarding shard.
+#[derive(Debug)]
+pub struct Shard {
+    cfg: ShardConfig,
+    pit: Pit,
+    cs: Cs,
+    dnl: DeadNonceList,
+    fib: FibReader,
+    reassembler: Reassembler,
+    faces: HashMap<FaceId, FaceInfo>,
+    pending: HashMap<FaceId, u32>,
+    counters: ShardCounters,
+    rng: u64,
+    hashes: [u64; MAX_PREFIX_DEPTH],
+    scratch: Vec<u8>,
+    matched: Vec<PitId>,
+}
+
+/// A network-layer packet with the LP fields the pipelines need.
+struct Incoming<'a> {
+    token: Option<&'a [u8]>,
+    nack: Option<NackReason>,
+    next_hop: Option<u64>,
+}
+
+impl Shard {
+    /// A shard reading routes from `fib`; all tables are allocated now.
+    pub fn new(cfg: ShardConfig, fib: FibReader, now: u64) -> Self {
+        Self {
+            pit: Pit::new(cfg.shard, cfg.pit_capacity, now),
+            cs: Cs::new(cfg.cs, cfg.hash_key),
+            dnl: DeadNonceList::new(cfg.dnl_capacity, cfg.dnl_lifetime_ns),
+            fib,
+            reassembler: Reassembler::new(ReassemblerConfig::default()),
+            faces: HashMap::new(),
+            pending: HashMap::new(),
+            counters: ShardCounters::default(),
+            rng: cfg.seed | 1,
+            hashes: [0; MAX_PREFIX_DEPTH],
+            scratch: Vec::with_capacity(9000),
+            matched: Vec::with_capacity(16),
+            cfg,
+        }
+    }
+
+    /// Declares a face (unknown faces are treated as remote point-to-point links).
+    pub fn add_face(&mut self, face: FaceId, info: FaceInfo) {
+        self.faces.insert(face, info);
+        self.pending.entry(face).or_insert(0);
+    }
+
+    /// Forgets a face (its in/out-records expire normally).
+    pub fn remove_face(&mut self, face: FaceId) {
+        self.faces.remove(&face);
+        self.pending.remove(&face);
+        self.reassembler.remove_peer(u64::from(face.0));
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> ShardCounters {
+        self.counters
+    }
+
+    /// The PIT (read-only).
+    pub fn pit(&self) -> &Pit {
+        &self.pit
+    }
+
+    /// The CS (read-only).
+    pub fn cs(&self) -> &Cs {
+        &self.cs
+    }
+
+    /// Interests pending on `face` (what the adaptive strategy weighs).
+    pub fn pending_on(&self, face: FaceId) -> u32 {
+        self.pending.get(&face).copied().unwrap_or(0)
+    }
+
+    fn face_info(&self, face: FaceId) -> FaceInfo {
+        self.faces.get(&face).copied().unwrap_or_default()
+    }
+
+    fn dropped(&mut self, out: &mut Actions, face: FaceId, reason: DropReason) {
+        self.counters.drops[drop_index(reason)] += 1;
+        out.drop_packet(face, reason);
+    }
+
+    /// Handles one frame received on `face` at `now` (ns).
+    pub fn process(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
+        let packet = match Packet::decode(frame) {
+            Ok(p) => p,
+            Err(_) => return self.dropped(out, face, DropReason::Malformed),
+        };
+        match packet {
+            Packet::Interest(i) => self.on_interest(now, face, &i, &Incoming::bare(), out),
+            Packet::Data(d) => self.on_data(now, face, &d, None, out),
+            Packet::Lp(lp) => self.on_lp(now, face, &lp, out),
+        }
+    }
+
+    fn on_lp(&mut self, now: u64, face: FaceId, lp: &LpPacket<'_>, out: &mut Actions) {
+        if lp.is_fragment() {
+            let done = match self.reassembler.push(now, u64::from(face.0), lp) {
+                Ok(Some(r)) => {
+                    self.scratch.clear();
+                    self.scratch.extend_from_slice(r.packet);
+                    Some(r.headers)
+                }
+                Ok(None) => None,
+                Err(_) => return self.dropped(out, face, DropReason::Reassembly),
+            };
+            let Some(h) = done else { return };
+            let whole = std::mem::take(&mut self.scratch);
+            let token = TokenBuf::new(h.pit_token());
+            let inc = Incoming {
+                token: token.get(),
+                nack: h.nack,
+                next_hop: h.next_hop_face_id,
+            };
+            match Packet::decode(&whole) {
+                Ok(Packet::Interest(i)) if inc.nack.is_some() => {
+                    self.on_nack(now, face, &i, &inc, out)
+                }
+                Ok(Packet::Interest(i)) => self.on_interest(now, face, &i, &inc, out),
+                Ok(Packet::Data(d)) => self.on_data(now, face, &d, inc.token, out),
+                _ => self.dropped(out, face, DropReason::Malformed),
+            }
+            self.scratch = whole;
+            return;
+        }
+        let inc = Incoming {
+            token: lp.pit_token(),
+            nack: lp.nack(),
+            next_hop: lp.headers().next_hop_face_id,
+        };
+        match lp.network_packet() {
+            Ok(Some(Packet::Interest(i))) if inc.nack.is_some() => {
+                self.on_nack(now, face, &i, &inc, out)
+            }
+            Ok(Some(Packet::Interest(i))) => self.on_interest(now, face, &i, &inc, out),
+            Ok(Some(Packet::Data(d))) => self.on_data(now, face, &d, inc.token, out),
+            Ok(_) => self.dropped(out, face, DropReason::Idle),
+            Err(_) => self.dropped(out, face, DropReason::Malformed),
+        }
+    }
+
+    fn on_interest(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        interest: &Interest<'_>,
+        inc: &Incoming<'_>,
+        out: &mut Actions,
+    ) {
+        self.counters.interests_in += 1;
+        let info = self.face_info(face);
+        if interest.hop_limit() == Some(0) && !info.local {
+            return self.dropped(out, face, DropReason::HopLimit);
+        }
+        let name = interest.name();
+        let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
+        let name_hash = if name.is_empty() {
+            self.cfg.hash_key.hash(&[])
+        } else {
+            self.hashes[n - 1]
+        };
+        let nonce = interest.nonce().unwrap_or_else(|| {
+            // A Nonce-less Interest (allowed on local faces) gets one.
+            self.rng ^= self.rng << 13;
+            self.rng ^= self.rng >> 7;
+            self.rng ^= self.rng << 17;
+            self.rng as u32
+        });
+        let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
+        let key = pit_key(name_hash, cbp, mbf);
+
+        // Loop detection: the dead-nonce list, then the pending entry's records.
+        let existing = self.pit.find(key, &name, cbp, mbf);
+        let looped = self.dnl.contains(now, name_hash, nonce)
+            || existing.and_then(|id| self.pit.get(id)).is_some_and(|e| {
+                let same_face_same_nonce =
+                    e.in_record(face).is_some_and(|r| r.nonce == nonce) && info.multi_access;
+                e.has_nonce_elsewhere(nonce, face) || same_face_same_nonce
+            });
+        if looped {
+            if !info.multi_access {
+                self.nack_interest(face, interest, inc.token, NackReason::Duplicate, out);
+            }
+            return self.dropped(out, face, DropReason::Loop);
+        }
+
+        // Content store (only for Interests that start a new entry, as NFD).
+        if existing.is_none()
+            && let Some(hit) = self.cs.lookup(now, &name, name_hash, cbp, mbf)
+        {
+            self.counters.cs_hits += 1;
+            self.counters.data_out += 1;
+            let headers = LpHeaders {
+                pit_token: inc.token,
+                ..LpHeaders::default()
+            };
+            let range = out.push_packet(&headers, hit.data);
+            out.send(face, range);
+            return;
+        }
+
+        let lifetime_ms = interest
+            .effective_lifetime_ms()
+            .min(self.cfg.max_lifetime_ms);
+        let expiry = now + lifetime_ms * 1_000_000;
+        let (id, fresh) = match existing {
+            Some(id) => (id, false),
+            None => match self.pit.insert(key, &name, cbp, mbf, expiry) {
+                Ok(id) => (id, true),
+                Err(PitFull(_)) => {
+                    self.nack_interest(face, interest, inc.token, NackReason::Congestion, out);
+                    return self.dropped(out, face, DropReason::PitFull);
+                }
+            },
+        };
+        // In-record: one per downstream face.
+        let record = InRecord {
+            face,
+            nonce,
+            expiry,
+            token: TokenBuf::new(inc.token),
+        };
+        let retransmission;
+        {
+            let Some(e) = self.pit.get_mut(id) else {
+                return;
+            };
+            match e.in_records.iter_mut().find(|r| r.face == face) {
+                Some(r) => {
+                    *r = record;
+                    retransmission = true;
+                }
+                None => {
+                    e.in_records.push(record);
+                    retransmission = false;
+                }
+            }
+        }
+        let entry_expiry = self.pit.get(id).map_or(expiry, |e| {
+            e.in_records
+                .iter()
+                .map(|r| r.expiry)
+                .max()
+                .unwrap_or(expiry)
+        });
+        self.pit.set_expiry(id, entry_expiry);
+        if !fresh && !retransmission {
+            // Another downstream for a pending Interest: aggregate.
+            self.pit.note_aggregated();
+            self.counters.aggregated += 1;
+            return;
+        }
+
+        // FIB: a ForwardingHint's delegations first, then the name itself.
+        let snapshot = self.fib.snapshot();
+        let mut hint_names = interest
+            .forwarding_hint()
+            .into_iter()
+            .flat_map(|f| f.names());
+        let mut nexthops_buf = [crate::face::NextHop {
+            face: FaceId(0),
+            cost: 0,
+        }; crate::fib::MAX_NEXTHOPS];
+        let mut found: Option<(usize, StrategyKind)> = None;
+        for hint in hint_names.by_ref() {
+            if let Some(m) = lpm(&snapshot, &self.cfg.hash_key, &hint) {
+                found = Some(copy_hops(&m, &mut nexthops_buf));
+                break;
+            }
+        }
+        if found.is_none() {
+            let k = n.min(MAX_PREFIX_DEPTH);
+            if let Some(m) = snapshot.lpm(&name, &self.hashes[..k]) {
+                found = Some(copy_hops(&m, &mut nexthops_buf));
+            }
+        }
+        // NextHopFaceId from a local application overrides the FIB.
+        if let Some(nh) = inc.next_hop.filter(|_| info.local) {
+            nexthops_buf[0] = crate::face::NextHop {
+                face: FaceId(nh as u32),
+                cost: 0,
+            };
+            found = Some((1, StrategyKind::BestRoute));
+        }
+        let Some((count, kind)) = found else {
+            self.nack_interest(face, interest, inc.token, NackReason::NoRoute, out);
+            self.finish(now, id);
+            return self.dropped(out, face, DropReason::NoRoute);
+        };
+        let nexthops = &nexthops_buf[..count];
+        let mut ctx = Ctx {
+            now,
+            ingress: face,
+            nexthops,
+            pending: &self.pending,
+            rng: &mut self.rng,
+        };
+        let Some(e) = self.pit.get_mut(id) else {
+            return;
+        };
+        let decision = strategy::after_receive_interest(kind, &mut ctx, e, fresh);
+        match decision {
+            Decision::Forward(faces) => {
+                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
+                for &up in faces.as_slice() {
+                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
+                }
+            }
+            Decision::Suppress => self.counters.suppressed += 1,
+            Decision::Nack(reason) => {
+                self.nack_interest(face, interest, inc.token, reason, out);
+                self.finish(now, id);
+                self.dropped(out, face, DropReason::NoRoute);
+            }
+        }
+    }
+
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the pipeline's state for one send"
+    )]
+    fn forward_interest(
+        &mut self,
+        now: u64,
+        id: PitId,
+        up: FaceId,
+        wire: &[u8],
+        hop_patch: Option<usize>,
+        nonce: u32,
+        out: &mut Actions,
+    ) {
+        let token = self.pit.token(id);
+        let local_up = self.face_info(up).local;
+        let headers = LpHeaders {
+            pit_token: Some(&token),
+            ..LpHeaders::default()
+        };
+        let range = out.push_packet(&headers, wire);
+        if let Some(off) = hop_patch
+            && !local_up
+        {
+            // The Interest is the LpPacket's last element: patch its HopLimit in place.
+            let at = range.end - wire.len() + off;
+            if let Some(b) = out.bytes.get_mut(at) {
+                *b = b.saturating_sub(1);
+            }
+        }
+        out.send(up, range);
+        self.counters.interests_out += 1;
+        let Some(e) = self.pit.get_mut(id) else {
+            return;
+        };
+        let rec = OutRecord {
+            face: up,
+            nonce,
+            sent_at: now,
+            nacked: None,
+        };
+        match e.out_records.iter_mut().find(|o| o.face == up) {
+            Some(o) => *o = rec,
+            None => {
+                e.out_records.push(rec);
+                *self.pending.entry(up).or_insert(0) += 1;
+            }
+        }
+    }
+
+    /// Sends a Nack carrying `interest` back to `face`.
+    fn nack_interest(
+        &mut self,
+        face: FaceId,
+        interest: &Interest<'_>,
+        token: Option<&[u8]>,
+        reason: NackReason,
+        out: &mut Actions,
+    ) {
+        let headers = LpHeaders {
+            pit_token: token,
+            nack: Some(reason),
+            ..LpHeaders::default()
+        };
+        let range = out.push_packet(&headers, interest.wire());
+        out.send(face, range);
+        self.counters.nacks_out += 1;
+    }
+
+    fn on_data(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        data: &Data<'_>,
+        token: Option<&[u8]>,
+        out: &mut Actions,
+    ) {
+        self.counters.data_in += 1;
+        let name = data.name();
+        let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
+        self.matched.clear();
+        // By our PIT token: O(1), then check the Data really answers that entry.
+        if let Some(id) = token.and_then(|t| self.pit.by_token(t))
+            && let Some(e) = self.pit.get(id)
+            && entry_matches(e, data)
+        {
+            self.matched.push(id);
+        }
+        // By name, unless our token already found the entry: every Interest we forward
+        // carries its own token, so a Data that echoes it needs no name search (NDN-DPDK's
+        // rule). Upstreams that do not echo tokens are matched by name: exact entries, and
+        // CanBePrefix entries at every prefix; variants no pending entry has are skipped.
+        if self.matched.is_empty() {
+            let full_hash = if name.is_empty() {
+                self.cfg.hash_key.hash(&[])
+            } else {
+                self.hashes[n - 1]
+            };
+            let cbp_any = self.pit.has_can_be_prefix();
+            let mbf_any = self.pit.has_must_be_fresh();
+            for (cbp, mbf) in [(false, false), (false, true), (true, false), (true, true)] {
+                if (cbp && !cbp_any) || (mbf && !mbf_any) {
+                    continue;
+                }
+                if let Some(id) = self.pit.find(pit_key(full_hash, cbp, mbf), &name, cbp, mbf)
+                    && !self.matched.contains(&id)
+                {
+                    self.matched.push(id);
+                }
+            }
+            for k in 0..n.saturating_sub(1) {
+                if !cbp_any {
+                    break;
+                }
+                let prefix = name.prefix(k + 1);
+                for mbf in [false, true] {
+                    if mbf && !mbf_any {
+                        continue;
+                    }
+                    let key = pit_key(self.hashes[k], true, mbf);
+                    if let Some(id) = self.pit.find(key, &prefix, true, mbf)
+                        && !self.matched.contains(&id)
+                    {
+                        self.matched.push(id);
+                    }
+                }
+            }
+        }
+        if self.matched.is_empty() {
+            if self.cfg.unsolicited == Unsolicited::Cache {
+                self.cs.insert(now, data, None);
+            }
+            return self.dropped(out, face, DropReason::Unsolicited);
+        }
+        // Cache, indexed also under the shortest CanBePrefix Interest it satisfies.
+        let alias = self
+            .matched
+            .iter()
+            .filter_map(|&id| self.pit.get(id))
+            .filter(|e| e.can_be_prefix() && e.name_len() < name.len())
+            .map(|e| e.name_len())
+            .min();
+        let alias = alias.map(|k| {
+            (
+                name.prefix(k),
+                if k == 0 {
+                    self.cfg.hash_key.hash(&[])
+                } else {
+                    self.hashes[k - 1]
+                },
+            )
+        });
+        self.cs
+            .insert(now, data, alias.as_ref().map(|(p, h)| (p, *h)));
+        // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
+        let mut bare: Option<Range<usize>> = None;
+        let matched = std::mem::take(&mut self.matched);
+        for &id in &matched {
+            let Some(e) = self.pit.get(id) else { continue };
+            for r in &e.in_records {
+                if r.face == face || r.expiry < now {
+                    continue;
+                }
+                let range = match r.token.get() {
+                    Some(t) => {
+                        let headers = LpHeaders {
+                            pit_token: Some(t),
+                            ..LpHeaders::default()
+                        };
+                        out.push_packet(&headers, data.wire())
+                    }
+                    None => bare
+                        .get_or_insert_with(|| out.push_packet(&LpHeaders::default(), data.wire()))
+                        .clone(),
+                };
+                out.send(r.face, range);
+                self.counters.data_out += 1;
+            }
+        }
+        for &id in &matched {
+            self.finish(now, id);
+        }
+        self.matched = matched;
+    }
+
+    fn on_nack(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        interest: &Interest<'_>,
+        inc: &Incoming<'_>,
+        out: &mut Actions,
+    ) {
+        self.counters.nacks_in += 1;
+        let reason = inc.nack.unwrap_or(NackReason::Unspecified);
+        let name = interest.name();
+        let id = inc.token.and_then(|t| self.pit.by_token(t)).or_else(|| {
+            let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
+            let h = if n == 0 {
+                self.cfg.hash_key.hash(&[])
+            } else {
+                self.hashes[n - 1]
+            };
+            let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
+            self.pit.find(pit_key(h, cbp, mbf), &name, cbp, mbf)
+        });
+        // The Nack must answer what we sent that upstream (same Nonce).
+        let Some(id) = id.filter(|&id| {
+            self.pit.get(id).is_some_and(|e| {
+                e.out_record(face)
+                    .is_some_and(|o| Some(o.nonce) == interest.nonce() && o.nacked.is_none())
+            })
+        }) else {
+            return self.dropped(out, face, DropReason::NackUnmatched);
+        };
+        if let Some(e) = self.pit.get_mut(id)
+            && let Some(o) = e.out_records.iter_mut().find(|o| o.face == face)
+        {
+            o.nacked = Some(reason);
+        }
+        if let Some(p) = self.pending.get_mut(&face) {
+            *p = p.saturating_sub(1);
+        }
+        // Strategy of the Interest's FIB entry.
+        let snapshot = self.fib.snapshot();
+        let mut buf = [crate::face::NextHop {
+            face: FaceId(0),
+            cost: 0,
+        }; crate::fib::MAX_NEXTHOPS];
+        let (count, kind) = lpm(&snapshot, &self.cfg.hash_key, &name)
+            .map(|m| copy_hops(&m, &mut buf))
+            .unwrap_or((0, StrategyKind::BestRoute));
+        let Some(e) = self.pit.get(id) else { return };
+        let downstream = e.in_records.first().map_or(face, |r| r.face);
+        let mut ctx = Ctx {
+            now,
+            ingress: downstream,
+            nexthops: &buf[..count],
+            pending: &self.pending,
+            rng: &mut self.rng,
+        };
+        let Some(e) = self.pit.get_mut(id) else {
+            return;
+        };
+        match strategy::after_receive_nack(kind, &mut ctx, e) {
+            Decision::Forward(faces) => {
+                let nonce = e.out_records.first().map_or(0, |o| o.nonce);
+                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
+                for &up in faces.as_slice() {
+                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
+                }
+            }
+            Decision::Suppress => {}
+            Decision::Nack(reason) => {
+                self.nack_downstreams(id, reason, out);
+                self.finish(now, id);
+            }
+        }
+    }
+
+    /// Nacks every downstream of entry `id`, rebuilding each one's Interest (its Nonce).
+    fn nack_downstreams(&mut self, id: PitId, reason: NackReason, out: &mut Actions) {
+        let Some(e) = self.pit.get(id) else { return };
+        for r in &e.in_records {
+            encode_interest(
+                &mut self.scratch,
+                e.name_bytes(),
+                e.can_be_prefix(),
+                e.must_be_fresh(),
+                r.nonce,
+            );
+            let headers = LpHeaders {
+                pit_token: r.token.get(),
+                nack: Some(reason),
+                ..LpHeaders::default()
+            };
+            let range = out.push_packet(&headers, &self.scratch);
+            out.send(r.face, range);
+            self.counters.nacks_out += 1;
+        }
+    }
+
+    /// Erases entry `id`, remembering its nonces as dead and releasing pending counts.
+    fn finish(&mut self, now: u64, id: PitId) {
+        let Some(e) = self.pit.get(id) else { return };
+        let name_hash = self.cfg.hash_key.hash(e.name_bytes());
+        for o in &e.out_records {
+            self.dnl.insert(now, name_hash, o.nonce);
+            if o.nacked.is_none()
+                && let Some(p) = self.pending.get_mut(&o.face)
+            {
+                *p = p.saturating_sub(1);
+            }
+        }
+        self.pit.erase(id);
+    }
+
+    /// Expires PIT entries whose lifetime ended by `now` (ns). Call it at least every
+    /// millisecond or so; it costs nothing when nothing expires.
+    pub fn on_timer(&mut self, now: u64, _out: &mut Actions) {
+        while let Some(id) = self.pit.next_expired(now) {
+            self.finish(now, id);
+        }
+        self.reassembler.expire(now);
+    }
+}
+
+impl Incoming<'_> {
+    fn bare() -> Self {
+        Self {
+            token: None,
+            nack: None,
+            next_hop: None,
+        }
+    }
+}
+
+fn lpm<'s>(
+    snapshot: &'s FibSnapshot,
+    key: &HashKey,
+    name: &Name<'_>,
+) -> Option<crate::fib::FibMatch<'s>> {
+    let mut hashes = [0u64; MAX_PREFIX_DEPTH];
+    let n = prefix_hashes(key, name, &mut hashes);
+    snapshot.lpm(name, &hashes[..n])
+}
+
+fn copy_hops(
+    m: &crate::fib::FibMatch<'_>,
+    buf: &mut [crate::face::NextHop; crate::fib::MAX_NEXTHOPS],
+) -> (usize, StrategyKind) {
+    let n = m.nexthops.len().min(buf.len());
+    buf[..n].copy_from_slice(&m.nexthops[..n]);
+    (n, StrategyKind::from_id(m.strategy))
+}
+
+/// Whether `data` satisfies the pending Interest `e` by name.
+fn entry_matches(e: &crate::pit::PitEntry, data: &Data<'_>) -> bool {
+    Name::from_value(e.name_bytes()).is_ok_and(|n| data.matches_name(&n, e.can_be_prefix()))
+}
+
+/// Encodes a minimal Interest (name, selectors, nonce) into `buf`, for a Nack to a
+/// downstream whose own Interest bytes are no longer at hand.
+fn encode_interest(buf: &mut Vec<u8>, name: &[u8], cbp: bool, mbf: bool, nonce: u32) {
+    let name_tlv = ndx_codec::tlv_len(types::NAME, name.len());
+    let value = name_tlv + 2 * usize::from(cbp) + 2 * usize::from(mbf) + 6;
+    let total = ndx_codec::tlv_len(types::INTEREST, value);
+    buf.clear();
+    buf.resize(total, 0);
+    if let Ok(mut w) = Writer::new(buf, total) {
+        let _ = w.header(types::INTEREST, value);
+        let _ = w.tlv(types::NAME, name);
+        if cbp {
+            let _ = w.header(types::CAN_BE_PREFIX, 0);
+        }
+        if mbf {
+            let _ = w.header(types::MUST_BE_FRESH, 0);
+        }
+        let _ = w.tlv(types::NONCE, &nonce.to_be_bytes());
+    }
+}

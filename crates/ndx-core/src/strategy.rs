@@ -1,0 +1,244 @@
+//! Forwarding strategies: which upstreams an Interest goes to, and what to do on a Nack.
+//!
+//! - **best-route**: the lowest-cost next hop other than the downstream; a retransmission
+//!   from a downstream (new Nonce) after the suppression interval goes to the next untried
+//!   next hop (or the least recently used); a Nack moves on to the next untried next hop.
+//! - **multicast**: every next hop but the downstream.
+//! - **adaptive** (seed 004 §II.E, Carofiglio et al.): one next hop drawn with probability
+//!   proportional to `1 / (1 + pending Interests on it)`, so load follows the faster paths.
+//!
+//! Retransmissions are suppressed exponentially (10 ms doubling to 250 ms), as NFD does.
+
+use std::collections::HashMap;
+
+use ndx_codec::NackReason;
+
+use crate::face::{FaceId, NextHop};
+use crate::fib::{MAX_NEXTHOPS, StrategyId};
+use crate::pit::PitEntry;
+
+/// The strategies ndx ships, by [`StrategyId`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StrategyKind {
+    /// Lowest cost first, next on Nack or retransmission.
+    BestRoute,
+    /// All next hops.
+    Multicast,
+    /// Weighted by pending Interests per next hop.
+    Adaptive,
+}
+
+impl StrategyKind {
+    /// The strategy a FIB entry's [`StrategyId`] selects (unknown ids: best-route).
+    pub fn from_id(id: StrategyId) -> Self {
+        match id.0 {
+            1 => Self::Multicast,
+            2 => Self::Adaptive,
+            _ => Self::BestRoute,
+        }
+    }
+
+    /// The id to store in the FIB.
+    pub fn id(self) -> StrategyId {
+        StrategyId(match self {
+            Self::BestRoute => 0,
+            Self::Multicast => 1,
+            Self::Adaptive => 2,
+        })
+    }
+
+    /// Name as used in configuration (`best-route`, `multicast`, `adaptive`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::BestRoute => "best-route",
+            Self::Multicast => "multicast",
+            Self::Adaptive => "adaptive",
+        }
+    }
+}
+
+/// A small, fixed-capacity list of faces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaceList {
+    len: usize,
+    faces: [FaceId; MAX_NEXTHOPS],
+}
+
+impl FaceList {
+    pub(crate) const fn new() -> Self {
+        Self {
+            len: 0,
+            faces: [FaceId(0); MAX_NEXTHOPS],
+        }
+    }
+
+    pub(crate) fn push(&mut self, f: FaceId) {
+        if self.len < MAX_NEXTHOPS {
+            self.faces[self.len] = f;
+            self.len += 1;
+        }
+    }
+
+    /// The faces.
+    pub fn as_slice(&self) -> &[FaceId] {
+        &self.faces[..self.len]
+    }
+}
+
+/// What a strategy decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Send the Interest to these faces.
+    Forward(FaceList),
+    /// Do nothing now (aggregated, or a retransmission inside the suppression interval).
+    Suppress,
+    /// Give up: Nack the downstreams with this reason.
+    Nack(NackReason),
+}
+
+/// Suppression intervals (ms).
+const RETX_INITIAL_MS: u64 = 10;
+const RETX_MAX_MS: u64 = 250;
+
+/// Exponential retransmission suppression, kept in the PIT entry's `strategy_state`:
+/// high 16 bits the current interval (ms), low 48 bits the last forwarding time (ms).
+pub(crate) fn retx_allowed(entry: &mut PitEntry, now: u64) -> bool {
+    let now_ms = now / 1_000_000;
+    let state = entry.strategy_state;
+    let last = state & 0xFFFF_FFFF_FFFF;
+    let interval = (state >> 48).max(RETX_INITIAL_MS);
+    if state != 0 && now_ms < last + interval {
+        return false;
+    }
+    let next = if state == 0 {
+        RETX_INITIAL_MS
+    } else {
+        (interval * 2).min(RETX_MAX_MS)
+    };
+    entry.strategy_state = next << 48 | (now_ms & 0xFFFF_FFFF_FFFF);
+    true
+}
+
+/// Inputs a strategy decides on.
+#[derive(Debug)]
+pub(crate) struct Ctx<'a> {
+    pub(crate) now: u64,
+    pub(crate) ingress: FaceId,
+    pub(crate) nexthops: &'a [NextHop],
+    pub(crate) pending: &'a HashMap<FaceId, u32>,
+    pub(crate) rng: &'a mut u64,
+}
+
+fn usable<'a>(ctx: &'a Ctx<'_>, entry: &'a PitEntry) -> impl Iterator<Item = NextHop> + 'a {
+    // Never back to a downstream; never to an upstream that already Nacked.
+    ctx.nexthops.iter().copied().filter(move |h| {
+        h.face != ctx.ingress
+            && entry.in_record(h.face).is_none()
+            && entry.out_record(h.face).is_none_or(|o| o.nacked.is_none())
+    })
+}
+
+fn next_random(rng: &mut u64) -> u64 {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    *rng
+}
+
+/// A new or retransmitted Interest (`fresh_entry`: the PIT entry was just created).
+pub(crate) fn after_receive_interest(
+    kind: StrategyKind,
+    ctx: &mut Ctx<'_>,
+    entry: &mut PitEntry,
+    fresh_entry: bool,
+) -> Decision {
+    if !fresh_entry && !retx_allowed(entry, ctx.now) {
+        return Decision::Suppress;
+    }
+    if fresh_entry {
+        retx_allowed(entry, ctx.now);
+    }
+    let mut out = FaceList::new();
+    match kind {
+        StrategyKind::Multicast => {
+            for h in usable(ctx, entry) {
+                out.push(h.face);
+            }
+        }
+        StrategyKind::BestRoute => {
+            let candidates = usable(ctx, entry);
+            // Untried first, lowest cost; then the least recently tried.
+            let pick = candidates.min_by_key(|h| match entry.out_record(h.face) {
+                None => (0, h.cost, 0),
+                Some(o) => (1, 0, o.sent_at),
+            });
+            if let Some(h) = pick {
+                out.push(h.face);
+            }
+        }
+        StrategyKind::Adaptive => {
+            let mut total = 0u64;
+            for h in usable(ctx, entry) {
+                total += weight(ctx.pending.get(&h.face).copied().unwrap_or(0));
+            }
+            if total > 0 {
+                let mut r = next_random(ctx.rng) % total;
+                for h in usable(ctx, entry) {
+                    let w = weight(ctx.pending.get(&h.face).copied().unwrap_or(0));
+                    if r < w {
+                        out.push(h.face);
+                        break;
+                    }
+                    r -= w;
+                }
+            }
+        }
+    }
+    if out.len == 0 {
+        if fresh_entry || entry.out_records.is_empty() {
+            return Decision::Nack(NackReason::NoRoute);
+        }
+        return Decision::Suppress;
+    }
+    Decision::Forward(out)
+}
+
+/// Weight of a next hop with `pending` Interests outstanding (scaled to stay integral).
+fn weight(pending: u32) -> u64 {
+    1_000_000 / (1 + u64::from(pending))
+}
+
+/// An upstream Nacked the Interest (its out-record is already marked).
+pub(crate) fn after_receive_nack(
+    kind: StrategyKind,
+    ctx: &mut Ctx<'_>,
+    entry: &mut PitEntry,
+) -> Decision {
+    if kind != StrategyKind::Multicast {
+        // Try a next hop that has not been tried yet.
+        let untried = usable(ctx, entry)
+            .filter(|h| entry.out_record(h.face).is_none())
+            .min_by_key(|h| h.cost);
+        if let Some(h) = untried {
+            let mut out = FaceList::new();
+            out.push(h.face);
+            return Decision::Forward(out);
+        }
+    }
+    if entry.out_records.iter().all(|o| o.nacked.is_some()) {
+        // The least severe reason among the upstreams' (NFD): Congestion < Duplicate < NoRoute.
+        let reason = entry
+            .out_records
+            .iter()
+            .filter_map(|o| o.nacked)
+            .min_by_key(|r| match r {
+                NackReason::Congestion => 0,
+                NackReason::Duplicate => 1,
+                NackReason::NoRoute => 2,
+                NackReason::Unspecified => 3,
+            })
+            .unwrap_or(NackReason::NoRoute);
+        return Decision::Nack(reason);
+    }
+    Decision::Suppress
+}
