@@ -50,14 +50,7 @@ pub enum ComponentKind<'a> {
 impl<'a> Component<'a> {
     /// Decodes one component TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let mut r = crate::tlv::Reader::new(wire);
-        let t = r.read()?;
-        if !r.is_empty() {
-            return Err(crate::Error::new(
-                ErrorKind::TrailingBytes(r.remaining().len()),
-                r.offset(),
-            ));
-        }
+        let t = crate::tlv::read_one(wire)?;
         Self::from_tlv(t)
     }
 

@@ -59,14 +59,7 @@ pub struct Data<'a> {
 impl<'a> Data<'a> {
     /// Decodes a Data TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let mut r = Reader::new(wire);
-        let t = r.read()?;
-        if !r.is_empty() {
-            return Err(Error::new(
-                ErrorKind::TrailingBytes(r.remaining().len()),
-                r.offset(),
-            ));
-        }
+        let t = crate::tlv::read_one(wire)?;
         Self::from_tlv(t)
     }
 

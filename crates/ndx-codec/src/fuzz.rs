@@ -231,9 +231,10 @@ pub fn reassembler(data: &[u8]) {
                 };
                 let lp = LpPacket::decode(&frame[..n]).expect("an encoded fragment decodes");
                 if let Ok(Some(out)) = r.push(now, 1000 + u64::from(peer), &lp) {
-                    assert!(out.packet.len() <= limits.max_packet_len);
                     if count > 1 {
+                        // Only reassembled packets are bounded; a whole one passes through.
                         let p = out.packet;
+                        assert!(p.len() <= limits.max_packet_len);
                         assert_eq!(p.first(), Some(&0), "reassembled from fragment 0");
                         assert!(
                             p.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1),

@@ -33,14 +33,7 @@ pub struct Interest<'a> {
 impl<'a> Interest<'a> {
     /// Decodes an Interest TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let mut r = Reader::new(wire);
-        let t = r.read()?;
-        if !r.is_empty() {
-            return Err(Error::new(
-                ErrorKind::TrailingBytes(r.remaining().len()),
-                r.offset(),
-            ));
-        }
+        let t = crate::tlv::read_one(wire)?;
         Self::from_tlv(t)
     }
 

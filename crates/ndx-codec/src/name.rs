@@ -27,19 +27,12 @@ impl<'a> Name<'a> {
 
     /// Decodes a whole Name TLV (`07 LL …`); trailing bytes are an error.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let mut r = Reader::new(wire);
-        let t = r.read()?;
+        let t = crate::tlv::read_one(wire)?;
         if t.typ != tt::NAME {
             return Err(t.error(ErrorKind::Unexpected {
                 expected: Element::Name,
                 found: t.typ,
             }));
-        }
-        if !r.is_empty() {
-            return Err(Error::new(
-                ErrorKind::TrailingBytes(r.remaining().len()),
-                r.offset(),
-            ));
         }
         Self::from_tlv(t)
     }

@@ -181,9 +181,28 @@ impl<'a> Reader<'a> {
     /// Reads the next element. At the end of input this is an error; check [`is_empty`] first.
     ///
     /// [`is_empty`]: Reader::is_empty
+    #[inline]
     pub fn read(&mut self) -> Result<Tlv<'a>> {
         let start = self.pos;
         let rest = self.remaining();
+        // Fast path: one-byte TLV-TYPE and TLV-LENGTH, the common case in NDN packets.
+        if let [t @ 1..=252, l @ 0..=252, body @ ..] = rest {
+            let len = usize::from(*l);
+            if let (Some(value), Some(wire)) = (body.get(..len), rest.get(..len + 2)) {
+                self.pos = start + 2 + len;
+                return Ok(Tlv {
+                    typ: u64::from(*t),
+                    value,
+                    wire,
+                    offset: self.base + start,
+                });
+            }
+        }
+        self.read_slow(start, rest)
+    }
+
+    #[inline(never)]
+    fn read_slow(&mut self, start: usize, rest: &'a [u8]) -> Result<Tlv<'a>> {
         let at = |e: Error| Error::new(e.kind, self.base + start + e.offset);
         let (typ, tn) = read_varnum(rest).map_err(at)?;
         if typ == 0 || typ > MAX_TYPE {
@@ -325,6 +344,19 @@ impl<'b> Writer<'b> {
     pub fn u64_tlv(&mut self, typ: u64, v: u64) -> Result<()> {
         self.tlv(typ, &v.to_be_bytes())
     }
+}
+
+/// Reads the single TLV that fills `wire` exactly; trailing bytes are an error.
+pub(crate) fn read_one(wire: &[u8]) -> Result<Tlv<'_>> {
+    let mut r = Reader::new(wire);
+    let t = r.read()?;
+    if !r.is_empty() {
+        return Err(Error::new(
+            ErrorKind::TrailingBytes(r.remaining().len()),
+            r.offset(),
+        ));
+    }
+    Ok(t)
 }
 
 /// Encoded size of a TLV holding the shortest NonNegativeInteger encoding of `v`.

@@ -88,16 +88,20 @@ pub const fn type_name(parent: u64, typ: u64) -> Option<&'static str> {
         (0, INTEREST) | (LP_FRAGMENT, INTEREST) => "Interest",
         (0, DATA) | (LP_FRAGMENT, DATA) => "Data",
         (0, LP_PACKET) => "LpPacket",
-        (NAME, IMPLICIT_SHA256_DIGEST_COMPONENT) => "ImplicitSha256DigestComponent",
-        (NAME, PARAMETERS_SHA256_DIGEST_COMPONENT) => "ParametersSha256DigestComponent",
-        (NAME, GENERIC_NAME_COMPONENT) => "GenericNameComponent",
-        (NAME, KEYWORD_NAME_COMPONENT) => "KeywordNameComponent",
-        (NAME, SEGMENT_NAME_COMPONENT) => "SegmentNameComponent",
-        (NAME, BYTE_OFFSET_NAME_COMPONENT) => "ByteOffsetNameComponent",
-        (NAME, VERSION_NAME_COMPONENT) => "VersionNameComponent",
-        (NAME, TIMESTAMP_NAME_COMPONENT) => "TimestampNameComponent",
-        (NAME, SEQUENCE_NUM_NAME_COMPONENT) => "SequenceNumNameComponent",
-        (NAME, _) => "NameComponent",
+        (NAME | FINAL_BLOCK_ID, IMPLICIT_SHA256_DIGEST_COMPONENT) => {
+            "ImplicitSha256DigestComponent"
+        }
+        (NAME | FINAL_BLOCK_ID, PARAMETERS_SHA256_DIGEST_COMPONENT) => {
+            "ParametersSha256DigestComponent"
+        }
+        (NAME | FINAL_BLOCK_ID, GENERIC_NAME_COMPONENT) => "GenericNameComponent",
+        (NAME | FINAL_BLOCK_ID, KEYWORD_NAME_COMPONENT) => "KeywordNameComponent",
+        (NAME | FINAL_BLOCK_ID, SEGMENT_NAME_COMPONENT) => "SegmentNameComponent",
+        (NAME | FINAL_BLOCK_ID, BYTE_OFFSET_NAME_COMPONENT) => "ByteOffsetNameComponent",
+        (NAME | FINAL_BLOCK_ID, VERSION_NAME_COMPONENT) => "VersionNameComponent",
+        (NAME | FINAL_BLOCK_ID, TIMESTAMP_NAME_COMPONENT) => "TimestampNameComponent",
+        (NAME | FINAL_BLOCK_ID, SEQUENCE_NUM_NAME_COMPONENT) => "SequenceNumNameComponent",
+        (NAME | FINAL_BLOCK_ID, _) => "NameComponent",
         (_, NAME) => "Name",
         (INTEREST, CAN_BE_PREFIX) => "CanBePrefix",
         (INTEREST, MUST_BE_FRESH) => "MustBeFresh",

@@ -296,6 +296,14 @@ impl Shard {
         self.pending.get(&face).copied().unwrap_or(0)
     }
 
+    /// Hash of the whole name whose `n` prefix hashes are in `self.hashes`.
+    fn full_hash(&self, n: usize) -> u64 {
+        match n.checked_sub(1) {
+            Some(last) => self.hashes[last],
+            None => self.cfg.hash_key.hash(&[]),
+        }
+    }
+
     fn face_info(&self, face: FaceId) -> FaceInfo {
         self.faces.get(&face).copied().unwrap_or_default()
     }
@@ -337,14 +345,12 @@ impl Shard {
                 nack: h.nack,
                 next_hop: h.next_hop_face_id,
             };
-            match Packet::decode(&whole) {
-                Ok(Packet::Interest(i)) if inc.nack.is_some() => {
-                    self.on_nack(now, face, &i, &inc, out)
-                }
-                Ok(Packet::Interest(i)) => self.on_interest(now, face, &i, &inc, out),
-                Ok(Packet::Data(d)) => self.on_data(now, face, &d, inc.token, out),
-                _ => self.dropped(out, face, DropReason::Malformed),
-            }
+            let packet = match Packet::decode(&whole) {
+                Ok(p @ (Packet::Interest(_) | Packet::Data(_))) => Ok(Some(p)),
+                Ok(Packet::Lp(_)) => Err(()),
+                Err(_) => Err(()),
+            };
+            self.on_network(now, face, packet, &inc, out);
             self.scratch = whole;
             return;
         }
@@ -353,14 +359,27 @@ impl Shard {
             nack: lp.nack(),
             next_hop: lp.headers().next_hop_face_id,
         };
-        match lp.network_packet() {
+        let packet = lp.network_packet().map_err(|_| ());
+        self.on_network(now, face, packet, &inc, out);
+    }
+
+    /// Routes a network-layer packet (from an LpPacket or a reassembly) to its pipeline.
+    fn on_network(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        packet: Result<Option<Packet<'_>>, ()>,
+        inc: &Incoming<'_>,
+        out: &mut Actions,
+    ) {
+        match packet {
             Ok(Some(Packet::Interest(i))) if inc.nack.is_some() => {
-                self.on_nack(now, face, &i, &inc, out)
+                self.on_nack(now, face, &i, inc, out)
             }
-            Ok(Some(Packet::Interest(i))) => self.on_interest(now, face, &i, &inc, out),
+            Ok(Some(Packet::Interest(i))) => self.on_interest(now, face, &i, inc, out),
             Ok(Some(Packet::Data(d))) => self.on_data(now, face, &d, inc.token, out),
             Ok(_) => self.dropped(out, face, DropReason::Idle),
-            Err(_) => self.dropped(out, face, DropReason::Malformed),
+            Err(()) => self.dropped(out, face, DropReason::Malformed),
         }
     }
 
@@ -379,11 +398,7 @@ impl Shard {
         }
         let name = interest.name();
         let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
-        let name_hash = if name.is_empty() {
-            self.cfg.hash_key.hash(&[])
-        } else {
-            self.hashes[n - 1]
-        };
+        let name_hash = self.full_hash(n);
         let nonce = interest.nonce().unwrap_or_else(|| {
             // A Nonce-less Interest (allowed on local faces) gets one.
             self.rng ^= self.rng << 13;
@@ -633,11 +648,7 @@ impl Shard {
         // rule). Upstreams that do not echo tokens are matched by name: exact entries, and
         // CanBePrefix entries at every prefix; variants no pending entry has are skipped.
         if self.matched.is_empty() {
-            let full_hash = if name.is_empty() {
-                self.cfg.hash_key.hash(&[])
-            } else {
-                self.hashes[n - 1]
-            };
+            let full_hash = self.full_hash(n);
             let cbp_any = self.pit.has_can_be_prefix();
             let mbf_any = self.pit.has_must_be_fresh();
             for (cbp, mbf) in [(false, false), (false, true), (true, false), (true, true)] {
@@ -738,11 +749,7 @@ impl Shard {
         let name = interest.name();
         let id = inc.token.and_then(|t| self.pit.by_token(t)).or_else(|| {
             let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
-            let h = if n == 0 {
-                self.cfg.hash_key.hash(&[])
-            } else {
-                self.hashes[n - 1]
-            };
+            let h = self.full_hash(n);
             let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
             self.pit.find(pit_key(h, cbp, mbf), &name, cbp, mbf)
         });

@@ -351,3 +351,31 @@ fn lossy_links_with_consumer_retries_eventually_deliver() {
     assert_eq!(sim.consumer(c).data.len(), 20);
     assert!(sim.lost > 0, "the links did lose frames");
 }
+
+#[test]
+fn fragmented_interests_are_reassembled_and_forwarded() {
+    let (mut sim, cs, r, p, _) = line(1);
+    let mut i = InterestRepr::new(NameBuf::from_uri("/p/big").unwrap());
+    i.nonce = Some(77);
+    i.set_app_params(vec![0xAB; 5000]);
+    let wire = i.to_vec().unwrap();
+    let frag = ndx_codec::Fragmenter::new(1400).unwrap();
+    let mut pieces = frag
+        .fragment(&wire, &ndx_codec::LpHeaders::default(), 1000)
+        .unwrap();
+    assert!(pieces.count() >= 4);
+    let mut frames = Vec::new();
+    let mut buf = vec![0; 1400];
+    while let Some(n) = pieces.next_into(&mut buf) {
+        frames.push(buf[..n.unwrap()].to_vec());
+    }
+    // Out of order, as a real link may deliver them.
+    for f in frames.into_iter().rev() {
+        sim.transmit(cs[0], FaceId(1), f);
+    }
+    sim.run_for(20 * MS);
+    assert_eq!(sim.producer(p).interests.len(), 1);
+    assert!(sim.producer(p).interests[0].starts_with("/p/big/params-sha256="));
+    assert_eq!(sim.consumer(cs[0]).data.len(), 1);
+    assert_eq!(sim.router(r).counters().dropped(DropReason::Reassembly), 0);
+}

@@ -106,6 +106,14 @@ fn sample_captures_decode_and_reassemble() {
     assert!(s.contains("PitToken (98) @2 len=6"));
     assert!(s.contains("KeywordNameComponent (32)"));
     assert!(s.contains("reassembled from #4 #5 #6 #7 #8 #9"));
+    assert!(
+        s.contains("SegmentNameComponent (50) @60 len=1: seg=4"),
+        "FinalBlockId's component"
+    );
+    assert!(
+        !s.contains(" ? ("),
+        "every element of real traffic has a name"
+    );
     assert!(s.trim_end().ends_with("0 malformed"));
 }
 
