@@ -129,11 +129,8 @@ pub(crate) fn parse(s: &str) -> Result<NameBuf, UriError> {
         };
         let last = next.is_empty() && !rest.ends_with('/');
         if comp.is_empty() {
-            // A single trailing slash ("/a/") is tolerated; anything else is an empty component.
-            if !(next.is_empty() && rest.len() == 1) {
-                return Err(err(UriErrorKind::EmptyComponent, pos));
-            }
-            break;
+            // Only the single trailing slash of "/a/" is tolerated (the loop ends before it).
+            return Err(err(UriErrorKind::EmptyComponent, pos));
         }
         parse_component(comp, pos, &mut name, &mut value)?;
         pos += comp.len() + 1;
@@ -326,5 +323,17 @@ mod tests {
         assert_eq!(e("/seg=18446744073709551616").kind, UriErrorKind::BadNumber);
         assert_eq!(e("/sha256digest=abc").kind, UriErrorKind::BadDigest);
         assert_eq!(e("/1=abc").kind, UriErrorKind::BadDigest);
+    }
+
+    #[test]
+    fn only_one_trailing_slash_is_tolerated() {
+        assert_eq!(rt("/a/"), "/a");
+        for bad in ["/a//", "//", "/a//b"] {
+            assert_eq!(
+                NameBuf::from_uri(bad).unwrap_err().kind,
+                UriErrorKind::EmptyComponent,
+                "{bad}"
+            );
+        }
     }
 }

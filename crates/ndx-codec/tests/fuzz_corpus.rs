@@ -80,7 +80,6 @@ fn interests() -> Vec<(&'static str, Vec<u8>)> {
     let mut add = |label, i: &InterestRepr| out.push((label, i.to_vec().expect("seed Interest")));
 
     add("interest-minimal", &InterestRepr::new(name("/a")));
-    add("interest-empty-name", &InterestRepr::new(NameBuf::new()));
 
     let mut i = InterestRepr::new(name("/ndn/edu/ucla/ping/12345"));
     i.can_be_prefix = true;
