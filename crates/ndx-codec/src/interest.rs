@@ -56,7 +56,7 @@ impl<'a> Interest<'a> {
                 found: first.typ,
             }));
         }
-        let name = Name::from_tlv(first)?;
+        let (name, digests) = Name::from_components_counting(first.value, first.value_offset())?;
         if name.is_empty() {
             // ndn-cxx and NFD refuse Interests for the empty name.
             return Err(first.error(ErrorKind::Invalid(Element::Name)));
@@ -138,11 +138,6 @@ impl<'a> Interest<'a> {
                 t.offset,
             ));
         }
-        let digests = i
-            .name
-            .components()
-            .filter(|c| matches!(c.kind(), ComponentKind::ParamsDigest(_)))
-            .count();
         if (i.app_params.is_some() && digests != 1) || digests > 1 {
             return Err(Error::new(
                 ErrorKind::Invalid(Element::ApplicationParameters),

@@ -49,12 +49,22 @@ impl<'a> Name<'a> {
 
     /// Validates a sequence of component TLVs located at `base` in the outermost buffer.
     pub(crate) fn from_components(value: &'a [u8], base: usize) -> Result<Self> {
+        Self::from_components_counting(value, base).map(|(n, _)| n)
+    }
+
+    /// Like [`from_components`](Self::from_components), also counting the
+    /// ParametersSha256DigestComponents (the Interest decoder needs that count, and one pass
+    /// over the name is cheaper than two).
+    pub(crate) fn from_components_counting(value: &'a [u8], base: usize) -> Result<(Self, usize)> {
         let mut len = 0;
+        let mut params_digests = 0;
         for c in Reader::with_base(value, base) {
-            Component::from_tlv(c?)?;
+            let c = Component::from_tlv(c?)?;
+            params_digests +=
+                usize::from(u64::from(c.typ()) == tt::PARAMETERS_SHA256_DIGEST_COMPONENT);
             len += 1;
         }
-        Ok(Self { value, len })
+        Ok((Self { value, len }, params_digests))
     }
 
     /// Number of components.
