@@ -296,8 +296,12 @@ impl Shard {
         self.pending.get(&face).copied().unwrap_or(0)
     }
 
-    /// Hash of the whole name whose `n` prefix hashes are in `self.hashes`.
-    fn full_hash(&self, n: usize) -> u64 {
+    /// Hash of the whole `name`, whose first `n` prefix hashes are in `self.hashes`
+    /// (names deeper than [`MAX_PREFIX_DEPTH`] are hashed whole, as the CS does).
+    fn full_hash(&self, name: &Name<'_>, n: usize) -> u64 {
+        if name.len() > n {
+            return self.cfg.hash_key.name(name);
+        }
         match n.checked_sub(1) {
             Some(last) => self.hashes[last],
             None => self.cfg.hash_key.hash(&[]),
@@ -398,7 +402,7 @@ impl Shard {
         }
         let name = interest.name();
         let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
-        let name_hash = self.full_hash(n);
+        let name_hash = self.full_hash(&name, n);
         let nonce = interest.nonce().unwrap_or_else(|| {
             // A Nonce-less Interest (allowed on local faces) gets one.
             self.rng ^= self.rng << 13;
@@ -648,7 +652,7 @@ impl Shard {
         // rule). Upstreams that do not echo tokens are matched by name: exact entries, and
         // CanBePrefix entries at every prefix; variants no pending entry has are skipped.
         if self.matched.is_empty() {
-            let full_hash = self.full_hash(n);
+            let full_hash = self.full_hash(&name, n);
             let cbp_any = self.pit.has_can_be_prefix();
             let mbf_any = self.pit.has_must_be_fresh();
             for (cbp, mbf) in [(false, false), (false, true), (true, false), (true, true)] {
@@ -749,7 +753,7 @@ impl Shard {
         let name = interest.name();
         let id = inc.token.and_then(|t| self.pit.by_token(t)).or_else(|| {
             let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
-            let h = self.full_hash(n);
+            let h = self.full_hash(&name, n);
             let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
             self.pit.find(pit_key(h, cbp, mbf), &name, cbp, mbf)
         });

@@ -379,3 +379,21 @@ fn fragmented_interests_are_reassembled_and_forwarded() {
     assert_eq!(sim.consumer(cs[0]).data.len(), 1);
     assert_eq!(sim.router(r).counters().dropped(DropReason::Reassembly), 0);
 }
+
+#[test]
+fn names_deeper_than_the_fib_limit_still_hit_the_cs() {
+    let (mut sim, cs, r, p, _) = line(1);
+    let deep: String = (0..40).map(|i| format!("/c{i}")).collect();
+    let name = format!("/p{deep}");
+    sim.express(cs[0], &name, false, false, 1000);
+    sim.run_for(20 * MS);
+    sim.express(cs[0], &name, false, false, 1000);
+    sim.run_for(20 * MS);
+    assert_eq!(sim.consumer(cs[0]).data.len(), 2);
+    assert_eq!(
+        sim.producer(p).interests.len(),
+        1,
+        "second fetch from the CS"
+    );
+    assert_eq!(sim.router(r).counters().cs_hits, 1);
+}
