@@ -308,6 +308,16 @@ impl Shard {
         }
     }
 
+    /// Hash of the first `k` components of `name`, whose first `n` prefix hashes are in
+    /// `self.hashes` (deeper prefixes are hashed directly).
+    fn prefix_hash(&self, name: &Name<'_>, k: usize, n: usize) -> u64 {
+        match k {
+            0 => self.cfg.hash_key.hash(&[]),
+            k if k <= n => self.hashes[k - 1],
+            k => self.cfg.hash_key.name(&name.prefix(k)),
+        }
+    }
+
     fn face_info(&self, face: FaceId) -> FaceInfo {
         self.faces.get(&face).copied().unwrap_or_default()
     }
@@ -665,16 +675,17 @@ impl Shard {
                     self.matched.push(id);
                 }
             }
-            for k in 0..n.saturating_sub(1) {
+            for k in 1..name.len() {
                 if !cbp_any {
                     break;
                 }
-                let prefix = name.prefix(k + 1);
+                let prefix = name.prefix(k);
+                let prefix_hash = self.prefix_hash(&name, k, n);
                 for mbf in [false, true] {
                     if mbf && !mbf_any {
                         continue;
                     }
-                    let key = pit_key(self.hashes[k], true, mbf);
+                    let key = pit_key(prefix_hash, true, mbf);
                     if let Some(id) = self.pit.find(key, &prefix, true, mbf)
                         && !self.matched.contains(&id)
                     {
@@ -697,16 +708,7 @@ impl Shard {
             .filter(|e| e.can_be_prefix() && e.name_len() < name.len())
             .map(|e| e.name_len())
             .min();
-        let alias = alias.map(|k| {
-            (
-                name.prefix(k),
-                if k == 0 {
-                    self.cfg.hash_key.hash(&[])
-                } else {
-                    self.hashes[k - 1]
-                },
-            )
-        });
+        let alias = alias.map(|k| (name.prefix(k), self.prefix_hash(&name, k, n)));
         self.cs
             .insert(now, data, alias.as_ref().map(|(p, h)| (p, *h)));
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.

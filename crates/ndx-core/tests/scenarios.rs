@@ -397,3 +397,27 @@ fn names_deeper_than_the_fib_limit_still_hit_the_cs() {
     );
     assert_eq!(sim.router(r).counters().cs_hits, 1);
 }
+
+#[test]
+fn deep_can_be_prefix_interests_are_satisfied_and_cached() {
+    // The producer's prefix has 36 components; a CanBePrefix Interest for exactly that prefix
+    // gets `<prefix>/v=1`, so the CS alias is deeper than the 32 precomputed prefix hashes.
+    let deep: String = (0..35).map(|i| format!("/d{i}")).collect();
+    let prefix = format!("/p{deep}");
+    let mut sim = Sim::new(9);
+    let r = sim.add_router(cfg());
+    let c = sim.add_consumer();
+    sim.link(c, r, LinkSpec::default());
+    let p = sim.add_producer(&prefix, 100);
+    let (rp, _) = sim.link(r, p, LinkSpec::default());
+    sim.route(r, "/p", rp, 1);
+    sim.express(c, &prefix, true, false, 1000);
+    sim.run_for(20 * MS);
+    assert_eq!(sim.consumer(c).data.len(), 1);
+    assert_eq!(sim.consumer(c).data[0].1, format!("{prefix}/v=1"));
+    sim.express(c, &prefix, true, false, 1000);
+    sim.run_for(20 * MS);
+    assert_eq!(sim.consumer(c).data.len(), 2, "served from the CS through the alias");
+    assert_eq!(sim.producer(p).interests.len(), 1);
+    assert_eq!(sim.router(r).counters().cs_hits, 1);
+}
