@@ -417,7 +417,11 @@ fn deep_can_be_prefix_interests_are_satisfied_and_cached() {
     assert_eq!(sim.consumer(c).data[0].1, format!("{prefix}/v=1"));
     sim.express(c, &prefix, true, false, 1000);
     sim.run_for(20 * MS);
-    assert_eq!(sim.consumer(c).data.len(), 2, "served from the CS through the alias");
+    assert_eq!(
+        sim.consumer(c).data.len(),
+        2,
+        "served from the CS through the alias"
+    );
     assert_eq!(sim.producer(p).interests.len(), 1);
     assert_eq!(sim.router(r).counters().cs_hits, 1);
 }
