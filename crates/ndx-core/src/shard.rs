@@ -648,7 +648,9 @@ impl Shard {
     ) {
         self.counters.data_in += 1;
         let name = data.name();
-        let n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
+        // Prefix hashes only when the name search needs them (a Data echoing our token
+        // does not); `prefix_hash` hashes directly beyond the `n` computed.
+        let mut n = 0;
         self.matched.clear();
         // By our PIT token: O(1), then check the Data really answers that entry.
         if let Some(id) = token.and_then(|t| self.pit.by_token(t))
@@ -662,6 +664,7 @@ impl Shard {
         // rule). Upstreams that do not echo tokens are matched by name: exact entries, and
         // CanBePrefix entries at every prefix; variants no pending entry has are skipped.
         if self.matched.is_empty() {
+            n = prefix_hashes(&self.cfg.hash_key, &name, &mut self.hashes);
             let full_hash = self.full_hash(&name, n);
             let cbp_any = self.pit.has_can_be_prefix();
             let mbf_any = self.pit.has_must_be_fresh();
