@@ -121,6 +121,17 @@ impl Dispatch {
         }
     }
 
+    /// The shard for a packet that carries no usable name (an NDNLPv2 fragment): the keyed
+    /// hash of its source address picks the table entry, so every fragment of one packet
+    /// reaches the same shard, which reassembles and re-dispatches the whole packet.
+    ///
+    /// `source` is the source IPv4 (4 bytes) or IPv6 (16 bytes) address followed by the UDP
+    /// source port in network byte order, or the 6-byte source MAC for Ethernet faces.
+    pub fn source_shard(&self, source: &[u8]) -> u8 {
+        let h = self.key.hash(source);
+        self.table[(h as usize) & (self.table.len() - 1)]
+    }
+
     /// The shard for a packet: by our PIT token when present, else by name.
     pub fn shard(&self, name: &Name<'_>, pit_token: Option<&[u8]>) -> u8 {
         if let Some(s) = pit_token.and_then(token_shard)
@@ -212,6 +223,17 @@ mod tests {
         assert!(d.set_entry(idx, 2));
         assert_eq!(shard(&d, "/x/1/y"), 2);
         assert!(!d.set_entry(idx, 4), "no shard 4");
+    }
+
+    #[test]
+    fn source_dispatch_is_stable_and_spreads() {
+        let d = Dispatch::new(KEY, DispatchMode::Content, 4, 64).unwrap();
+        let a = [10, 0, 0, 1, 0x18, 0xdb];
+        assert_eq!(d.source_shard(&a), d.source_shard(&a));
+        let used: std::collections::HashSet<u8> = (0..64u8)
+            .map(|i| d.source_shard(&[10, 0, 0, i, 0x18, 0xdb]))
+            .collect();
+        assert_eq!(used.len(), 4, "64 sources reach every shard");
     }
 
     #[test]
