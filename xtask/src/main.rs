@@ -35,7 +35,7 @@ fn main() -> ExitCode {
 const USAGE: &str = "usage: cargo xtask <task>
 
 tasks:
-  demo            build ndx and dissect the bundled sample capture
+  demo            build ndx, then forward a file through it in throwaway network namespaces (root)
   test            install missing test prerequisites, then fmt + clippy + doc + all tests
   fuzz [SECONDS]  run every cargo-fuzz target for SECONDS each (default 60; needs nightly)";
 
@@ -76,9 +76,43 @@ fn cargo() -> String {
     "cargo".into()
 }
 
+/// Debian packages the build and the root tests need, each with a file that proves it is
+/// installed: clang/LLVM/libbpf headers build the XDP programs, iproute2/ethtool make the
+/// throwaway topologies, fio is the L2 store's reference, python3-venv hosts python-ndn.
+const APT_PACKAGES: &[(&str, &str)] = &[
+    ("clang", "/usr/bin/clang"),
+    ("llvm", "/usr/bin/llvm-strip"),
+    ("libbpf-dev", "/usr/include/bpf/bpf_helpers.h"),
+    ("linux-libc-dev", "/usr/include/linux/if_xdp.h"),
+    ("libelf-dev", "/usr/include/libelf.h"),
+    ("zlib1g-dev", "/usr/include/zlib.h"),
+    ("pkg-config", "/usr/bin/pkg-config"),
+    ("m4", "/usr/bin/m4"),
+    ("iproute2", "/usr/sbin/ip"),
+    ("ethtool", "/usr/sbin/ethtool"),
+    ("fio", "/usr/bin/fio"),
+    ("python3-venv", "/usr/share/doc/python3-venv"),
+];
+
+/// Where the independent NDN software for the interop tests is installed.
+fn interop_dir() -> PathBuf {
+    env::var_os("NDX_INTEROP_DIR").map_or_else(|| PathBuf::from("/opt/ndx-interop"), PathBuf::from)
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(|u| u == "0"))
+        })
+        .unwrap_or(false)
+}
+
 /// Installs what the test suite needs and is missing: the toolchain components named in
-/// rust-toolchain.toml (rustup normally adds them on first use; a toolchain installed
-/// without them is repaired here).
+/// rust-toolchain.toml, the Debian packages above (as root), and python-ndn and ndnd for the
+/// interop tests (pinned versions, from PyPI and the Go module proxy).
 fn setup() -> Result {
     let cargo = cargo();
     for (component, probe) in [("rustfmt", "fmt"), ("clippy", "clippy")] {
@@ -86,6 +120,84 @@ fn setup() -> Result {
             println!("setup: installing the {component} component");
             run("rustup", &["component", "add", component], &[])?;
         }
+    }
+    setup_packages()?;
+    setup_interop()
+}
+
+/// Installs the missing Debian packages (as root; otherwise says which to install).
+fn setup_packages() -> Result {
+    let missing: Vec<&str> = APT_PACKAGES
+        .iter()
+        .filter(|(_, probe)| !Path::new(probe).exists())
+        .map(|(p, _)| *p)
+        .collect();
+    if !missing.is_empty() {
+        if !is_root() {
+            return Err(format!(
+                "missing packages; run as root: apt-get install -y {}",
+                missing.join(" ")
+            ));
+        }
+        println!("setup: installing {}", missing.join(" "));
+        run("apt-get", &["update", "-q"], &[])?;
+        let mut args = vec!["install", "-y", "-q", "--no-install-recommends"];
+        args.extend(&missing);
+        run("apt-get", &args, &[("DEBIAN_FRONTEND", "noninteractive")])?;
+    }
+    Ok(())
+}
+
+/// Installs python-ndn and ndnd for the interop tests, when missing.
+fn setup_interop() -> Result {
+    let dir = interop_dir();
+    let py = dir.join("venv/bin/python");
+    if !works(py.to_str().unwrap_or("python"), &["-c", "import ndn"]) {
+        println!("setup: installing python-ndn 0.5.2 into {}", dir.display());
+        let venv = dir.join("venv");
+        run(
+            "/usr/bin/python3",
+            &["-m", "venv", venv.to_str().ok_or("non-UTF-8 path")?],
+            &[],
+        )?;
+        run(
+            dir.join("venv/bin/pip").to_str().unwrap_or("pip"),
+            &["install", "-q", "python-ndn==0.5.2"],
+            &[],
+        )?;
+    }
+    let ndnd = dir.join("go/ndnd");
+    if !ndnd.exists() {
+        if !works("go", &["version"]) {
+            return Err("the interop tests need Go (to build ndnd): install it from go.dev or apt-get install golang".into());
+        }
+        println!("setup: building ndnd v1.5.3 into {}", ndnd.display());
+        let go = dir.join("go");
+        std::fs::create_dir_all(&go).map_err(|e| format!("{}: {e}", go.display()))?;
+        std::fs::write(
+            go.join("go.mod"),
+            "module w\n\ngo 1.23\n\nrequire github.com/named-data/ndnd v1.5.3\n",
+        )
+        .map_err(|e| e.to_string())?;
+        std::fs::write(
+            go.join("tools.go"),
+            "//go:build tools\n\npackage w\n\nimport _ \"github.com/named-data/ndnd/cmd/ndnd\"\n",
+        )
+        .map_err(|e| e.to_string())?;
+        let in_go = |args: &[&str]| -> Result {
+            let status = Command::new("go")
+                .args(args)
+                .current_dir(&go)
+                .status()
+                .map_err(|e| format!("cannot run go: {e}"))?;
+            if status.success() {
+                Ok(())
+            } else {
+                Err(format!("`go {}` failed", args.join(" ")))
+            }
+        };
+        in_go(&["mod", "tidy"])?;
+        in_go(&["build", "-o", "ndnd", "github.com/named-data/ndnd/cmd/ndnd"])?;
     }
     Ok(())
 }
@@ -116,29 +228,40 @@ fn test() -> Result {
     Ok(())
 }
 
+/// The end-to-end demo: builds ndx (release), then `scripts/demo.sh` creates a throwaway
+/// topology of network namespaces (consumer - ndx on AF_XDP - producer), fetches a file through
+/// ndx twice (the second time from its content store), verifies the bytes, prints throughput
+/// and ndx's counters, and removes everything it created, also when interrupted. Without
+/// root, it shows `ndx dissect` on the bundled capture instead and says why.
 fn demo() -> Result {
+    setup_packages()?;
     let cargo = cargo();
     run(
         &cargo,
         &["build", "--release", "--locked", "-p", "ndx"],
         &[],
     )?;
-    let ndx = root().join("target/release/ndx");
+    let ndx = target_dir().join("release/ndx");
     let ndx = ndx.to_str().ok_or("non-UTF-8 target path")?;
+    if !is_root() {
+        println!(
+            "\nThe forwarding demo needs root (network namespaces, XDP, AF_XDP): run `sudo -E cargo xtask demo`.\nMeanwhile, here is ndx decoding a capture of real NDN traffic:\n"
+        );
+        return dissect_demo(ndx);
+    }
+    run("bash", &["scripts/demo.sh"], &[("NDX", ndx)])
+}
+
+/// Where cargo puts build outputs (honours CARGO_TARGET_DIR).
+fn target_dir() -> PathBuf {
+    env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
+}
+
+fn dissect_demo(ndx: &str) -> Result {
     let sample = "crates/ndx/testdata/sample.pcap";
     println!("\n== every NDN packet in {sample}, one line each ==");
     run(ndx, &["dissect", "--summary", sample], &[])?;
-    println!("\n== the TLV tree of the first packets ==");
-    let out = Command::new(ndx)
-        .args(["dissect", sample])
-        .current_dir(root())
-        .output()
-        .map_err(|e| format!("cannot run ndx: {e}"))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    for line in text.lines().take(40) {
-        println!("{line}");
-    }
-    println!("\n(see `ndx dissect --help`; `--json` prints one JSON object per packet)");
+    println!("\n(`ndx dissect FILE` prints the TLV trees; `--json` one JSON object per packet)");
     Ok(())
 }
 

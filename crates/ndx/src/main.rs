@@ -4,6 +4,7 @@
 //! malformed packet; every other packet was still printed); 2 usage or I/O error.
 
 mod capture;
+mod ctl;
 mod dissect;
 mod hex;
 
@@ -23,12 +24,137 @@ struct Cli {
 enum Command {
     /// Decode NDN packets (hex lines, or a pcap/pcapng capture) and print their TLV trees.
     Dissect(dissect::Args),
+    /// Run the router: attach to the configured interfaces and forward until SIGINT/SIGTERM.
+    Run(RunArgs),
+    /// Check a router configuration file and print what it sets up.
+    Check(CheckArgs),
+    /// Show a running router's counters (total and per shard), faces and routes.
+    Status(ctl::StatusArgs),
+    /// List, add or remove faces of a running router.
+    Face(ctl::FaceArgs),
+    /// List, add or remove routes of a running router, or set a prefix's strategy.
+    Route(ctl::RouteArgs),
+    /// Serve a file as a versioned, segmented NDN object over UDP (a producer).
+    Put(ndx_app::PutOptions),
+    /// Fetch a segmented object over UDP with a congestion window, verify it and report
+    /// throughput (a consumer).
+    Get(ndx_app::GetOptions),
+    /// Answer every Interest under a prefix with a Data of N bytes (a benchmark producer).
+    Serve(ndx_app::ServeOptions),
+    /// Send Interests as fast as a window allows and count the Data (a traffic generator).
+    Gen(ndx_app::GenOptions),
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    /// The configuration file.
+    #[arg(long, short = 'c')]
+    config: std::path::PathBuf,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// The configuration file.
+    #[arg(long, short = 'c')]
+    config: std::path::PathBuf,
+    /// Number of shard workers (overrides router.shards).
+    #[arg(long)]
+    shards: Option<usize>,
+}
+
+/// `ndx run`: start, forward until SIGINT/SIGTERM, stop cleanly (the XDP program is detached
+/// on every exit path: bpf_link attachments die with the process, SIGKILL included).
+fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
+    let mut cfg = ndx_router::config::Config::load(&args.config)?;
+    if let Some(n) = args.shards {
+        if !(1..=ndx_router::config::MAX_SHARDS).contains(&n) || cfg.dispatch_table < n {
+            return Err(format!(
+                "--shards {n}: between 1 and {} (and at most router.dispatch_table)",
+                ndx_router::config::MAX_SHARDS
+            )
+            .into());
+        }
+        cfg.shards = n;
+    }
+    let mut router = ndx_router::runtime::Router::start(cfg)?;
+    let stop = router.stop_flag();
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    eprintln!("{}", router.describe());
+    eprintln!("ndx: forwarding; SIGINT or SIGTERM stops");
+    router.run();
+    let report = router.shutdown();
+    eprintln!(
+        "ndx: stopped after {:.1} s: {} frames in, {} out, {} Interests, {} Data, {} CS hits",
+        report.uptime.as_secs_f64(),
+        report.total.get("rx_frames").unwrap_or(0),
+        report.total.get("tx_frames").unwrap_or(0),
+        report.total.get("interests_in").unwrap_or(0),
+        report.total.get("data_in").unwrap_or(0),
+        report.total.get("cs_hits").unwrap_or(0),
+    );
+    Ok(0)
+}
+
+/// `ndx put`: announces the versioned name, then serves until the duration ends (or forever).
+fn put(opts: &ndx_app::PutOptions) -> Result<u8, Box<dyn std::error::Error>> {
+    let content = ndx_app::read_input(opts.input.as_deref())?;
+    let mut producer = ndx_app::Producer::put(opts, &content)?;
+    if let Some(name) = producer.versioned_name() {
+        eprintln!(
+            "serving {name} ({} bytes) on udp://{}",
+            content.len(),
+            producer.local_addr()?
+        );
+    }
+    let report = producer.run(&std::sync::atomic::AtomicBool::new(false))?;
+    eprintln!("{report:?}");
+    Ok(0)
+}
+
+fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
+    let c = ndx_router::config::Config::load(&args.config)?;
+    println!(
+        "{}: ok: {} shard(s), dispatch {:?}, {} interface(s), {} face(s), {} route(s)",
+        args.config.display(),
+        c.shards,
+        c.dispatch,
+        c.interfaces.len(),
+        c.faces.len(),
+        c.routes.len()
+    );
+    Ok(0)
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Dissect(args) => dissect::run(&args),
+    let result: Result<u8, Box<dyn std::error::Error>> = match cli.command {
+        Command::Dissect(args) => dissect::run(&args).map_err(Into::into),
+        Command::Run(args) => run(&args),
+        Command::Check(args) => check(&args),
+        Command::Status(args) => ctl::status(&args).map_err(Into::into),
+        Command::Face(args) => ctl::face(&args).map_err(Into::into),
+        Command::Route(args) => ctl::route(&args).map_err(Into::into),
+        Command::Put(opts) => put(&opts),
+        Command::Get(opts) => ndx_app::get(&opts)
+            .map(|r| {
+                eprintln!("{r}");
+                0
+            })
+            .map_err(Into::into),
+        Command::Serve(opts) => ndx_app::serve(&opts)
+            .map(|r| {
+                eprintln!("{r:?}");
+                0
+            })
+            .map_err(Into::into),
+        Command::Gen(opts) => ndx_app::generate(&opts)
+            .map(|r| {
+                println!("{r}");
+                0
+            })
+            .map_err(Into::into),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome),

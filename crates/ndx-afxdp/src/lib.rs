@@ -1,0 +1,40 @@
+//! AF_XDP I/O for the ndx router.
+//!
+//! - [`Port`]: one (device, queue) with a [`Umem`] and N sockets sharing it;
+//!   each socket is an [`Endpoint`] (`Send`) driven by one shard thread.
+//! - [`RxFrame`] + [`Exchange`]: hand a received frame to another shard without
+//!   copying, and get it back to recycle it.
+//! - [`wire`]: parse Ethernet/VLAN/IPv4/IPv6/UDP and build outgoing headers
+//!   with correct checksums (no `unsafe`).
+//! - [`neigh`]: next-hop resolution over rtnetlink (route, source, gateway, MAC).
+//! - [`xdp`] and [`reflector`]: a minimal redirect-everything XDP program and
+//!   the raw AF_XDP reflector used as a benchmark baseline.
+//!
+//! See README.md for the shard worker loop.
+
+mod endpoint;
+mod error;
+mod exchange;
+pub mod neigh;
+mod port;
+pub mod reflector;
+mod spsc;
+mod umem;
+pub mod wire;
+pub mod xdp;
+
+pub use endpoint::{Counters, Endpoint, KernelStats, TxError, XDP_PKT_CONTD};
+pub use error::Error;
+pub use exchange::{Exchange, ExchangeReceiver, ExchangeSender};
+pub use port::{Port, PortConfig, XDP_USE_SG};
+pub use umem::{Frame, FrameMut, MAX_SEGMENTS, RxFrame, Umem, UmemConfig, XDP_PACKET_HEADROOM};
+
+// Compile-time guarantees the shard design relies on.
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<Endpoint>();
+    send::<RxFrame>();
+    send::<ExchangeSender>();
+    send::<ExchangeReceiver>();
+    send::<Umem>();
+};

@@ -1,0 +1,483 @@
+//! The UMEM: one mmap'ed region cut into equal frames, shared with the kernel.
+//!
+//! Every frame is, at any time, in exactly one place: a fill ring or the
+//! kernel, a free list of one [`crate::Endpoint`], a TX ring in flight, or a
+//! received [`RxFrame`] handle. Bytes of a received frame are reachable only
+//! through its handle (and [`Umem::frame`] / [`Umem::frame_mut`] borrow that
+//! handle), which is what makes reading them from safe code sound.
+
+#![allow(unsafe_code)]
+
+use std::ptr::NonNull;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::Error;
+
+/// Bytes the kernel reserves in front of received data in every frame
+/// (`XDP_PACKET_HEADROOM`); XDP metadata, when present, sits at its end.
+pub const XDP_PACKET_HEADROOM: u32 = 256;
+
+/// Most descriptors one received packet may span (an 8846-byte frame needs 3
+/// with 4096-byte frames); longer chains are dropped and counted.
+pub const MAX_SEGMENTS: usize = 8;
+
+/// Sizes of a UMEM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UmemConfig {
+    /// Bytes per frame: a power of two in 2048..=4096 (the kernel refuses larger
+    /// frames here). Default 4096.
+    pub frame_size: u32,
+    /// Number of frames. Default 8192 (32 MiB: needs CAP_IPC_LOCK above the
+    /// 8 MiB memlock limit).
+    pub frame_count: u32,
+    /// Extra headroom the kernel leaves in each frame before
+    /// [`XDP_PACKET_HEADROOM`]. Default 0.
+    pub headroom: u32,
+    /// Back the region with huge pages (`MAP_HUGETLB`); fails if none are reserved.
+    pub huge_pages: bool,
+    /// Bytes of XDP metadata the program writes in front of each received
+    /// packet (ndx's `struct ndx_xdp_meta`: 16). The kernel gives no length,
+    /// so [`Frame::meta`] returns this many bytes before the data, which the
+    /// port zeroes before a frame goes back to the fill ring: a frame without
+    /// metadata reads as zeros (magic 0). Clearing costs one cache-line write
+    /// per refilled frame; 0 disables it (and `meta()`). Default 16.
+    pub meta_len: u32,
+}
+
+impl Default for UmemConfig {
+    fn default() -> Self {
+        UmemConfig {
+            frame_size: 4096,
+            frame_count: 8192,
+            headroom: 0,
+            huge_pages: false,
+            meta_len: 16,
+        }
+    }
+}
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+
+/// The mapped memory. Unmapped when the last reference goes (after every
+/// socket using it, since every endpoint holds a reference).
+pub(crate) struct Region {
+    pub(crate) id: u32,
+    base: NonNull<u8>,
+    len: usize,
+    pub(crate) frame_size: u32,
+    pub(crate) frame_count: u32,
+    pub(crate) headroom: u32,
+    pub(crate) meta_len: u32,
+}
+
+// SAFETY: `Region` is a raw allocation; all access to its bytes goes through
+// frame ownership (handles, free lists) that are themselves moved between
+// threads, so sharing the base pointer is sound.
+unsafe impl Send for Region {}
+// SAFETY: see `Send`; `&Region` exposes no byte access without a handle.
+unsafe impl Sync for Region {}
+
+impl Region {
+    pub(crate) fn map(cfg: &UmemConfig) -> Result<Region, Error> {
+        if !cfg.frame_size.is_power_of_two() || !(2048..=4096).contains(&cfg.frame_size) {
+            return Err(Error::Config(format!(
+                "frame_size {} must be a power of two in 2048..=4096",
+                cfg.frame_size
+            )));
+        }
+        if cfg.frame_count == 0 {
+            return Err(Error::Config("frame_count must be > 0".into()));
+        }
+        if cfg.meta_len > 255 || cfg.meta_len > XDP_PACKET_HEADROOM {
+            return Err(Error::Config(format!(
+                "meta_len {} must be <= 255",
+                cfg.meta_len
+            )));
+        }
+        if cfg.headroom + XDP_PACKET_HEADROOM + 128 > cfg.frame_size {
+            return Err(Error::Config(format!(
+                "headroom {} too large",
+                cfg.headroom
+            )));
+        }
+        let len = cfg.frame_size as usize * cfg.frame_count as usize;
+        let mut flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE;
+        if cfg.huge_pages {
+            flags |= libc::MAP_HUGETLB;
+        }
+        // SAFETY: anonymous mapping, no existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                flags,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(Error::sys("mmap UMEM"));
+        }
+        let base = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| Error::sys("mmap UMEM"))?;
+        Ok(Region {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            base,
+            len,
+            frame_size: cfg.frame_size,
+            frame_count: cfg.frame_count,
+            headroom: cfg.headroom,
+            meta_len: cfg.meta_len,
+        })
+    }
+
+    /// The whole area, for registration with the kernel.
+    pub(crate) fn area(&self) -> NonNull<[u8]> {
+        NonNull::slice_from_raw_parts(self.base, self.len)
+    }
+
+    /// Offset of received data inside a frame when no metadata is present.
+    pub(crate) fn rx_data_offset(&self) -> u32 {
+        XDP_PACKET_HEADROOM + self.headroom
+    }
+
+    /// Zeroes the metadata area of the frame at `base` (before it is refilled).
+    ///
+    /// # Safety
+    /// The caller must own the frame (it is on a free list).
+    pub(crate) unsafe fn clear_meta(&self, base: u64) {
+        if self.meta_len > 0 {
+            let at = base + u64::from(self.rx_data_offset() - self.meta_len);
+            // SAFETY: inside the frame (meta_len <= XDP_PACKET_HEADROOM), owned (caller).
+            unsafe { self.bytes_mut(at, self.meta_len) }.fill(0);
+        }
+    }
+
+    /// Whether `[addr, addr + len)` lies inside one frame of the region.
+    pub(crate) fn valid(&self, addr: u64, len: u32) -> bool {
+        let fs = u64::from(self.frame_size);
+        addr < self.len as u64 && (addr % fs) + u64::from(len) <= fs
+    }
+
+    /// Base address of the frame containing `addr`.
+    pub(crate) fn frame_base(&self, addr: u64) -> u64 {
+        addr & !(u64::from(self.frame_size) - 1)
+    }
+
+    /// # Safety
+    /// `[addr, addr + len)` must be `valid` and the caller must own the frame
+    /// (no other live reference to those bytes, kernel not writing them) for `'a`.
+    pub(crate) unsafe fn bytes(&self, addr: u64, len: u32) -> &[u8] {
+        debug_assert!(self.valid(addr, len));
+        // SAFETY: in bounds (caller), and no writer exists (caller).
+        unsafe { std::slice::from_raw_parts(self.base.as_ptr().add(addr as usize), len as usize) }
+    }
+
+    /// # Safety
+    /// As [`Region::bytes`], and the caller's ownership must be exclusive.
+    #[expect(
+        clippy::mut_from_ref,
+        reason = "frame ownership, not &self, grants the exclusivity"
+    )]
+    pub(crate) unsafe fn bytes_mut(&self, addr: u64, len: u32) -> &mut [u8] {
+        debug_assert!(self.valid(addr, len));
+        // SAFETY: in bounds and exclusively owned (caller).
+        unsafe {
+            std::slice::from_raw_parts_mut(self.base.as_ptr().add(addr as usize), len as usize)
+        }
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: we mapped exactly this range; every socket registered on it
+        // is closed (endpoints hold an `Arc<Region>` and drop their rings first).
+        unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+    }
+}
+
+/// A cheap, cloneable reference to one port's UMEM, used to read frames that
+/// another shard handed over (see [`crate::Exchange`]).
+#[derive(Clone)]
+pub struct Umem {
+    pub(crate) region: Arc<Region>,
+}
+
+impl std::fmt::Debug for Umem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Umem")
+            .field("port", &self.region.id)
+            .field("frame_size", &self.region.frame_size)
+            .field("frame_count", &self.region.frame_count)
+            .finish()
+    }
+}
+
+impl Umem {
+    /// The id of the port that owns this memory (equals [`RxFrame::port`] of its frames).
+    pub fn port(&self) -> u32 {
+        self.region.id
+    }
+
+    /// Frame size in bytes.
+    pub fn frame_size(&self) -> u32 {
+        self.region.frame_size
+    }
+
+    /// Number of frames.
+    pub fn frame_count(&self) -> u32 {
+        self.region.frame_count
+    }
+
+    /// Read access to a received frame, or `None` if it belongs to another port.
+    pub fn frame<'a>(&'a self, frame: &'a RxFrame) -> Option<Frame<'a>> {
+        (frame.port == self.region.id).then_some(Frame {
+            region: &self.region,
+            frame,
+        })
+    }
+
+    /// Write access to a received frame (e.g. to rewrite headers in place before
+    /// [`crate::Endpoint::forward`]), or `None` if it belongs to another port.
+    pub fn frame_mut<'a>(&'a self, frame: &'a mut RxFrame) -> Option<FrameMut<'a>> {
+        (frame.port == self.region.id).then_some(FrameMut {
+            region: &self.region,
+            frame,
+        })
+    }
+}
+
+/// A received packet: the unique handle to one to [`MAX_SEGMENTS`] UMEM frames.
+///
+/// `Send` (it is plain data), neither `Clone` nor `Copy`. Give it back with
+/// [`crate::Endpoint::release`] (on any endpoint of the same port) or
+/// [`crate::Endpoint::forward`]; dropping it leaks its frames until the port
+/// is closed (never unsound).
+#[must_use = "release the frame or it leaks from the port's pool"]
+#[derive(Debug, PartialEq, Eq)]
+pub struct RxFrame {
+    pub(crate) port: u32,
+    pub(crate) nseg: u8,
+    pub(crate) meta_len: u8,
+    pub(crate) lens: [u16; MAX_SEGMENTS],
+    pub(crate) addrs: [u64; MAX_SEGMENTS],
+}
+
+impl RxFrame {
+    /// Id of the port (UMEM) the frame belongs to.
+    pub fn port(&self) -> u32 {
+        self.port
+    }
+
+    /// Total packet length (all segments, metadata excluded).
+    pub fn len(&self) -> usize {
+        self.lens[..self.nseg as usize]
+            .iter()
+            .map(|&l| l as usize)
+            .sum()
+    }
+
+    /// Whether the packet is empty (never true for a received frame).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Number of descriptors (1 unless the packet is a multi-buffer chain).
+    pub fn segments(&self) -> usize {
+        self.nseg as usize
+    }
+
+    /// Length of the metadata area in front of the packet ([`UmemConfig::meta_len`]).
+    pub fn meta_len(&self) -> usize {
+        self.meta_len as usize
+    }
+
+    pub(crate) fn seg(&self, i: usize) -> (u64, u32) {
+        (self.addrs[i], u32::from(self.lens[i]))
+    }
+}
+
+/// Read view of a received frame, borrowed from its handle and its UMEM.
+#[derive(Clone, Copy)]
+pub struct Frame<'a> {
+    region: &'a Region,
+    frame: &'a RxFrame,
+}
+
+impl std::fmt::Debug for Frame<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frame").field("frame", self.frame).finish()
+    }
+}
+
+impl<'a> Frame<'a> {
+    pub(crate) fn new(region: &'a Region, frame: &'a RxFrame) -> Self {
+        debug_assert_eq!(region.id, frame.port);
+        Frame { region, frame }
+    }
+
+    /// Segment `i` (the first holds the Ethernet header). Panics if `i >= segments()`.
+    pub fn segment(&self, i: usize) -> &'a [u8] {
+        assert!(i < self.frame.nseg as usize, "segment index out of range");
+        let (addr, len) = self.frame.seg(i);
+        // SAFETY: the address was validated when the handle was built; the
+        // handle uniquely owns the frame and is borrowed for 'a, so neither the
+        // kernel (not in a fill ring) nor safe code writes it meanwhile.
+        unsafe { self.region.bytes(addr, len) }
+    }
+
+    /// The first (often only) segment.
+    pub fn first(&self) -> &'a [u8] {
+        self.segment(0)
+    }
+
+    /// All segments in order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let this = *self;
+        (0..self.frame.nseg as usize).map(move |i| this.segment(i))
+    }
+
+    /// The [`UmemConfig::meta_len`] bytes in front of the packet: the XDP
+    /// program's metadata, or zeros if it wrote none (check its magic).
+    /// `None` when `meta_len` is 0.
+    pub fn meta(&self) -> Option<&'a [u8]> {
+        let m = u32::from(self.frame.meta_len);
+        if m == 0 {
+            return None;
+        }
+        let addr = self.frame.addrs[0] - u64::from(m);
+        // SAFETY: `meta_len` was computed so that `[addr, addrs[0])` lies in the
+        // same frame, which the handle owns (see `segment`).
+        Some(unsafe { self.region.bytes(addr, m) })
+    }
+
+    /// Copies the whole packet into `out` (for multi-buffer packets that must be
+    /// parsed contiguously); returns the length.
+    pub fn copy_to(&self, out: &mut Vec<u8>) -> usize {
+        out.clear();
+        for s in self.iter() {
+            out.extend_from_slice(s);
+        }
+        out.len()
+    }
+}
+
+/// Write view of a received frame.
+pub struct FrameMut<'a> {
+    region: &'a Region,
+    frame: &'a mut RxFrame,
+}
+
+impl std::fmt::Debug for FrameMut<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameMut")
+            .field("frame", &*self.frame)
+            .finish()
+    }
+}
+
+impl<'a> FrameMut<'a> {
+    pub(crate) fn new(region: &'a Region, frame: &'a mut RxFrame) -> Self {
+        debug_assert_eq!(region.id, frame.port);
+        FrameMut { region, frame }
+    }
+
+    /// Mutable segment `i`. Panics if `i >= segments()`.
+    pub fn segment_mut(&mut self, i: usize) -> &mut [u8] {
+        assert!(i < self.frame.nseg as usize, "segment index out of range");
+        let (addr, len) = self.frame.seg(i);
+        // SAFETY: validated address; the handle is exclusively borrowed, so this
+        // is the only reference to these bytes for the returned lifetime.
+        unsafe { self.region.bytes_mut(addr, len) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(frame_size: u32, frame_count: u32) -> UmemConfig {
+        UmemConfig {
+            frame_size,
+            frame_count,
+            ..UmemConfig::default()
+        }
+    }
+
+    #[test]
+    fn rejects_bad_geometry() {
+        for bad in [cfg(8192, 4), cfg(3000, 4), cfg(1024, 4), cfg(4096, 0)] {
+            assert!(
+                matches!(Region::map(&bad), Err(Error::Config(_))),
+                "{bad:?}"
+            );
+        }
+        let meta = UmemConfig {
+            meta_len: 300,
+            ..cfg(4096, 4)
+        };
+        assert!(matches!(Region::map(&meta), Err(Error::Config(_))));
+    }
+
+    #[test]
+    fn frames_and_bounds() {
+        let r = Region::map(&cfg(2048, 8)).unwrap();
+        assert_eq!(r.area().len(), 2048 * 8);
+        assert!(r.valid(2048 + 256, 1792));
+        assert!(!r.valid(2048 + 256, 1793), "crosses into the next frame");
+        assert!(!r.valid(2048 * 8, 1), "past the end");
+        assert_eq!(r.frame_base(3 * 2048 + 300), 3 * 2048);
+        let (a, b) = (
+            Region::map(&cfg(2048, 1)).unwrap(),
+            Region::map(&cfg(2048, 1)).unwrap(),
+        );
+        assert_ne!(a.id, b.id, "port ids are never reused");
+    }
+
+    #[test]
+    fn huge_pages_map_or_fail_cleanly() {
+        let free = std::fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| {
+                m.lines()
+                    .find(|l| l.starts_with("HugePages_Free:"))
+                    .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            })
+            .unwrap_or(0);
+        let r = Region::map(&UmemConfig {
+            huge_pages: true,
+            ..cfg(4096, 512)
+        });
+        if free >= 1 {
+            assert!(
+                r.is_ok(),
+                "{free} huge pages free but mapping failed: {:?}",
+                r.err()
+            );
+        } else {
+            assert!(matches!(
+                r,
+                Err(Error::Sys {
+                    op: "mmap UMEM",
+                    ..
+                })
+            ));
+        }
+    }
+
+    #[test]
+    fn clear_meta_zeroes_only_the_metadata_area() {
+        let r = Region::map(&cfg(2048, 2)).unwrap();
+        // SAFETY: test owns every frame of this private region.
+        let all = unsafe { r.bytes_mut(2048, 2048) };
+        all.fill(0xaa);
+        // SAFETY: as above.
+        unsafe { r.clear_meta(2048) };
+        // SAFETY: as above.
+        let all = unsafe { r.bytes(2048, 2048) };
+        assert!(all[256 - 16..256].iter().all(|&b| b == 0));
+        assert_eq!(all[256 - 17], 0xaa);
+        assert_eq!(all[256], 0xaa);
+    }
+}

@@ -1,0 +1,415 @@
+//! Link, network and transport headers around NDN packets (no `unsafe`).
+//!
+//! [`parse`] reads Ethernet (with at most one 802.1Q tag) carrying IPv4/UDP,
+//! IPv6/UDP or bare NDN (EtherType 0x8624) and says where the NDN bytes are.
+//! The `build_*` functions write outgoing headers into a caller buffer with
+//! correct checksums; the payload stays where it is (it may be given as several
+//! slices, e.g. LP headers + a Data from the content store). Nothing here
+//! panics on untrusted input: parsing is bounds-checked and returns `None`.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::ops::Range;
+
+/// EtherType of NDN over Ethernet.
+pub const ETHERTYPE_NDN: u16 = 0x8624;
+/// EtherType of IPv4.
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// EtherType of IPv6.
+pub const ETHERTYPE_IPV6: u16 = 0x86dd;
+/// EtherType of an 802.1Q VLAN tag.
+pub const ETHERTYPE_VLAN: u16 = 0x8100;
+/// Ethernet header length (no VLAN tag).
+pub const ETH_LEN: usize = 14;
+/// IPv4 header length without options.
+pub const IPV4_LEN: usize = 20;
+/// IPv6 header length.
+pub const IPV6_LEN: usize = 40;
+/// UDP header length.
+pub const UDP_LEN: usize = 8;
+
+/// How the NDN packet was carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Encap {
+    /// UDP over IPv4.
+    UdpV4,
+    /// UDP over IPv6.
+    UdpV6,
+    /// Bare Ethernet, EtherType 0x8624.
+    Ether,
+}
+
+/// What [`parse`] found in a frame.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// Encapsulation.
+    pub encap: Encap,
+    /// Destination MAC address.
+    pub dst_mac: [u8; 6],
+    /// Source MAC address.
+    pub src_mac: [u8; 6],
+    /// VLAN id, if the frame had an 802.1Q tag.
+    pub vlan: Option<u16>,
+    /// Source IP address and UDP port (UDP encapsulations only).
+    pub src: Option<SocketAddr>,
+    /// Destination IP address and UDP port (UDP encapsulations only).
+    pub dst: Option<SocketAddr>,
+    /// Where the NDN bytes are in the frame (trailing Ethernet padding excluded
+    /// for IP; for bare Ethernet the rest of the frame, padding included).
+    pub payload: Range<usize>,
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+fn mac(b: &[u8], at: usize) -> Option<[u8; 6]> {
+    b.get(at..at + 6)?.try_into().ok()
+}
+
+/// Parses a frame; `None` if it is not NDN-carrying Ethernet/IP/UDP as
+/// described above, truncated, an IPv4 fragment, or inconsistent.
+/// Never panics. `frame` may be just the first segment of a multi-buffer
+/// packet as long as it holds the headers; `total_len` is the whole length.
+pub fn parse(frame: &[u8], total_len: usize) -> Option<Parsed> {
+    let dst_mac = mac(frame, 0)?;
+    let src_mac = mac(frame, 6)?;
+    let mut ethertype = be16(frame, 12)?;
+    let mut off = ETH_LEN;
+    let mut vlan = None;
+    if ethertype == ETHERTYPE_VLAN {
+        vlan = Some(be16(frame, 14)? & 0x0fff);
+        ethertype = be16(frame, 16)?;
+        off += 4;
+    }
+    let total_len = total_len.max(frame.len());
+    match ethertype {
+        ETHERTYPE_NDN => Some(Parsed {
+            encap: Encap::Ether,
+            dst_mac,
+            src_mac,
+            vlan,
+            src: None,
+            dst: None,
+            payload: off..total_len,
+        }),
+        ETHERTYPE_IPV4 => {
+            let ip = frame.get(off..off + IPV4_LEN)?;
+            if ip[0] >> 4 != 4 {
+                return None;
+            }
+            let ihl = usize::from(ip[0] & 0x0f) * 4;
+            let tot = usize::from(be16(ip, 2)?);
+            let frag = be16(ip, 6)?;
+            if ihl < IPV4_LEN || tot < ihl + UDP_LEN || off + tot > total_len || ip[9] != 17 {
+                return None;
+            }
+            if frag & 0x3fff != 0 {
+                return None; // fragment: MF set or non-zero offset
+            }
+            let s = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
+            let d = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
+            let u = off + ihl;
+            udp(frame, u, off + tot, IpAddr::V4(s), IpAddr::V4(d)).map(|(src, dst, payload)| {
+                Parsed {
+                    encap: Encap::UdpV4,
+                    dst_mac,
+                    src_mac,
+                    vlan,
+                    src: Some(src),
+                    dst: Some(dst),
+                    payload,
+                }
+            })
+        }
+        ETHERTYPE_IPV6 => {
+            let ip = frame.get(off..off + IPV6_LEN)?;
+            if ip[0] >> 4 != 6 || ip[6] != 17 {
+                return None;
+            }
+            let plen = usize::from(be16(ip, 4)?);
+            let end = off + IPV6_LEN + plen;
+            if end > total_len {
+                return None;
+            }
+            let s: [u8; 16] = ip[8..24].try_into().ok()?;
+            let d: [u8; 16] = ip[24..40].try_into().ok()?;
+            let (s, d) = (IpAddr::V6(Ipv6Addr::from(s)), IpAddr::V6(Ipv6Addr::from(d)));
+            udp(frame, off + IPV6_LEN, end, s, d).map(|(src, dst, payload)| Parsed {
+                encap: Encap::UdpV6,
+                dst_mac,
+                src_mac,
+                vlan,
+                src: Some(src),
+                dst: Some(dst),
+                payload,
+            })
+        }
+        _ => None,
+    }
+}
+
+fn udp(
+    frame: &[u8],
+    at: usize,
+    ip_end: usize,
+    s: IpAddr,
+    d: IpAddr,
+) -> Option<(SocketAddr, SocketAddr, Range<usize>)> {
+    let sport = be16(frame, at)?;
+    let dport = be16(frame, at + 2)?;
+    let ulen = usize::from(be16(frame, at + 4)?);
+    if ulen < UDP_LEN || at + ulen > ip_end {
+        return None;
+    }
+    Some((
+        SocketAddr::new(s, sport),
+        SocketAddr::new(d, dport),
+        at + UDP_LEN..at + ulen,
+    ))
+}
+
+/// One's-complement sum accumulator (RFC 1071) over byte slices of any
+/// alignment, fed piecewise.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Checksum {
+    sum: u64,
+    odd: Option<u8>,
+}
+
+impl Checksum {
+    /// An empty sum.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds bytes (continuing an odd byte left by the previous call).
+    pub fn add(&mut self, mut data: &[u8]) {
+        if let Some(hi) = self.odd.take() {
+            match data.split_first() {
+                Some((&lo, rest)) => {
+                    self.sum += u64::from(u16::from_be_bytes([hi, lo]));
+                    data = rest;
+                }
+                None => {
+                    self.odd = Some(hi);
+                    return;
+                }
+            }
+        }
+        let mut chunks = data.chunks_exact(2);
+        for c in &mut chunks {
+            self.sum += u64::from(u16::from_be_bytes([c[0], c[1]]));
+        }
+        if let [b] = chunks.remainder() {
+            self.odd = Some(*b);
+        }
+    }
+
+    /// The folded, complemented 16-bit checksum.
+    pub fn finish(self) -> u16 {
+        let mut s = self.sum;
+        if let Some(hi) = self.odd {
+            s += u64::from(u16::from_be_bytes([hi, 0]));
+        }
+        while s >> 16 != 0 {
+            s = (s & 0xffff) + (s >> 16);
+        }
+        !(s as u16)
+    }
+}
+
+/// Addresses of an outgoing UDP packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpHeaders {
+    /// Source MAC (our interface).
+    pub src_mac: [u8; 6],
+    /// Destination MAC (the next hop).
+    pub dst_mac: [u8; 6],
+    /// Source address and port (both v4 or both v6 with `dst`).
+    pub src: SocketAddr,
+    /// Destination address and port.
+    pub dst: SocketAddr,
+    /// IPv4 TTL / IPv6 hop limit.
+    pub ttl: u8,
+}
+
+/// Why headers could not be built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// `out` is shorter than the headers.
+    #[error("header buffer too small")]
+    BufferTooSmall,
+    /// The payload does not fit in one IP packet.
+    #[error("payload too long")]
+    TooLong,
+    /// Source and destination are of different IP families.
+    #[error("mixed IPv4/IPv6 addresses")]
+    MixedFamilies,
+}
+
+fn eth(out: &mut [u8], dst: [u8; 6], src: [u8; 6], ethertype: u16) {
+    out[0..6].copy_from_slice(&dst);
+    out[6..12].copy_from_slice(&src);
+    out[12..14].copy_from_slice(&ethertype.to_be_bytes());
+}
+
+/// Writes Ethernet + IPv4 (or IPv6) + UDP headers for a payload given as
+/// `payload` slices into `out`; returns the header length (42 or 62). The UDP
+/// checksum is computed over the pseudo header, UDP header and payload.
+pub fn build_udp(out: &mut [u8], h: &UdpHeaders, payload: &[&[u8]]) -> Result<usize, BuildError> {
+    let plen: usize = payload.iter().map(|p| p.len()).sum();
+    let ulen = UDP_LEN + plen;
+    let mut ck = Checksum::new();
+    let hlen = match (h.src, h.dst) {
+        (SocketAddr::V4(s), SocketAddr::V4(d)) => {
+            let hl = ETH_LEN + IPV4_LEN + UDP_LEN;
+            if out.len() < hl {
+                return Err(BuildError::BufferTooSmall);
+            }
+            let tot = IPV4_LEN + ulen;
+            let tot16 = u16::try_from(tot).map_err(|_| BuildError::TooLong)?;
+            eth(out, h.dst_mac, h.src_mac, ETHERTYPE_IPV4);
+            let ip = &mut out[ETH_LEN..ETH_LEN + IPV4_LEN];
+            ip[0] = 0x45;
+            ip[1] = 0;
+            ip[2..4].copy_from_slice(&tot16.to_be_bytes());
+            ip[4..6].copy_from_slice(&[0, 0]);
+            ip[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // DF
+            ip[8] = h.ttl;
+            ip[9] = 17;
+            ip[10..12].copy_from_slice(&[0, 0]);
+            ip[12..16].copy_from_slice(&s.ip().octets());
+            ip[16..20].copy_from_slice(&d.ip().octets());
+            let mut ipck = Checksum::new();
+            ipck.add(ip);
+            let c = ipck.finish();
+            ip[10..12].copy_from_slice(&c.to_be_bytes());
+            ck.add(&s.ip().octets());
+            ck.add(&d.ip().octets());
+            ck.add(&[0, 17]);
+            ck.add(&(ulen as u16).to_be_bytes());
+            hl
+        }
+        (SocketAddr::V6(s), SocketAddr::V6(d)) => {
+            let hl = ETH_LEN + IPV6_LEN + UDP_LEN;
+            if out.len() < hl {
+                return Err(BuildError::BufferTooSmall);
+            }
+            let ulen32 = u32::try_from(ulen).map_err(|_| BuildError::TooLong)?;
+            let ulen16 = u16::try_from(ulen).map_err(|_| BuildError::TooLong)?;
+            eth(out, h.dst_mac, h.src_mac, ETHERTYPE_IPV6);
+            let ip = &mut out[ETH_LEN..ETH_LEN + IPV6_LEN];
+            ip[0..4].copy_from_slice(&0x6000_0000u32.to_be_bytes());
+            ip[4..6].copy_from_slice(&ulen16.to_be_bytes());
+            ip[6] = 17;
+            ip[7] = h.ttl;
+            ip[8..24].copy_from_slice(&s.ip().octets());
+            ip[24..40].copy_from_slice(&d.ip().octets());
+            ck.add(&s.ip().octets());
+            ck.add(&d.ip().octets());
+            ck.add(&ulen32.to_be_bytes());
+            ck.add(&[0, 0, 0, 17]);
+            hl
+        }
+        _ => return Err(BuildError::MixedFamilies),
+    };
+    let u = hlen - UDP_LEN;
+    let udp = &mut out[u..hlen];
+    udp[0..2].copy_from_slice(&h.src.port().to_be_bytes());
+    udp[2..4].copy_from_slice(&h.dst.port().to_be_bytes());
+    udp[4..6].copy_from_slice(&(ulen as u16).to_be_bytes());
+    udp[6..8].copy_from_slice(&[0, 0]);
+    ck.add(udp);
+    for p in payload {
+        ck.add(p);
+    }
+    let mut c = ck.finish();
+    if c == 0 {
+        c = 0xffff; // RFC 768: a computed zero is sent as all ones
+    }
+    udp[6..8].copy_from_slice(&c.to_be_bytes());
+    Ok(hlen)
+}
+
+/// Writes a bare NDN Ethernet header (EtherType 0x8624); returns 14.
+pub fn build_ether(
+    out: &mut [u8],
+    dst_mac: [u8; 6],
+    src_mac: [u8; 6],
+) -> Result<usize, BuildError> {
+    if out.len() < ETH_LEN {
+        return Err(BuildError::BufferTooSmall);
+    }
+    eth(out, dst_mac, src_mac, ETHERTYPE_NDN);
+    Ok(ETH_LEN)
+}
+
+/// Offset of the IP header in a parsed frame.
+fn l3_start(p: &Parsed) -> usize {
+    ETH_LEN + p.vlan.map_or(0, |_| 4)
+}
+
+/// Verifies the IPv4 header checksum and the UDP checksum of a parsed UDP frame
+/// (`frame` must be the whole packet). A zero IPv4 UDP checksum counts as valid.
+pub fn checksums_ok(frame: &[u8], p: &Parsed) -> bool {
+    let Some((src, dst)) = p.src.zip(p.dst) else {
+        return true;
+    };
+    let u = p.payload.start - UDP_LEN;
+    let Some(udp) = frame.get(u..p.payload.end) else {
+        return false;
+    };
+    let mut ck = Checksum::new();
+    match (src.ip(), dst.ip()) {
+        (IpAddr::V4(s), IpAddr::V4(d)) => {
+            let ip_start = l3_start(p);
+            let mut ipck = Checksum::new();
+            ipck.add(&frame[ip_start..u]);
+            if ipck.finish() != 0 {
+                return false;
+            }
+            if udp[6..8] == [0, 0] {
+                return true;
+            }
+            ck.add(&s.octets());
+            ck.add(&d.octets());
+            ck.add(&[0, 17]);
+        }
+        (IpAddr::V6(s), IpAddr::V6(d)) => {
+            ck.add(&s.octets());
+            ck.add(&d.octets());
+            ck.add(&[0, 17]);
+        }
+        _ => return false,
+    }
+    ck.add(&(udp.len() as u16).to_be_bytes());
+    ck.add(udp);
+    ck.finish() == 0
+}
+
+/// Turns a received UDP frame around in place: swaps MACs, IP addresses and
+/// UDP ports. Checksums stay valid (every swapped field is covered by a sum
+/// that is order-independent). `frame` may be the first segment of a longer
+/// packet of `total_len` bytes. Returns false (MACs still swapped) if the
+/// frame is not UDP/IP.
+pub fn swap_in_place(frame: &mut [u8], total_len: usize) -> bool {
+    if frame.len() < ETH_LEN {
+        return false;
+    }
+    let (d, s) = frame.split_at_mut(6);
+    d.swap_with_slice(&mut s[..6]);
+    let Some(p) = parse(frame, total_len) else {
+        return false;
+    };
+    let u = p.payload.start - UDP_LEN;
+    let (a, alen) = match p.encap {
+        Encap::UdpV4 => (l3_start(&p) + 12, 4),
+        Encap::UdpV6 => (l3_start(&p) + 8, 16),
+        Encap::Ether => return false,
+    };
+    let (x, y) = frame[a..a + 2 * alen].split_at_mut(alen);
+    x.swap_with_slice(y);
+    let (x, y) = frame[u..u + 4].split_at_mut(2);
+    x.swap_with_slice(y);
+    true
+}

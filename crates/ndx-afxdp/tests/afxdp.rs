@@ -1,0 +1,505 @@
+//! Root-only: real AF_XDP sockets on a veth pair in throwaway namespaces.
+
+mod common;
+
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+use common::{
+    A_IP, A_IP6, A_MAC, B_IP, B_IP6, B_MAC, Pair, root_or_skip, spawn_in, udp_a, wait_until,
+};
+use ndx_afxdp::wire::{self, Encap, UdpHeaders};
+use ndx_afxdp::xdp::{META_MAGIC, RedirectProgram};
+use ndx_afxdp::{Endpoint, Exchange, Port, PortConfig, RxFrame, UmemConfig};
+
+fn small_cfg(sockets: u32) -> PortConfig {
+    PortConfig {
+        umem: UmemConfig {
+            frame_count: 4096,
+            ..UmemConfig::default()
+        },
+        sockets,
+        ..PortConfig::default()
+    }
+}
+
+/// Sends `n` datagrams "ndx-<i>" (padded to `size`) from A_IP:5000 to B_IP:6363.
+fn send_from_a(pair: &Pair, n: usize, size: usize) {
+    spawn_in(&pair.a.0, move || {
+        let s = udp_a(5000);
+        for i in 0..n {
+            let mut p = format!("ndx-{i}").into_bytes();
+            p.resize(size.max(p.len()), b'.');
+            s.send_to(&p, (B_IP, 6363)).expect("send");
+            if i % 32 == 31 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+/// The payload of a test datagram (UDP to port 6363); `None` for the kernel's
+/// own chatter (IPv6 ND, MLD...) that the redirect program also steers to us.
+fn ours(bytes: &[u8], total: usize) -> Option<wire::Parsed> {
+    wire::parse(bytes, total).filter(|p| p.dst.is_some_and(|d| d.port() == 6363))
+}
+
+fn drain(ep: &mut Endpoint, out: &mut Vec<RxFrame>) -> usize {
+    let n = ep.rx_burst(out, 64);
+    ep.poll();
+    n
+}
+
+#[test]
+fn receives_kernel_udp_with_metadata() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(1500);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let rx = spawn_in(&pair.b.0, move || {
+        let mut port = Port::open("b0", 0, &small_cfg(1)).expect("open port");
+        let mut prog = RedirectProgram::attach("b0", 1, true).expect("attach");
+        let ep = &mut port.endpoints_mut()[0];
+        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let free0 = ep.free_frames();
+        ready_tx.send(()).unwrap();
+        go_rx.recv().unwrap();
+        let mut got = Vec::new();
+        let mut frames = Vec::new();
+        wait_until(10, || {
+            drain(ep, &mut frames);
+            for f in frames.drain(..) {
+                let v = ep.frame(&f);
+                let meta = v.meta().expect("metadata present").to_vec();
+                if let Some(p) = ours(v.first(), f.len()) {
+                    got.push((
+                        meta,
+                        p.encap,
+                        p.src.unwrap(),
+                        p.dst.unwrap(),
+                        v.first()[p.payload].to_vec(),
+                    ));
+                }
+                ep.release(f);
+            }
+            got.len() >= 100
+        });
+        ep.poll();
+        (got, free0, ep.free_frames(), ep.counters())
+    });
+    ready_rx.recv().unwrap();
+    send_from_a(&pair, 100, 0);
+    go_tx.send(()).unwrap();
+    let (got, free0, free1, c) = rx.join().unwrap();
+    assert_eq!(got.len(), 100, "counters {c:?}");
+    let mut payloads: Vec<String> = got
+        .iter()
+        .map(|g| String::from_utf8(g.4.clone()).unwrap())
+        .collect();
+    payloads.sort();
+    let mut want: Vec<String> = (0..100).map(|i| format!("ndx-{i}")).collect();
+    want.sort();
+    assert_eq!(payloads, want);
+    for (meta, encap, src, dst, _) in &got {
+        assert_eq!(meta.len(), 16);
+        assert_eq!(u16::from_ne_bytes([meta[14], meta[15]]), META_MAGIC);
+        assert_eq!(*encap, Encap::UdpV4);
+        assert_eq!(src.to_string(), format!("{A_IP}:5000"));
+        assert_eq!(dst.to_string(), format!("{B_IP}:6363"));
+    }
+    assert_eq!(c.rx_packets, 100);
+    assert_eq!(free0, free1, "frames leaked");
+}
+
+#[test]
+fn reflects_back_to_kernel_socket() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(1500);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let stop2 = stop.clone();
+    let refl = spawn_in(&pair.b.0, move || {
+        let mut ep = Port::open("b0", 0, &small_cfg(1))
+            .unwrap()
+            .into_endpoints()
+            .remove(0);
+        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
+        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        ready_tx.send(()).unwrap();
+        ndx_afxdp::reflector::reflect(&mut ep, |_| stop2.load(Ordering::Relaxed))
+    });
+    ready_rx.recv().unwrap();
+    let got = spawn_in(&pair.a.0, || {
+        let s = udp_a(5000);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        for i in 0..50 {
+            s.send_to(format!("echo-{i}").as_bytes(), (B_IP, 6363))
+                .unwrap();
+            if let Ok((n, from)) = s.recv_from(&mut buf) {
+                assert_eq!(from.to_string(), format!("{B_IP}:6363"));
+                got.push(String::from_utf8(buf[..n].to_vec()).unwrap());
+            }
+        }
+        got
+    })
+    .join()
+    .unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let st = refl.join().unwrap();
+    assert!(
+        got.len() >= 45,
+        "only {} of 50 came back ({st:?})",
+        got.len()
+    );
+    for g in &got {
+        assert!(g.starts_with("echo-"));
+    }
+    assert!(st.tx_packets >= got.len() as u64);
+}
+
+#[test]
+fn two_sockets_share_one_queue_and_umem() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(1500);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let done = Arc::new(AtomicBool::new(false));
+    let done2 = done.clone();
+    let main = spawn_in(&pair.b.0, move || {
+        let mut eps = Port::open("b0", 0, &small_cfg(2)).unwrap().into_endpoints();
+        let mut prog = RedirectProgram::attach("b0", 2, false).unwrap();
+        prog.insert(0, 0, &eps[0].as_raw_fd()).unwrap();
+        prog.insert(0, 1, &eps[1].as_raw_fd()).unwrap();
+        let mut second = eps.pop().unwrap();
+        let mut owner = eps.pop().unwrap();
+        assert!(owner.is_owner() && !second.is_owner());
+        // The second socket runs on its own thread, as a shard would.
+        let d = done2.clone();
+        let t = std::thread::spawn(move || {
+            let mut n = 0;
+            let mut fr = Vec::new();
+            while !d.load(Ordering::Relaxed) {
+                drain(&mut second, &mut fr);
+                for f in fr.drain(..) {
+                    // This program writes no metadata: the area reads as zeros.
+                    assert_eq!(second.frame(&f).meta(), Some(&[0u8; 16][..]));
+                    n += usize::from(ours(second.frame(&f).first(), f.len()).is_some());
+                    second.release(f);
+                }
+            }
+            second.poll();
+            (n, second.free_frames())
+        });
+        ready_tx.send(()).unwrap();
+        let mut n0 = 0;
+        let mut fr = Vec::new();
+        while !done2.load(Ordering::Relaxed) {
+            drain(&mut owner, &mut fr);
+            for f in fr.drain(..) {
+                n0 += usize::from(ours(owner.frame(&f).first(), f.len()).is_some());
+                owner.release(f);
+            }
+        }
+        let (n1, free_second) = t.join().unwrap();
+        // Let the owner collect the second socket's returns.
+        owner.poll();
+        (n0, n1, owner.free_frames() + free_second)
+    });
+    ready_rx.recv().unwrap();
+    send_from_a(&pair, 200, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    done.store(true, Ordering::Relaxed);
+    let (n0, n1, free) = main.join().unwrap();
+    assert_eq!(n0 + n1, 200, "owner {n0} second {n1}");
+    assert!(n0 > 0 && n1 > 0, "owner {n0} second {n1}");
+    assert_eq!(free, 4096, "all frames back in the pools");
+}
+
+#[test]
+fn jumbo_multi_buffer_round_trip() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(9000);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let b = spawn_in(&pair.b.0, move || {
+        let mut ep = Port::open("b0", 0, &small_cfg(1))
+            .unwrap()
+            .into_endpoints()
+            .remove(0);
+        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
+        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        ready_tx.send(()).unwrap();
+        let mut fr = Vec::new();
+        let mut mine = None;
+        assert!(
+            wait_until(10, || {
+                drain(&mut ep, &mut fr);
+                for f in fr.drain(..) {
+                    let mut whole = Vec::new();
+                    ep.frame(&f).copy_to(&mut whole);
+                    if mine.is_none() && ours(&whole, whole.len()).is_some() {
+                        mine = Some(f);
+                    } else {
+                        ep.release(f);
+                    }
+                }
+                mine.is_some()
+            }),
+            "nothing received"
+        );
+        let f = mine.unwrap();
+        let segs = f.segments();
+        let mut whole = Vec::new();
+        ep.frame(&f).copy_to(&mut whole);
+        let p = wire::parse(&whole, whole.len()).unwrap();
+        let payload = whole[p.payload.clone()].to_vec();
+        ep.release(f);
+        // Send it back as one multi-buffer packet: new headers + the payload.
+        let h = UdpHeaders {
+            src_mac: B_MAC,
+            dst_mac: A_MAC,
+            src: p.dst.unwrap(),
+            dst: p.src.unwrap(),
+            ttl: 64,
+        };
+        let mut hdr = [0u8; 62];
+        let hl = wire::build_udp(&mut hdr, &h, &[&payload]).unwrap();
+        let (a, b) = payload.split_at(1000);
+        ep.push_tx(&[&hdr[..hl], a, b]).unwrap();
+        ep.flush_tx();
+        assert!(wait_until(5, || {
+            ep.complete();
+            ep.counters().tx_completed >= 3
+        }));
+        ep.poll();
+        (segs, whole.len(), payload, ep.kernel_stats().unwrap())
+    });
+    ready_rx.recv().unwrap();
+    let back = spawn_in(&pair.a.0, || {
+        let s = udp_a(5000);
+        let mut p = vec![0u8; 8800];
+        for (i, b) in p.iter_mut().enumerate() {
+            *b = (i % 251) as u8;
+        }
+        s.send_to(&p, (B_IP, 6363)).unwrap();
+        let mut buf = vec![0u8; 9000];
+        let mut r = None;
+        for _ in 0..25 {
+            if let Ok((n, from)) = s.recv_from(&mut buf) {
+                r = Some((buf[..n].to_vec(), from));
+                break;
+            }
+        }
+        (p, r)
+    })
+    .join()
+    .unwrap();
+    let (segs, len, payload, ks) = b.join().unwrap();
+    assert!(segs >= 3, "8842-byte frame in {segs} segment(s)");
+    assert_eq!(len, 8800 + 42);
+    assert_eq!(payload, back.0);
+    let (echo, from) = back
+        .1
+        .unwrap_or_else(|| panic!("no echo came back; kernel stats {ks:?}"));
+    assert_eq!(from.to_string(), format!("{B_IP}:6363"));
+    assert_eq!(echo, back.0, "echoed bytes differ");
+    assert_eq!(ks.tx_invalid_descs, 0);
+}
+
+#[test]
+fn exchange_hands_frames_to_another_thread_without_leaks() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(1500);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let done = Arc::new(AtomicBool::new(false));
+    let done2 = done.clone();
+    let b = spawn_in(&pair.b.0, move || {
+        let mut ep = Port::open("b0", 0, &small_cfg(1))
+            .unwrap()
+            .into_endpoints()
+            .remove(0);
+        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
+        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let free0 = ep.free_frames();
+        let (mut tx, mut rx) = Exchange::new(64);
+        let umem = ep.umem();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop2 = stop.clone();
+        // The other shard: reads payloads through the UMEM handle, gives frames back.
+        let other = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            while !stop2.load(Ordering::Relaxed) {
+                while let Some(f) = rx.recv() {
+                    let v = umem.frame(&f).expect("same port");
+                    if let Some(p) = ours(v.first(), f.len()) {
+                        seen.push(String::from_utf8(v.first()[p.payload].to_vec()).unwrap());
+                    }
+                    rx.give_back(f);
+                }
+            }
+            seen
+        });
+        ready_tx.send(()).unwrap();
+        let mut fr = Vec::new();
+        let mut backlog = std::collections::VecDeque::new();
+        let mut sent = 0;
+        while !done2.load(Ordering::Relaxed) || tx.in_flight() > 0 || !backlog.is_empty() {
+            drain(&mut ep, &mut fr);
+            backlog.extend(fr.drain(..));
+            // A full exchange gives the frame back: keep it and retry.
+            while let Some(f) = backlog.pop_front() {
+                if let Err(f) = tx.send(f) {
+                    backlog.push_front(f);
+                    break;
+                }
+                sent += 1;
+            }
+            while let Some(f) = tx.reap() {
+                ep.release(f);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let seen = other.join().unwrap();
+        ep.poll();
+        (sent, seen, free0, ep.free_frames(), ep.outstanding())
+    });
+    ready_rx.recv().unwrap();
+    send_from_a(&pair, 100, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    done.store(true, Ordering::Relaxed);
+    let (sent, seen, free0, free1, outstanding) = b.join().unwrap();
+    assert!(sent >= 100, "sent {sent}");
+    assert_eq!(seen.len(), 100);
+    assert!(seen.iter().all(|s| s.starts_with("ndx-")));
+    assert_eq!(outstanding, 0);
+    assert_eq!(free0, free1, "frames leaked");
+}
+
+/// Frames built by `wire::build_udp` (IPv4 and IPv6) and sent with `tx_burst`
+/// are accepted by the peer's kernel, which verifies both checksums.
+#[test]
+fn built_udp_frames_pass_kernel_checksums() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(1500);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (sent_tx, sent_rx) = mpsc::channel();
+    let recv = spawn_in(&pair.a.0, move || {
+        let s4 = udp_a(5000);
+        let s6 = std::net::UdpSocket::bind((A_IP6.parse::<std::net::Ipv6Addr>().unwrap(), 5000))
+            .unwrap();
+        s6.set_read_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        ready_tx.send(()).unwrap();
+        sent_rx.recv().unwrap();
+        let mut got = Vec::new();
+        let mut buf = [0u8; 2048];
+        for s in [&s4, &s6] {
+            for _ in 0..20 {
+                if let Ok((n, from)) = s.recv_from(&mut buf) {
+                    got.push((from, buf[..n].to_vec()));
+                    break;
+                }
+            }
+        }
+        got
+    });
+    ready_rx.recv().unwrap();
+    spawn_in(&pair.b.0, move || {
+        let mut ep = Port::open("b0", 0, &small_cfg(1))
+            .unwrap()
+            .into_endpoints()
+            .remove(0);
+        let mut frames: Vec<Vec<u8>> = Vec::new();
+        for (i, (src, dst)) in [
+            (format!("{B_IP}:6363"), format!("{A_IP}:5000")),
+            (format!("[{B_IP6}]:6363"), format!("[{A_IP6}]:5000")),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let h = UdpHeaders {
+                src_mac: B_MAC,
+                dst_mac: A_MAC,
+                src: src.parse().unwrap(),
+                dst: dst.parse().unwrap(),
+                ttl: 64,
+            };
+            // Odd-length payload in two pieces exercises the split checksum.
+            let (p1, p2) = (b"ndx-", format!("built-{i}-xyz"));
+            let mut hdr = [0u8; 62];
+            let hl = wire::build_udp(&mut hdr, &h, &[p1, p2.as_bytes()]).unwrap();
+            let mut f = hdr[..hl].to_vec();
+            f.extend_from_slice(p1);
+            frames.push(f);
+            frames.push(p2.into_bytes());
+        }
+        let g4: [&[u8]; 2] = [&frames[0], &frames[1]];
+        let g6: [&[u8]; 2] = [&frames[2], &frames[3]];
+        assert_eq!(ep.tx_burst([&g4[..], &g6[..]]), 2);
+        assert!(wait_until(5, || {
+            ep.complete();
+            ep.counters().tx_completed >= 2
+        }));
+        assert_eq!(ep.kernel_stats().unwrap().tx_invalid_descs, 0);
+    })
+    .join()
+    .unwrap();
+    sent_tx.send(()).unwrap();
+    let got = recv.join().unwrap();
+    let texts: Vec<String> = got
+        .iter()
+        .map(|g| String::from_utf8(g.1.clone()).unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        vec!["ndx-built-0-xyz".to_owned(), "ndx-built-1-xyz".to_owned()],
+        "{got:?}"
+    );
+    assert_eq!(got[0].0.to_string(), format!("{B_IP}:6363"));
+    assert_eq!(got[1].0.to_string(), format!("[{B_IP6}]:6363"));
+}
+
+#[test]
+fn open_errors_are_clean() {
+    if !root_or_skip() {
+        return;
+    }
+    let e = Port::open("ndx-no-such0", 0, &small_cfg(1)).unwrap_err();
+    assert!(
+        matches!(e, ndx_afxdp::Error::NoInterface(ref n) if n == "ndx-no-such0"),
+        "{e}"
+    );
+    let e = Port::open("lo", 0, &small_cfg(0)).unwrap_err();
+    assert!(matches!(e, ndx_afxdp::Error::Config(_)), "{e}");
+    let too_many_tx = PortConfig {
+        tx_frames: Some(4096),
+        ..small_cfg(1)
+    };
+    assert!(matches!(
+        Port::open("lo", 0, &too_many_tx),
+        Err(ndx_afxdp::Error::Config(_))
+    ));
+    let odd_ring = PortConfig {
+        rx_ring: 1000,
+        ..small_cfg(1)
+    };
+    assert!(matches!(
+        Port::open("lo", 0, &odd_ring),
+        Err(ndx_afxdp::Error::Config(_))
+    ));
+}

@@ -1,0 +1,39 @@
+//! NDN applications for ndx to demonstrate and measure itself without outside software:
+//!
+//! - [`put`] / [`Producer::put`]: serve a file as a versioned, segmented object
+//!   (`/prefix/v=<ms timestamp>/seg=<n>`, FinalBlockId on every segment, FreshnessPeriod,
+//!   DigestSha256), answering CanBePrefix discovery Interests with the first segment,
+//!   NDNLPv2-fragmenting Data larger than the path MTU and echoing PitTokens;
+//! - [`serve`] / [`Producer::serve`]: answer every Interest under a prefix with an N-byte Data;
+//! - [`get`] / [`Consumer::fetch`]: discover the latest version and fetch every segment with an
+//!   AIMD window (as ndncatchunks), RFC 6298 retransmission timers, LP reassembly,
+//!   verification (DigestSha256, name, FinalBlockId) and a progress bar, returning a
+//!   [`GetReport`] (throughput, retransmissions, RTT);
+//! - [`generate`]: a windowed Interest generator for benchmarks ([`GenReport`]).
+//!
+//! Everything runs on plain blocking std UDP sockets with receive timeouts: no async runtime.
+//! The option structs derive [`clap::Args`], so a binary flattens them into subcommands.
+mod addr;
+mod consumer;
+mod error;
+mod face;
+mod get;
+mod object;
+mod producer;
+mod progress;
+mod rng;
+mod rtt;
+mod traffic;
+mod window;
+
+pub use addr::{AddrError, NDN_PORT, parse_udp_endpoint};
+pub use consumer::{Consumer, MAX_SEGMENTS};
+pub use error::{AppError, VerifyError};
+pub use get::{DEFAULT_TARGET, Discovery, GetOptions, GetReport, get};
+pub use ndx_codec::{NackReason, NameBuf};
+pub use producer::{
+    DEFAULT_FRESHNESS_MS, DEFAULT_MTU, DEFAULT_PRODUCER_BIND, DEFAULT_SEGMENT_SIZE, Producer,
+    ProducerReport, PutOptions, ServeOptions, put, read_input, serve,
+};
+pub use rtt::RttStats;
+pub use traffic::{GenOptions, GenReport, generate};

@@ -1,0 +1,324 @@
+//! The producer: `put` serves one segmented object, `serve` answers every Interest under a
+//! prefix with a synthetic Data. Both reply to whoever sent the Interest, echoing its PitToken.
+
+use std::io::Read;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use ndx_codec::{DataRepr, Interest, NackReason, NameBuf, Packet};
+
+use crate::addr::parse_udp_endpoint;
+use crate::error::AppError;
+use crate::face::{Face, bind};
+use crate::object::{Lookup, SegmentedObject, timestamp_version};
+
+/// Default content bytes per segment (as ndnputchunks and `ndnd put`).
+pub const DEFAULT_SEGMENT_SIZE: usize = 8000;
+/// Default link MTU in bytes (IP packet size); Data larger than what fits is fragmented.
+pub const DEFAULT_MTU: usize = 1500;
+/// Default FreshnessPeriod of served Data, in milliseconds.
+pub const DEFAULT_FRESHNESS_MS: u64 = 10_000;
+/// Default address the producers listen on.
+pub const DEFAULT_PRODUCER_BIND: &str = "[::]:6363";
+
+/// How often a running producer checks its stop flag.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Options of `ndx put`: serve a file (or stdin) as a versioned, segmented object.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PutOptions {
+    /// Name prefix to serve the object under (`/prefix/v=<version>/seg=<n>`).
+    #[arg(value_name = "PREFIX")]
+    pub prefix: NameBuf,
+    /// File to serve; `-` or absent reads standard input.
+    #[arg(short, long, value_name = "FILE")]
+    pub input: Option<PathBuf>,
+    /// UDP address to listen on (a forwarder routes the prefix to it).
+    #[arg(short, long, default_value = DEFAULT_PRODUCER_BIND, value_parser = parse_udp_endpoint)]
+    pub bind: SocketAddr,
+    /// Content bytes per segment.
+    #[arg(short, long, default_value_t = DEFAULT_SEGMENT_SIZE)]
+    pub segment_size: usize,
+    /// FreshnessPeriod of each segment, in milliseconds.
+    #[arg(short, long, default_value_t = DEFAULT_FRESHNESS_MS)]
+    pub freshness_ms: u64,
+    /// Version number (default: the current time in milliseconds since the Unix epoch).
+    #[arg(long)]
+    pub version: Option<u64>,
+    /// Link MTU in bytes: Data longer than fits in one UDP datagram of this path MTU is sent
+    /// as NDNLPv2 fragments.
+    #[arg(long, default_value_t = DEFAULT_MTU)]
+    pub mtu: usize,
+    /// Stop after this many seconds (default: run until killed).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<u64>,
+}
+
+impl PutOptions {
+    /// Options with every default, serving `prefix` on `bind` (content is passed separately
+    /// to [`Producer::put`]; `input` is only read by [`put`]).
+    pub fn new(prefix: NameBuf, bind: SocketAddr) -> Self {
+        Self {
+            prefix,
+            input: None,
+            bind,
+            segment_size: DEFAULT_SEGMENT_SIZE,
+            freshness_ms: DEFAULT_FRESHNESS_MS,
+            version: None,
+            mtu: DEFAULT_MTU,
+            duration: None,
+        }
+    }
+}
+
+/// Options of `ndx serve`: answer every Interest under a prefix with a Data of N bytes
+/// (a traffic sink for benchmarks).
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeOptions {
+    /// Name prefix to answer for.
+    #[arg(value_name = "PREFIX")]
+    pub prefix: NameBuf,
+    /// UDP address to listen on.
+    #[arg(short, long, default_value = DEFAULT_PRODUCER_BIND, value_parser = parse_udp_endpoint)]
+    pub bind: SocketAddr,
+    /// Content bytes of each Data.
+    #[arg(short = 'n', long, default_value_t = 1000)]
+    pub payload_size: usize,
+    /// FreshnessPeriod of each Data, in milliseconds.
+    #[arg(short, long, default_value_t = DEFAULT_FRESHNESS_MS)]
+    pub freshness_ms: u64,
+    /// Link MTU in bytes (larger Data is fragmented).
+    #[arg(long, default_value_t = DEFAULT_MTU)]
+    pub mtu: usize,
+    /// Stop after this many seconds (default: run until killed).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<u64>,
+}
+
+impl ServeOptions {
+    /// Options with every default, answering under `prefix` on `bind`.
+    pub fn new(prefix: NameBuf, bind: SocketAddr) -> Self {
+        Self {
+            prefix,
+            bind,
+            payload_size: 1000,
+            freshness_ms: DEFAULT_FRESHNESS_MS,
+            mtu: DEFAULT_MTU,
+            duration: None,
+        }
+    }
+}
+
+/// What a producer did while it ran.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProducerReport {
+    /// The versioned name served (`put` only).
+    pub versioned_name: Option<String>,
+    /// Segments of the object (`put` only).
+    pub segments: u64,
+    /// Content bytes of the object (`put` only).
+    pub object_bytes: u64,
+    /// Interests received.
+    pub interests: u64,
+    /// Data packets sent (each may take several fragments).
+    pub data_sent: u64,
+    /// Bytes of Data TLVs sent.
+    pub data_bytes: u64,
+    /// Of those, Interests that carried a PitToken (echoed back).
+    pub pit_tokens_echoed: u64,
+    /// Datagrams sent that were NDNLPv2 fragments.
+    pub fragments_sent: u64,
+    /// Nacks (NoRoute) sent for Interests under the prefix that nothing answers.
+    pub nacks_sent: u64,
+    /// Interests outside the prefix, and Data, ignored.
+    pub ignored: u64,
+    /// Datagrams that did not decode, or fragments that failed reassembly.
+    pub malformed: u64,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+/// What answers Interests.
+#[derive(Debug)]
+enum Responder {
+    Object(SegmentedObject),
+    Synthetic { content: Vec<u8>, freshness_ms: u64 },
+}
+
+/// A bound producer; [`Producer::run`] answers Interests until told to stop.
+#[derive(Debug)]
+pub struct Producer {
+    face: Face,
+    responder: Responder,
+    prefix: NameBuf,
+    stop_after: Option<Duration>,
+    report: ProducerReport,
+}
+
+impl Producer {
+    /// Binds `opts.bind` and prepares `content` as a segmented object (`opts.input` is
+    /// ignored).
+    pub fn put(opts: &PutOptions, content: &[u8]) -> Result<Self, AppError> {
+        let version = opts.version.unwrap_or_else(timestamp_version);
+        let object = SegmentedObject::new(
+            &opts.prefix,
+            version,
+            content,
+            opts.segment_size,
+            opts.freshness_ms,
+        )?;
+        let face = Face::new(bind(opts.bind)?, opts.mtu)?;
+        let report = ProducerReport {
+            versioned_name: Some(object.versioned.to_string()),
+            segments: object.segments.len() as u64,
+            object_bytes: object.content_len,
+            ..ProducerReport::default()
+        };
+        Ok(Self {
+            face,
+            responder: Responder::Object(object),
+            prefix: opts.prefix.clone(),
+            stop_after: opts.duration.map(Duration::from_secs),
+            report,
+        })
+    }
+
+    /// Binds `opts.bind` for `serve` mode.
+    pub fn serve(opts: &ServeOptions) -> Result<Self, AppError> {
+        let face = Face::new(bind(opts.bind)?, opts.mtu)?;
+        let content = (0..opts.payload_size).map(|i| (i % 251) as u8).collect();
+        Ok(Self {
+            face,
+            responder: Responder::Synthetic {
+                content,
+                freshness_ms: opts.freshness_ms,
+            },
+            prefix: opts.prefix.clone(),
+            stop_after: opts.duration.map(Duration::from_secs),
+            report: ProducerReport::default(),
+        })
+    }
+
+    /// The address the producer listens on.
+    pub fn local_addr(&self) -> Result<SocketAddr, AppError> {
+        self.face.local_addr()
+    }
+
+    /// The versioned name served (`/prefix/v=<version>`), in `put` mode.
+    pub fn versioned_name(&self) -> Option<&NameBuf> {
+        match &self.responder {
+            Responder::Object(o) => Some(&o.versioned),
+            Responder::Synthetic { .. } => None,
+        }
+    }
+
+    /// Answers Interests until `stop` is set or the configured duration has passed; returns
+    /// what it did.
+    pub fn run(&mut self, stop: &AtomicBool) -> Result<ProducerReport, AppError> {
+        let start = Instant::now();
+        while !stop.load(Ordering::Relaxed) && self.stop_after.is_none_or(|d| start.elapsed() < d) {
+            if let Some(pkt) = self.face.recv(POLL)? {
+                self.handle(pkt.from, &pkt.packet, pkt.lp.pit_token())?;
+            }
+        }
+        self.report.elapsed = start.elapsed();
+        self.report.fragments_sent = self.face.counters.fragments_sent;
+        self.report.malformed = self.face.counters.malformed;
+        Ok(self.report.clone())
+    }
+
+    fn handle(
+        &mut self,
+        from: SocketAddr,
+        packet: &[u8],
+        pit_token: Option<&[u8]>,
+    ) -> Result<(), AppError> {
+        let interest = match Packet::decode(packet) {
+            Ok(Packet::Interest(i)) => i,
+            Ok(_) => {
+                self.report.ignored += 1;
+                return Ok(());
+            }
+            Err(_) => {
+                self.report.malformed += 1;
+                return Ok(());
+            }
+        };
+        self.report.interests += 1;
+        let name = interest.name();
+        if !self.prefix.as_name().is_prefix_of(&name) {
+            self.report.ignored += 1;
+            return Ok(());
+        }
+        let synthetic;
+        let data: &[u8] = match &self.responder {
+            Responder::Object(o) => match o.lookup(&name, interest.can_be_prefix()) {
+                Lookup::Segment(i) => &o.segments[i],
+                Lookup::Metadata => &o.metadata,
+                Lookup::NotFound => return self.nack(from, &interest, pit_token),
+            },
+            Responder::Synthetic {
+                content,
+                freshness_ms,
+            } => {
+                let mut d = DataRepr::new(name.to_buf(), content.clone());
+                d.freshness_ms = Some(*freshness_ms);
+                synthetic = d.to_vec()?;
+                &synthetic
+            }
+        };
+        self.face.send(from, data, pit_token, None)?;
+        self.report.data_sent += 1;
+        self.report.data_bytes += data.len() as u64;
+        self.report.pit_tokens_echoed += u64::from(pit_token.is_some());
+        Ok(())
+    }
+
+    fn nack(
+        &mut self,
+        to: SocketAddr,
+        interest: &Interest<'_>,
+        pit_token: Option<&[u8]>,
+    ) -> Result<(), AppError> {
+        self.face
+            .send(to, interest.wire(), pit_token, Some(NackReason::NoRoute))?;
+        self.report.nacks_sent += 1;
+        Ok(())
+    }
+}
+
+/// `ndx put`: reads `opts.input` (or stdin), then serves it until the configured duration
+/// has passed (or forever). Prints nothing; the caller prints the report.
+pub fn put(opts: &PutOptions) -> Result<ProducerReport, AppError> {
+    let content = read_input(opts.input.as_deref())?;
+    let mut p = Producer::put(opts, &content)?;
+    p.run(&AtomicBool::new(false))
+}
+
+/// `ndx serve`: answers Interests under the prefix until the configured duration has passed
+/// (or forever).
+pub fn serve(opts: &ServeOptions) -> Result<ProducerReport, AppError> {
+    Producer::serve(opts)?.run(&AtomicBool::new(false))
+}
+
+/// Reads a whole file, or standard input for `None` or `-` (what [`put`] serves).
+pub fn read_input(path: Option<&std::path::Path>) -> Result<Vec<u8>, AppError> {
+    match path {
+        Some(p) if p.as_os_str() != "-" => std::fs::read(p).map_err(|source| AppError::ReadInput {
+            path: p.to_path_buf(),
+            source,
+        }),
+        _ => {
+            let mut v = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut v)
+                .map_err(|source| AppError::ReadInput {
+                    path: "-".into(),
+                    source,
+                })?;
+            Ok(v)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! The option structs flatten into a clap command line as the `ndx` binary will use them.
+
+use clap::{CommandFactory, Parser, Subcommand};
+use ndx_app::{GenOptions, GetOptions, PutOptions, ServeOptions};
+
+#[derive(Parser, Debug)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    Put(PutOptions),
+    Get(GetOptions),
+    Serve(ServeOptions),
+    Gen(GenOptions),
+}
+
+fn parse(args: &[&str]) -> Cmd {
+    Cli::try_parse_from(std::iter::once("ndx").chain(args.iter().copied()))
+        .unwrap()
+        .cmd
+}
+
+#[test]
+fn command_definition_is_consistent() {
+    Cli::command().debug_assert();
+}
+
+#[test]
+fn defaults_match_the_constructors() {
+    let Cmd::Get(g) = parse(&["get", "/a/b"]) else {
+        unreachable!()
+    };
+    let expect = GetOptions::new("/a/b".parse().unwrap(), "127.0.0.1:6363".parse().unwrap());
+    assert_eq!(format!("{g:?}"), format!("{expect:?}"));
+    let Cmd::Put(p) = parse(&["put", "/a"]) else {
+        unreachable!()
+    };
+    let expect = PutOptions::new("/a".parse().unwrap(), "[::]:6363".parse().unwrap());
+    assert_eq!(format!("{p:?}"), format!("{expect:?}"));
+    let Cmd::Serve(s) = parse(&["serve", "/a"]) else {
+        unreachable!()
+    };
+    let expect = ServeOptions::new("/a".parse().unwrap(), "[::]:6363".parse().unwrap());
+    assert_eq!(format!("{s:?}"), format!("{expect:?}"));
+    let Cmd::Gen(n) = parse(&["gen", "/a"]) else {
+        unreachable!()
+    };
+    let expect = GenOptions::new("/a".parse().unwrap(), "127.0.0.1:6363".parse().unwrap());
+    assert_eq!(format!("{n:?}"), format!("{expect:?}"));
+}
+
+#[test]
+fn options_parse() {
+    let Cmd::Get(g) = parse(&[
+        "get",
+        "/a/v=5",
+        "-t",
+        "udp://[::1]:7000",
+        "-o",
+        "out.bin",
+        "--max-retries",
+        "3",
+        "--no-progress",
+    ]) else {
+        unreachable!()
+    };
+    assert_eq!(g.target, "[::1]:7000".parse().unwrap());
+    assert_eq!(g.prefix.to_string(), "/a/v=5");
+    assert_eq!((g.max_retries, g.no_progress), (3, true));
+    assert_eq!(g.output.as_deref(), Some(std::path::Path::new("out.bin")));
+    let Cmd::Put(p) = parse(&[
+        "put", "/a", "-i", "f", "-b", "10.0.0.1", "-s", "1000", "--mtu", "9000",
+    ]) else {
+        unreachable!()
+    };
+    assert_eq!(p.bind, "10.0.0.1:6363".parse().unwrap());
+    assert_eq!((p.segment_size, p.mtu), (1000, 9000));
+    let Cmd::Gen(n) = parse(&["gen", "/a", "-w", "8", "--distinct", "10", "-c", "5"]) else {
+        unreachable!()
+    };
+    assert_eq!((n.window, n.distinct, n.count), (8, Some(10), Some(5)));
+    assert!(Cli::try_parse_from(["ndx", "get", "no-slash"]).is_err());
+    assert!(Cli::try_parse_from(["ndx", "get", "/a", "-t", "udp://"]).is_err());
+}

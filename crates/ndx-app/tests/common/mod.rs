@@ -1,0 +1,159 @@
+//! Shared test fixtures: a producer on a thread, and a lossy/mangling UDP relay.
+#![allow(
+    dead_code,
+    unreachable_pub,
+    reason = "each test binary uses a different part of the fixtures"
+)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use ndx_app::{AppError, Producer, ProducerReport};
+
+/// A producer running on its own thread; stopped on drop.
+pub struct Running {
+    pub addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<ProducerReport, AppError>>>,
+}
+
+impl Running {
+    pub fn start(mut p: Producer) -> Self {
+        let addr = p.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let s = stop.clone();
+        let handle = std::thread::spawn(move || p.run(&s));
+        Self {
+            addr,
+            stop,
+            handle: Some(handle),
+        }
+    }
+
+    pub fn finish(mut self) -> ProducerReport {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().unwrap().join().unwrap().unwrap()
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Deterministic test content.
+pub fn content(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+type Mangle = dyn Fn(&mut Vec<u8>) + Send + Sync;
+
+/// A UDP relay between one client (who sends to `addr`) and a fixed server, dropping a
+/// fraction of the datagrams in each direction and optionally rewriting server replies.
+pub struct Relay {
+    pub addr: SocketAddr,
+    pub dropped: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Relay {
+    pub fn start(server: SocketAddr, loss_per_mille: u64, mangle: Option<Box<Mangle>>) -> Self {
+        let any = if server.is_ipv4() {
+            "127.0.0.1:0"
+        } else {
+            "[::1]:0"
+        };
+        let front = UdpSocket::bind(any).unwrap();
+        let back = UdpSocket::bind(any).unwrap();
+        for s in [&front, &back] {
+            s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        }
+        let addr = front.local_addr().unwrap();
+        let client: Arc<Mutex<Option<SocketAddr>>> = Arc::new(Mutex::new(None));
+        let stop = Arc::new(AtomicBool::new(false));
+        let dropped = Arc::new(AtomicU64::new(0));
+        let mangle: Arc<Option<Box<Mangle>>> = Arc::new(mangle);
+        let mut handles = Vec::new();
+        {
+            let (front, back) = (front.try_clone().unwrap(), back.try_clone().unwrap());
+            let (client, stop, dropped) = (client.clone(), stop.clone(), dropped.clone());
+            handles.push(std::thread::spawn(move || {
+                let mut buf = vec![0; 65536];
+                let mut rng = 0x1234_5678_9abc_def1u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((n, from)) = front.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    *client.lock().unwrap() = Some(from);
+                    if lose(&mut rng, loss_per_mille) {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    let _ = back.send_to(&buf[..n], server);
+                }
+            }));
+        }
+        {
+            let (client, stop, dropped) = (client.clone(), stop.clone(), dropped.clone());
+            handles.push(std::thread::spawn(move || {
+                let mut buf = vec![0; 65536];
+                let mut rng = 0x0fed_cba9_8765_4321u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((n, _)) = back.recv_from(&mut buf) else {
+                        continue;
+                    };
+                    if lose(&mut rng, loss_per_mille) {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    let mut d = buf[..n].to_vec();
+                    if let Some(m) = mangle.as_ref() {
+                        m(&mut d);
+                    }
+                    let to = *client.lock().unwrap();
+                    if let Some(to) = to {
+                        let _ = front.send_to(&d, to);
+                    }
+                }
+            }));
+        }
+        Self {
+            addr,
+            dropped,
+            stop,
+            handles,
+        }
+    }
+}
+
+fn lose(rng: &mut u64, per_mille: u64) -> bool {
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    *rng % 1000 < per_mille
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for h in self.handles.drain(..) {
+            let _ = h.join();
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! Interoperability with python-ndn 0.5.2 over UDP, without a forwarder: `ndx get` fetches
+//! from a python-ndn producer, and a python-ndn consumer fetches from `ndx put`.
+//!
+//! python-ndn neither fragments nor reassembles, so segments stay under the MTU here.
+//! The interpreter is `$NDX_PYTHON`, else `/opt/ndx-interop/venv/bin/python`; when it (or
+//! its `ndn` package) is missing the tests print `skipping: <reason>`, and fail instead when
+//! `NDX_REQUIRE_ROOT_TESTS=1`.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::{Running, content};
+use ndx_app::{Consumer, GetOptions, Producer, PutOptions};
+use sha2::{Digest, Sha256};
+
+const DEFAULT_PYTHON: &str = "/opt/ndx-interop/venv/bin/python";
+
+/// The python-ndn interpreter, or why there is none.
+fn python() -> Result<PathBuf, String> {
+    let py =
+        std::env::var_os("NDX_PYTHON").map_or_else(|| PathBuf::from(DEFAULT_PYTHON), PathBuf::from);
+    match Command::new(&py)
+        .args(["-c", "import ndn.app, ndn.app_support.segment_fetcher"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => Ok(py),
+        Ok(_) => Err(format!("{} cannot import python-ndn", py.display())),
+        Err(e) => Err(format!("{} not runnable: {e}", py.display())),
+    }
+}
+
+/// Skips (or fails under `NDX_REQUIRE_ROOT_TESTS=1`).
+fn skip(reason: &str) {
+    if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
+        panic!("NDX_REQUIRE_ROOT_TESTS=1 but {reason} (install: see crates/ndx-app/README.md)");
+    }
+    eprintln!("skipping: {reason}");
+}
+
+fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(name)
+}
+
+/// A child process killed (by its id) and reaped when dropped.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The child's stdout lines, on a channel.
+fn lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let out = child.stdout.take().expect("stdout piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+fn temp_file(tag: &str, data: &[u8]) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("ndx-app-{tag}-{}", std::process::id()));
+    std::fs::write(&p, data).unwrap();
+    p
+}
+
+#[test]
+fn ndx_get_fetches_from_python_ndn_producer() {
+    let py = match python() {
+        Ok(p) => p,
+        Err(reason) => return skip(&reason),
+    };
+    let data = content(300_000, 11);
+    let file = temp_file("pyprod", &data);
+    // python-ndn's UDP face is a connected socket to its "forwarder" address, and an ICMP
+    // port-unreachable closes it: the consumer's socket must exist before python starts.
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let url = format!("udp://{}", sock.local_addr().unwrap());
+    let mut child = Kill(
+        Command::new(&py)
+            .arg(script("pyndn_producer.py"))
+            .args([url.as_str(), "/ndx/interop/pyprod"])
+            .arg(&file)
+            .arg("1000")
+            .env("NDN_CLIENT_TRANSPORT", &url)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let rx = lines(&mut child.0);
+    let ready = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("python-ndn producer did not start");
+    let mut words = ready.split_whitespace();
+    assert_eq!(words.next(), Some("ready"), "{ready}");
+    let peer: SocketAddr = words.next().unwrap().parse().unwrap();
+    let versioned = words.next().unwrap().to_owned();
+    let mut g = GetOptions::new("/ndx/interop/pyprod".parse().unwrap(), peer);
+    g.no_progress = true;
+    let mut out = Vec::new();
+    let report = Consumer::with_socket(sock, &g)
+        .unwrap()
+        .fetch(&mut out)
+        .unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(out == data, "object fetched from python-ndn differs");
+    assert_eq!(report.name, versioned);
+    assert_eq!(report.segments, 300);
+    eprintln!("{report}");
+}
+
+fn python_consumer_fetches_from_ndx_put(bind: &str) {
+    let py = match python() {
+        Ok(p) => p,
+        Err(reason) => return skip(&reason),
+    };
+    let data = content(200_000, 12);
+    let mut opts = PutOptions::new(
+        "/ndx/interop/ndxprod".parse().unwrap(),
+        bind.parse().unwrap(),
+    );
+    opts.segment_size = 1000;
+    let producer = Running::start(Producer::put(&opts, &data).unwrap());
+    let url = format!("udp://{}", producer.addr);
+    let out = std::env::temp_dir().join(format!(
+        "ndx-app-pycons-{}-{}",
+        std::process::id(),
+        producer.addr.port()
+    ));
+    let mut child = Kill(
+        Command::new(&py)
+            .arg(script("pyndn_consumer.py"))
+            .args([url.as_str(), "/ndx/interop/ndxprod"])
+            .arg(&out)
+            .env("NDN_CLIENT_TRANSPORT", &url)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let rx = lines(&mut child.0);
+    let result = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("python-ndn consumer printed nothing");
+    let fetched = std::fs::read(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    let expect = format!(
+        "ok {} {}",
+        data.len(),
+        Sha256::digest(&data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    assert_eq!(result, expect);
+    assert!(fetched == data);
+    let p = producer.finish();
+    assert!(p.data_sent >= 200, "{p:?}");
+}
+
+#[test]
+fn python_ndn_consumer_fetches_from_ndx_put_v4() {
+    python_consumer_fetches_from_ndx_put("127.0.0.1:0");
+}
+
+#[test]
+fn python_ndn_consumer_fetches_from_ndx_put_v6() {
+    python_consumer_fetches_from_ndx_put("[::1]:0");
+}

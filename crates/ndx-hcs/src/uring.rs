@@ -1,0 +1,274 @@
+//! The io_uring engine: the only module with `unsafe` code.
+//!
+//! It owns the ring, the registered files and the buffers. A buffer is *busy* from the moment
+//! an operation on it is pushed until its completion is reaped; a busy buffer is never handed
+//! out, and dropping the engine waits for every busy buffer first, so the kernel never writes
+//! into memory Rust can see or has freed.
+#![allow(unsafe_code)]
+
+use std::io;
+use std::os::fd::RawFd;
+
+use io_uring::{IoUring, opcode, types};
+
+use crate::aligned::AlignedBuf;
+
+/// Direction of an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Op {
+    Read,
+    Write,
+}
+
+/// Why an operation could not be queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PushError {
+    /// The submission queue is full.
+    QueueFull,
+    /// No such buffer, or the buffer is busy, or the length exceeds it.
+    BadBuffer,
+}
+
+/// An io_uring over registered files with a fixed set of (possibly registered) buffers.
+pub(crate) struct Engine {
+    ring: IoUring,
+    bufs: Vec<AlignedBuf>,
+    busy: Vec<bool>,
+    fixed_bufs: bool,
+    in_flight: usize,
+    queued: usize,
+    idle_calls: u32,
+}
+
+/// Submission errors that only mean "try again later" (CQ overflow, memory pressure, signal).
+fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EBUSY | libc::EAGAIN | libc::EINTR)
+    )
+}
+
+/// Empty `submit` calls (nothing queued, operations in flight) between two kernel entries.
+const IDLE_ENTER: u32 = 64;
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("buffers", &self.bufs.len())
+            .field("fixed_bufs", &self.fixed_bufs)
+            .field("in_flight", &self.in_flight)
+            .field("queued", &self.queued)
+            .finish()
+    }
+}
+
+impl Engine {
+    /// A ring of `entries` slots over `fds` (registered as fixed files) and `bufs` (registered
+    /// as fixed buffers when the memlock limit or CAP_IPC_LOCK allows it; otherwise plain
+    /// reads and writes are used, with a log line).
+    pub(crate) fn new(fds: &[RawFd], bufs: Vec<AlignedBuf>, entries: u32) -> io::Result<Self> {
+        let entries = entries.max(1).next_power_of_two();
+        // COOP_TASKRUN: completions do not interrupt the polling thread with an IPI (costly
+        // in a VM); TASKRUN_FLAG: the kernel flags the SQ ring when completion work is
+        // pending, so `submit` enters the kernel only then. Older kernels: plain ring.
+        let ring = match IoUring::builder()
+            .setup_coop_taskrun()
+            .setup_taskrun_flag()
+            .build(entries)
+        {
+            Ok(r) => r,
+            Err(_) => IoUring::builder().build(entries)?,
+        };
+        ring.submitter().register_files(fds)?;
+        let mut bufs = bufs;
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| {
+                let s = b.as_mut_slice();
+                libc::iovec {
+                    iov_base: s.as_mut_ptr().cast(),
+                    iov_len: s.len(),
+                }
+            })
+            .collect();
+        // SAFETY: every iovec points into a live heap allocation owned by `bufs`, which the
+        // engine keeps (never resized or freed) until after the ring is dropped; the kernel may
+        // only access a buffer during an operation we push, and we never hand out a buffer
+        // while such an operation is in flight.
+        let fixed_bufs = match unsafe { ring.submitter().register_buffers(&iovecs) } {
+            Ok(()) => true,
+            Err(e) => {
+                let total: usize = bufs.iter().map(AlignedBuf::len).sum();
+                tracing::warn!(
+                    "io_uring: cannot register {total} bytes of buffers ({e}); using unregistered \
+                     reads/writes (grant CAP_IPC_LOCK or raise RLIMIT_MEMLOCK)"
+                );
+                false
+            }
+        };
+        let n = bufs.len();
+        Ok(Self {
+            ring,
+            bufs,
+            busy: vec![false; n],
+            fixed_bufs,
+            in_flight: 0,
+            queued: 0,
+            idle_calls: 0,
+        })
+    }
+
+    /// Whether the buffers are registered (ReadFixed/WriteFixed) or not.
+    pub(crate) fn fixed_buffers(&self) -> bool {
+        self.fixed_bufs
+    }
+
+    /// Operations pushed and not yet reaped.
+    pub(crate) fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Buffer `i`'s bytes, unless an operation on it is in flight.
+    pub(crate) fn buf(&self, i: usize) -> Option<&[u8]> {
+        if *self.busy.get(i)? {
+            return None;
+        }
+        Some(self.bufs[i].as_slice())
+    }
+
+    /// Buffer `i`'s bytes, mutably, unless an operation on it is in flight.
+    pub(crate) fn buf_mut(&mut self, i: usize) -> Option<&mut [u8]> {
+        if *self.busy.get(i)? {
+            return None;
+        }
+        Some(self.bufs[i].as_mut_slice())
+    }
+
+    /// Queues one read or write of `len` bytes between buffer `buf` and registered file
+    /// `file` at `offset`; the completion will carry `buf` back. Nothing reaches the kernel
+    /// until [`Engine::submit`].
+    pub(crate) fn push(
+        &mut self,
+        op: Op,
+        file: u32,
+        offset: u64,
+        buf: usize,
+        len: u32,
+    ) -> Result<(), PushError> {
+        if self.busy.get(buf).is_none_or(|&b| b) || len as usize > self.bufs[buf].len() {
+            return Err(PushError::BadBuffer);
+        }
+        let ptr = self.bufs[buf].as_mut_slice().as_mut_ptr();
+        let fd = types::Fixed(file);
+        let entry = match (op, self.fixed_bufs) {
+            (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, buf as u16)
+                .offset(offset)
+                .build(),
+            (Op::Write, true) => opcode::WriteFixed::new(fd, ptr, len, buf as u16)
+                .offset(offset)
+                .build(),
+            (Op::Read, false) => opcode::Read::new(fd, ptr, len).offset(offset).build(),
+            (Op::Write, false) => opcode::Write::new(fd, ptr, len).offset(offset).build(),
+        }
+        .user_data(buf as u64);
+        // SAFETY: the entry points at `len` bytes inside buffer `buf` (checked above), which
+        // stays allocated until the engine is dropped (Drop waits for in-flight operations) and
+        // is marked busy below so no reference to it is handed out until its completion.
+        let pushed = unsafe { self.ring.submission().push(&entry) };
+        if pushed.is_err() {
+            return Err(PushError::QueueFull);
+        }
+        self.busy[buf] = true;
+        self.in_flight += 1;
+        self.queued += 1;
+        Ok(())
+    }
+
+    /// Hands the queued operations to the kernel (one `io_uring_enter`, never waits). With
+    /// nothing queued it enters the kernel only when the ring flags pending completion work
+    /// (the kernel posts completions on the thread's next kernel entry), and, as a safety
+    /// net, every [`IDLE_ENTER`]th empty call with operations in flight.
+    pub(crate) fn submit(&mut self) -> io::Result<usize> {
+        if self.queued == 0 {
+            if self.in_flight == 0 {
+                return Ok(0);
+            }
+            self.idle_calls += 1;
+            if self.idle_calls < IDLE_ENTER && !self.ring.submission().taskrun() {
+                return Ok(0);
+            }
+        }
+        self.idle_calls = 0;
+        match self.ring.submit() {
+            Ok(n) => {
+                self.queued = self.queued.saturating_sub(n);
+                Ok(n)
+            }
+            Err(e) if is_transient(&e) => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Submits what is queued and blocks until at least `min` operations have completed
+    /// (capped at the number in flight).
+    pub(crate) fn submit_and_wait(&mut self, min: usize) -> io::Result<usize> {
+        let want = min.min(self.in_flight);
+        match self.ring.submit_and_wait(want) {
+            Ok(n) => {
+                self.queued = self.queued.saturating_sub(n);
+                self.idle_calls = 0;
+                Ok(n)
+            }
+            Err(e) if is_transient(&e) => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Drains the completion queue without blocking: `f(buffer, result)` per completion
+    /// (result = bytes transferred, or a negative errno). Returns how many were reaped.
+    pub(crate) fn reap(&mut self, mut f: impl FnMut(usize, i32)) -> usize {
+        let mut n = 0;
+        let mut done: [(usize, i32); 64] = [(0, 0); 64];
+        loop {
+            let mut k = 0;
+            {
+                let mut cq = self.ring.completion();
+                cq.sync();
+                for cqe in cq.by_ref().take(done.len()) {
+                    done[k] = (cqe.user_data() as usize, cqe.result());
+                    k += 1;
+                }
+            }
+            for &(buf, res) in &done[..k] {
+                if let Some(b) = self.busy.get_mut(buf) {
+                    *b = false;
+                }
+                self.in_flight = self.in_flight.saturating_sub(1);
+                f(buf, res);
+            }
+            n += k;
+            if k > 0 {
+                self.idle_calls = 0;
+            }
+            if k < done.len() {
+                return n;
+            }
+        }
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // Wait for every in-flight operation so the kernel is done with the buffers before
+        // they are freed. If waiting fails, leak the buffers rather than free memory the
+        // kernel may still write.
+        while self.in_flight > 0 {
+            if self.ring.submit_and_wait(1).is_err() {
+                let bufs = std::mem::take(&mut self.bufs);
+                std::mem::forget(bufs);
+                return;
+            }
+            self.reap(|_, _| {});
+        }
+    }
+}

@@ -1,0 +1,917 @@
+//! The router's TOML configuration: parsing, defaults and validation.
+//!
+//! Every key is documented in `configs/ndx.toml`. Parsing refuses unknown keys (a typo must not
+//! silently fall back to a default); validation then checks what types cannot express and
+//! reports the key and the reason, e.g. `route[2].face: no face named "upstrem"`.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use ndx_codec::NameBuf;
+use ndx_core::{
+    Admission, CsConfig, DispatchMode, HashKey, Replacement, ShardConfig, StrategyKind, Unsolicited,
+};
+use serde::Deserialize;
+
+/// Most shards a router runs (the shard is one byte of the PIT token; the XDP program's
+/// socket map is sized for 64 per queue).
+pub const MAX_SHARDS: usize = 64;
+
+/// A configuration error: which file, which key, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{file}: {source}")]
+    Read {
+        /// The file.
+        file: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML, has an unknown key, or a value of the wrong type.
+    #[error("{file}: {message}")]
+    Syntax {
+        /// The file.
+        file: PathBuf,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// A value is out of range or inconsistent with another.
+    #[error("{file}: {key}: {why}")]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// The key, as a path (`route[1].prefix`).
+        key: String,
+        /// Why it is refused.
+        why: String,
+    },
+}
+
+/// The configuration as written in the file (serde's view; see [`Config`] for the checked one).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    router: RawRouter,
+    #[serde(default)]
+    tables: RawTables,
+    #[serde(default)]
+    cs: RawCs,
+    #[serde(default)]
+    udp: RawUdp,
+    #[serde(default)]
+    interface: Vec<RawInterface>,
+    #[serde(default)]
+    face: Vec<RawFace>,
+    #[serde(default)]
+    route: Vec<RawRoute>,
+    #[serde(default)]
+    strategy: Vec<RawStrategy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawRouter {
+    shards: usize,
+    cpus: Vec<usize>,
+    hash_key: String,
+    dispatch: String,
+    dispatch_table: usize,
+    control_socket: PathBuf,
+    burst: usize,
+    frames: u32,
+}
+
+impl Default for RawRouter {
+    fn default() -> Self {
+        Self {
+            shards: 1,
+            cpus: Vec::new(),
+            hash_key: "random".into(),
+            dispatch: "content".into(),
+            dispatch_table: 256,
+            control_socket: PathBuf::from("/run/ndx/ndx.sock"),
+            burst: 64,
+            frames: 8192,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawTables {
+    pit_capacity: usize,
+    max_lifetime_ms: u64,
+    dnl_capacity: usize,
+    dnl_lifetime_ms: u64,
+    unsolicited: String,
+    fib_stage1: usize,
+}
+
+impl Default for RawTables {
+    fn default() -> Self {
+        let d = ShardConfig::default();
+        Self {
+            pit_capacity: d.pit_capacity,
+            max_lifetime_ms: d.max_lifetime_ms,
+            dnl_capacity: d.dnl_capacity,
+            dnl_lifetime_ms: d.dnl_lifetime_ns / 1_000_000,
+            unsolicited: "drop".into(),
+            fib_stage1: 2,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawCs {
+    capacity: usize,
+    slot_size: usize,
+    replacement: String,
+    admission: String,
+    admission_probability: f64,
+    second_hit_window: usize,
+}
+
+impl Default for RawCs {
+    fn default() -> Self {
+        let d = CsConfig::default();
+        Self {
+            capacity: d.capacity,
+            slot_size: d.slot_size,
+            replacement: "lru".into(),
+            admission: "always".into(),
+            admission_probability: 0.5,
+            second_hit_window: 1 << 16,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawUdp {
+    ports: Vec<u16>,
+    on_demand: bool,
+}
+
+impl Default for RawUdp {
+    fn default() -> Self {
+        Self {
+            ports: vec![6363],
+            on_demand: true,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInterface {
+    name: String,
+    #[serde(default = "default_xdp_mode")]
+    xdp_mode: String,
+    #[serde(default)]
+    queues: u32,
+    #[serde(default = "yes")]
+    udp: bool,
+    #[serde(default = "yes")]
+    ethernet: bool,
+    #[serde(default = "yes")]
+    ethernet_multicast: bool,
+    #[serde(default = "default_frags")]
+    frags: String,
+}
+
+fn default_xdp_mode() -> String {
+    "auto".into()
+}
+
+fn default_frags() -> String {
+    "auto".into()
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFace {
+    name: String,
+    remote: String,
+    #[serde(default)]
+    interface: Option<String>,
+    #[serde(default)]
+    local: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoute {
+    prefix: String,
+    face: String,
+    #[serde(default)]
+    cost: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStrategy {
+    prefix: String,
+    strategy: String,
+}
+
+/// How the XDP program is attached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XdpMode {
+    /// Native (driver) mode, falling back to generic (SKB) mode when the driver refuses.
+    Auto,
+    /// Native (driver) mode only.
+    Native,
+    /// Generic (SKB) mode.
+    Skb,
+}
+
+/// Whether the multi-buffer (`xdp.frags`) program and AF_XDP's `XDP_USE_SG` are used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frags {
+    /// When the interface's MTU exceeds what one 4096-byte frame holds.
+    Auto,
+    /// Always.
+    On,
+    /// Never (frames larger than one UMEM frame are dropped by the kernel).
+    Off,
+}
+
+/// An interface the router attaches to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InterfaceConfig {
+    /// Interface name.
+    pub name: String,
+    /// Attach mode.
+    pub xdp_mode: XdpMode,
+    /// Receive queues to serve (0: every queue the device has).
+    pub queues: u32,
+    /// NDN over UDP on the configured ports.
+    pub udp: bool,
+    /// NDN over Ethernet (EtherType 0x8624).
+    pub ethernet: bool,
+    /// Join the NDN Ethernet multicast group and create a multicast face.
+    pub ethernet_multicast: bool,
+    /// Multi-buffer frames.
+    pub frags: Frags,
+}
+
+/// Where a configured face leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remote {
+    /// NDN over UDP to this address (IPv4 or IPv6).
+    Udp(SocketAddr),
+    /// NDN over Ethernet to this MAC address.
+    Ether([u8; 6]),
+    /// The NDN Ethernet multicast group (01:00:5e:00:17:aa).
+    EtherMulticast,
+}
+
+impl fmt::Display for Remote {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Remote::Udp(a) => write!(f, "udp://{a}"),
+            Remote::Ether(m) => write!(
+                f,
+                "ether://{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+                m[0], m[1], m[2], m[3], m[4], m[5]
+            ),
+            Remote::EtherMulticast => f.write_str("ether-multicast"),
+        }
+    }
+}
+
+impl Remote {
+    /// Parses `udp://IP:PORT` (`udp4://`, `udp6://`, `[v6]:port`; the port defaults to 6363),
+    /// `ether://aa:bb:cc:dd:ee:ff` or `ether-multicast`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s == "ether-multicast" {
+            return Ok(Remote::EtherMulticast);
+        }
+        if let Some(mac) = s.strip_prefix("ether://") {
+            return parse_mac(mac).map(Remote::Ether);
+        }
+        let rest = ["udp://", "udp4://", "udp6://"]
+            .iter()
+            .find_map(|p| s.strip_prefix(p))
+            .ok_or_else(|| {
+                format!("{s:?}: expected udp://IP:PORT, ether://MAC or ether-multicast")
+            })?;
+        let addr = match rest.parse::<SocketAddr>() {
+            Ok(a) => a,
+            Err(_) => match rest.trim_start_matches('[').trim_end_matches(']').parse() {
+                Ok(ip) => SocketAddr::new(ip, 6363),
+                Err(_) => return Err(format!("{rest:?} is not an IP address with a port")),
+            },
+        };
+        if addr.port() == 0 {
+            return Err("port 0".into());
+        }
+        if s.starts_with("udp4://") && !addr.is_ipv4()
+            || s.starts_with("udp6://") && !addr.is_ipv6()
+        {
+            return Err(format!("{s:?}: address family does not match the scheme"));
+        }
+        let ip = addr.ip();
+        if ip.is_unspecified() || ip.is_multicast() || ip == IpAddr::from([255, 255, 255, 255]) {
+            return Err(format!("{ip} is not a unicast address"));
+        }
+        Ok(Remote::Udp(addr))
+    }
+}
+
+/// Parses `aa:bb:cc:dd:ee:ff`.
+pub fn parse_mac(s: &str) -> Result<[u8; 6], String> {
+    let mut mac = [0u8; 6];
+    let parts: Vec<&str> = s.split([':', '-']).collect();
+    if parts.len() != 6 {
+        return Err(format!("{s:?} is not a MAC address (aa:bb:cc:dd:ee:ff)"));
+    }
+    for (b, p) in mac.iter_mut().zip(parts) {
+        *b = u8::from_str_radix(p, 16)
+            .ok()
+            .filter(|_| p.len() <= 2)
+            .ok_or_else(|| format!("{s:?} is not a MAC address (aa:bb:cc:dd:ee:ff)"))?;
+    }
+    Ok(mac)
+}
+
+/// A face from the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FaceConfig {
+    /// Name routes refer to.
+    pub name: String,
+    /// Where it leads.
+    pub remote: Remote,
+    /// The interface (required for Ethernet faces; for UDP the routing table decides when
+    /// absent).
+    pub interface: Option<String>,
+    /// A local application face (no HopLimit decrement).
+    pub local: bool,
+}
+
+/// A route from the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RouteConfig {
+    /// The prefix.
+    pub prefix: NameBuf,
+    /// Index into [`Config::faces`].
+    pub face: usize,
+    /// Cost.
+    pub cost: u32,
+}
+
+/// The checked configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Number of shard workers.
+    pub shards: usize,
+    /// CPUs to pin shard `i` to (`cpus[i % len]`); empty: CPU `i % available CPUs`.
+    pub cpus: Vec<usize>,
+    /// The name-hash key (random unless configured).
+    pub hash_key: HashKey,
+    /// The key's halves, as the XDP program needs them.
+    pub hash_key_halves: (u64, u64),
+    /// Shard dispatch.
+    pub dispatch: DispatchMode,
+    /// Indirection-table entries.
+    pub dispatch_table: usize,
+    /// The control socket's path.
+    pub control_socket: PathBuf,
+    /// Most frames per RX/TX burst.
+    pub burst: usize,
+    /// UMEM frames per (interface, queue).
+    pub frames: u32,
+    /// Per-shard table configuration (shard number filled in per shard).
+    pub shard: ShardConfig,
+    /// FIB first-stage depth.
+    pub fib_stage1: usize,
+    /// UDP ports NDN is spoken on (the first is the source port of what we send).
+    pub udp_ports: Vec<u16>,
+    /// Create faces for new UDP peers on their first packet.
+    pub udp_on_demand: bool,
+    /// Interfaces.
+    pub interfaces: Vec<InterfaceConfig>,
+    /// Faces.
+    pub faces: Vec<FaceConfig>,
+    /// Routes.
+    pub routes: Vec<RouteConfig>,
+    /// Strategies by prefix.
+    pub strategies: Vec<(NameBuf, StrategyKind)>,
+}
+
+impl Config {
+    /// Reads and checks a configuration file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            file: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses and checks configuration text; `file` names it in errors.
+    pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
+        let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Syntax {
+            file: file.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        raw.check().map_err(|(key, why)| ConfigError::Invalid {
+            file: file.to_path_buf(),
+            key,
+            why,
+        })
+    }
+}
+
+type Check<T> = Result<T, (String, String)>;
+
+fn bad<T>(key: impl Into<String>, why: impl Into<String>) -> Check<T> {
+    Err((key.into(), why.into()))
+}
+
+fn parse_dispatch(s: &str) -> Result<DispatchMode, String> {
+    let (mode, arg) = match s.split_once(':') {
+        Some((m, a)) => (m, Some(a)),
+        None => (s, None),
+    };
+    let num = |a: Option<&str>| -> Result<u64, String> {
+        let a = a.ok_or_else(|| format!("{mode:?} needs a number: \"{mode}:N\""))?;
+        match a.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!("{a:?} is not a positive number")),
+        }
+    };
+    match mode {
+        "content" if arg.is_none() => Ok(DispatchMode::Content),
+        "prefix" => num(arg).map(|k| DispatchMode::Prefix(k as usize)),
+        "batch" => num(arg).map(DispatchMode::Batch),
+        _ => Err(format!(
+            "{s:?}: expected \"content\", \"prefix:K\" or \"batch:B\""
+        )),
+    }
+}
+
+fn parse_key(s: &str) -> Result<(u64, u64), String> {
+    if s == "random" {
+        return Ok(random_key());
+    }
+    if s.len() != 32 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err("expected \"random\" or 32 hexadecimal digits".into());
+    }
+    let k0 = u64::from_str_radix(&s[..16], 16).map_err(|e| e.to_string())?;
+    let k1 = u64::from_str_radix(&s[16..], 16).map_err(|e| e.to_string())?;
+    Ok((k0, k1))
+}
+
+/// A key from the OS's random source (falls back to the clock and process id only if
+/// `/dev/urandom` cannot be read, which no Linux system lacks).
+fn random_key() -> (u64, u64) {
+    use std::io::Read;
+    let mut b = [0u8; 16];
+    let ok = std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_ok();
+    if !ok {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        b.copy_from_slice(&(t ^ (u128::from(std::process::id()) << 64)).to_le_bytes());
+    }
+    let (lo, hi) = b.split_at(8);
+    (
+        u64::from_le_bytes(lo.try_into().unwrap_or([0; 8])),
+        u64::from_le_bytes(hi.try_into().unwrap_or([0; 8])),
+    )
+}
+
+impl RawConfig {
+    fn check(self) -> Check<Config> {
+        let r = &self.router;
+        if !(1..=MAX_SHARDS).contains(&r.shards) {
+            return bad(
+                "router.shards",
+                format!("{}: between 1 and {MAX_SHARDS}", r.shards),
+            );
+        }
+        if let Some(c) = r.cpus.iter().find(|&&c| c >= 1024) {
+            return bad("router.cpus", format!("CPU {c} does not exist"));
+        }
+        let (k0, k1) = parse_key(&r.hash_key).or_else(|e| bad("router.hash_key", e))?;
+        let dispatch = parse_dispatch(&r.dispatch).or_else(|e| bad("router.dispatch", e))?;
+        let t = r.dispatch_table;
+        if !t.is_power_of_two() || t < r.shards || t > 1 << 16 {
+            return bad(
+                "router.dispatch_table",
+                format!("{t}: a power of two, at least router.shards, at most 65536"),
+            );
+        }
+        if !(1..=1024).contains(&r.burst) {
+            return bad("router.burst", format!("{}: between 1 and 1024", r.burst));
+        }
+        if !r.frames.is_power_of_two() || !(1024..=1 << 20).contains(&r.frames) {
+            return bad(
+                "router.frames",
+                format!(
+                    "{}: a power of two between 1024 and 1048576 (4 KiB each)",
+                    r.frames
+                ),
+            );
+        }
+
+        let tb = &self.tables;
+        if !(16..=1 << 26).contains(&tb.pit_capacity) {
+            return bad(
+                "tables.pit_capacity",
+                format!("{}: between 16 and 67108864", tb.pit_capacity),
+            );
+        }
+        if tb.max_lifetime_ms == 0 {
+            return bad("tables.max_lifetime_ms", "must be at least 1");
+        }
+        if tb.dnl_capacity == 0 {
+            return bad("tables.dnl_capacity", "must be at least 1");
+        }
+        let unsolicited = match tb.unsolicited.as_str() {
+            "drop" => Unsolicited::Drop,
+            "cache" => Unsolicited::Cache,
+            other => {
+                return bad(
+                    "tables.unsolicited",
+                    format!("{other:?}: \"drop\" or \"cache\""),
+                );
+            }
+        };
+        if !(1..=ndx_core::MAX_PREFIX_DEPTH).contains(&tb.fib_stage1) {
+            return bad(
+                "tables.fib_stage1",
+                format!(
+                    "{}: between 1 and {}",
+                    tb.fib_stage1,
+                    ndx_core::MAX_PREFIX_DEPTH
+                ),
+            );
+        }
+
+        let c = &self.cs;
+        if c.capacity > 1 << 28 {
+            return bad("cs.capacity", format!("{}: at most 268435456", c.capacity));
+        }
+        if !(512..=65536).contains(&c.slot_size) {
+            return bad(
+                "cs.slot_size",
+                format!("{}: between 512 and 65536 bytes", c.slot_size),
+            );
+        }
+        let replacement = match c.replacement.as_str() {
+            "fifo" => Replacement::Fifo,
+            "lru" => Replacement::Lru,
+            "clock" => Replacement::Clock,
+            other => {
+                return bad(
+                    "cs.replacement",
+                    format!("{other:?}: \"fifo\", \"lru\" or \"clock\""),
+                );
+            }
+        };
+        let admission = match c.admission.as_str() {
+            "always" => Admission::Always,
+            "probabilistic" => {
+                let p = c.admission_probability;
+                if !(p > 0.0 && p <= 1.0) {
+                    return bad(
+                        "cs.admission_probability",
+                        format!("{p}: a probability in (0, 1]"),
+                    );
+                }
+                Admission::Probabilistic(p)
+            }
+            "second-hit" => {
+                if c.second_hit_window == 0 {
+                    return bad("cs.second_hit_window", "must be at least 1");
+                }
+                Admission::SecondHit {
+                    window: c.second_hit_window,
+                }
+            }
+            other => {
+                return bad(
+                    "cs.admission",
+                    format!("{other:?}: \"always\", \"probabilistic\" or \"second-hit\""),
+                );
+            }
+        };
+
+        let u = &self.udp;
+        if u.ports.is_empty() || u.ports.len() > 8 {
+            return bad("udp.ports", "between 1 and 8 ports");
+        }
+        if u.ports.contains(&0) {
+            return bad("udp.ports", "port 0");
+        }
+
+        let mut interfaces = Vec::new();
+        let mut seen = HashSet::new();
+        for (i, f) in self.interface.iter().enumerate() {
+            let key = |k: &str| format!("interface[{i}].{k}");
+            if f.name.is_empty() || f.name.len() > 15 || f.name.contains(['/', ' ']) {
+                return bad(
+                    key("name"),
+                    format!("{:?} is not an interface name", f.name),
+                );
+            }
+            if !seen.insert(f.name.clone()) {
+                return bad(key("name"), format!("{:?} is listed twice", f.name));
+            }
+            let xdp_mode = match f.xdp_mode.as_str() {
+                "auto" => XdpMode::Auto,
+                "native" => XdpMode::Native,
+                "skb" => XdpMode::Skb,
+                other => {
+                    return bad(
+                        key("xdp_mode"),
+                        format!("{other:?}: \"auto\", \"native\" or \"skb\""),
+                    );
+                }
+            };
+            let frags = match f.frags.as_str() {
+                "auto" => Frags::Auto,
+                "on" => Frags::On,
+                "off" => Frags::Off,
+                other => {
+                    return bad(
+                        key("frags"),
+                        format!("{other:?}: \"auto\", \"on\" or \"off\""),
+                    );
+                }
+            };
+            if f.queues > 64 {
+                return bad(key("queues"), format!("{}: at most 64", f.queues));
+            }
+            if !f.udp && !f.ethernet {
+                return bad(key("udp"), "neither udp nor ethernet is enabled");
+            }
+            interfaces.push(InterfaceConfig {
+                name: f.name.clone(),
+                xdp_mode,
+                queues: f.queues,
+                udp: f.udp,
+                ethernet: f.ethernet,
+                ethernet_multicast: f.ethernet && f.ethernet_multicast,
+                frags,
+            });
+        }
+
+        let mut faces: Vec<FaceConfig> = Vec::new();
+        for (i, f) in self.face.iter().enumerate() {
+            let key = |k: &str| format!("face[{i}].{k}");
+            if f.name.is_empty() {
+                return bad(key("name"), "empty");
+            }
+            if faces.iter().any(|g| g.name == f.name) {
+                return bad(key("name"), format!("{:?} is used twice", f.name));
+            }
+            let remote = Remote::parse(&f.remote).or_else(|e| bad(key("remote"), e))?;
+            if let Some(ifname) = &f.interface
+                && !seen.contains(ifname)
+            {
+                return bad(
+                    key("interface"),
+                    format!("{ifname:?} is not one of the [[interface]] entries"),
+                );
+            }
+            if matches!(remote, Remote::Ether(_) | Remote::EtherMulticast) && f.interface.is_none()
+            {
+                return bad(key("interface"), "an Ethernet face needs an interface");
+            }
+            faces.push(FaceConfig {
+                name: f.name.clone(),
+                remote,
+                interface: f.interface.clone(),
+                local: f.local,
+            });
+        }
+
+        let mut routes = Vec::new();
+        for (i, rt) in self.route.iter().enumerate() {
+            let key = |k: &str| format!("route[{i}].{k}");
+            let prefix = NameBuf::from_uri(&rt.prefix)
+                .or_else(|e| bad(key("prefix"), format!("{:?}: {e}", rt.prefix)))?;
+            if prefix.as_name().len() > ndx_core::MAX_PREFIX_DEPTH {
+                return bad(
+                    key("prefix"),
+                    format!("deeper than {} components", ndx_core::MAX_PREFIX_DEPTH),
+                );
+            }
+            let face = faces
+                .iter()
+                .position(|f| f.name == rt.face)
+                .ok_or_else(|| (key("face"), format!("no face named {:?}", rt.face)))?;
+            routes.push(RouteConfig {
+                prefix,
+                face,
+                cost: rt.cost,
+            });
+        }
+
+        let mut strategies = Vec::new();
+        for (i, s) in self.strategy.iter().enumerate() {
+            let key = |k: &str| format!("strategy[{i}].{k}");
+            let prefix = NameBuf::from_uri(&s.prefix)
+                .or_else(|e| bad(key("prefix"), format!("{:?}: {e}", s.prefix)))?;
+            let kind = match s.strategy.as_str() {
+                "best-route" => StrategyKind::BestRoute,
+                "multicast" => StrategyKind::Multicast,
+                "adaptive" => StrategyKind::Adaptive,
+                other => {
+                    return bad(
+                        key("strategy"),
+                        format!("{other:?}: \"best-route\", \"multicast\" or \"adaptive\""),
+                    );
+                }
+            };
+            strategies.push((prefix, kind));
+        }
+
+        let hash_key = HashKey::new(k0, k1);
+        let shard = ShardConfig {
+            pit_capacity: tb.pit_capacity,
+            cs: CsConfig {
+                capacity: c.capacity,
+                slot_size: c.slot_size,
+                replacement,
+                admission,
+                ..CsConfig::default()
+            },
+            dnl_capacity: tb.dnl_capacity,
+            dnl_lifetime_ns: tb.dnl_lifetime_ms.saturating_mul(1_000_000),
+            max_lifetime_ms: tb.max_lifetime_ms,
+            unsolicited,
+            hash_key,
+            ..ShardConfig::default()
+        };
+        Ok(Config {
+            shards: r.shards,
+            cpus: r.cpus.clone(),
+            hash_key,
+            hash_key_halves: (k0, k1),
+            dispatch,
+            dispatch_table: r.dispatch_table,
+            control_socket: r.control_socket.clone(),
+            burst: r.burst,
+            frames: r.frames,
+            shard,
+            fib_stage1: tb.fib_stage1,
+            udp_ports: u.ports.clone(),
+            udp_on_demand: u.on_demand,
+            interfaces,
+            faces,
+            routes,
+            strategies,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Config, ConfigError> {
+        Config::parse(s, Path::new("t.toml"))
+    }
+
+    fn err(s: &str) -> String {
+        parse(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn empty_file_gives_documented_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c.shards, 1);
+        assert_eq!(c.dispatch, DispatchMode::Content);
+        assert_eq!(c.udp_ports, vec![6363]);
+        assert!(c.udp_on_demand);
+        assert_eq!(c.shard.cs.replacement, Replacement::Lru);
+        assert!(c.interfaces.is_empty() && c.faces.is_empty() && c.routes.is_empty());
+        assert_ne!(
+            c.hash_key_halves,
+            parse("").unwrap().hash_key_halves,
+            "random key"
+        );
+    }
+
+    #[test]
+    fn full_file_parses() {
+        let c = parse(
+            r#"
+            [router]
+            shards = 2
+            hash_key = "000102030405060708090a0b0c0d0e0f"
+            dispatch = "batch:16"
+            [cs]
+            capacity = 1000
+            replacement = "clock"
+            admission = "probabilistic"
+            admission_probability = 0.25
+            [[interface]]
+            name = "veth0"
+            xdp_mode = "skb"
+            [[face]]
+            name = "up"
+            remote = "udp://[fd00::2]:6363"
+            [[face]]
+            name = "eth"
+            remote = "ether://02:00:00:00:00:01"
+            interface = "veth0"
+            [[route]]
+            prefix = "/a/b"
+            face = "up"
+            cost = 5
+            [[strategy]]
+            prefix = "/a"
+            strategy = "multicast"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.shards, 2);
+        assert_eq!(c.hash_key_halves, (0x0001020304050607, 0x08090a0b0c0d0e0f));
+        assert_eq!(c.dispatch, DispatchMode::Batch(16));
+        assert_eq!(c.shard.cs.admission, Admission::Probabilistic(0.25));
+        assert_eq!(c.interfaces[0].xdp_mode, XdpMode::Skb);
+        assert_eq!(c.faces[1].remote, Remote::Ether([2, 0, 0, 0, 0, 1]));
+        assert_eq!(c.routes[0].face, 0);
+        assert_eq!(c.routes[0].prefix.to_string(), "/a/b");
+        assert_eq!(c.strategies[0].1, StrategyKind::Multicast);
+    }
+
+    #[test]
+    fn errors_name_the_file_key_and_reason() {
+        assert!(err("[router]\nshards = 0").contains("t.toml: router.shards: 0"));
+        assert!(err("[router]\nshardz = 2").contains("unknown field `shardz`"));
+        assert!(err("[router]\ndispatch = \"batch:0\"").contains("router.dispatch"));
+        assert!(err("[router]\ndispatch = \"bogus\"").contains("router.dispatch"));
+        assert!(err("[router]\nhash_key = \"abc\"").contains("router.hash_key"));
+        assert!(err("[[route]]\nprefix = \"/a\"\nface = \"nope\"").contains("route[0].face"));
+        assert!(
+            err("[[face]]\nname = \"x\"\nremote = \"tcp://1.2.3.4:1\"").contains("face[0].remote")
+        );
+        assert!(
+            err("[[face]]\nname = \"x\"\nremote = \"udp://0.0.0.0:6363\"")
+                .contains("not a unicast")
+        );
+        assert!(
+            err("[[face]]\nname = \"x\"\nremote = \"ether://02:00:00:00:00:01\"")
+                .contains("needs an interface")
+        );
+        assert!(err("[cs]\nreplacement = \"arc2\"").contains("cs.replacement"));
+        assert!(err("[udp]\nports = []").contains("udp.ports"));
+        assert!(err("[[interface]]\nname = \"a\"\n[[interface]]\nname = \"a\"").contains("twice"));
+        assert!(err("[router]\nshards = \"two\"").contains("t.toml"));
+    }
+
+    #[test]
+    fn the_documented_example_parses_to_the_defaults() {
+        let text = include_str!("../../../configs/ndx.toml");
+        let c = parse(text).unwrap();
+        let d = parse("").unwrap();
+        assert_eq!(c.shards, d.shards);
+        assert_eq!(c.dispatch, d.dispatch);
+        assert_eq!(c.dispatch_table, d.dispatch_table);
+        assert_eq!(c.burst, d.burst);
+        assert_eq!(c.frames, d.frames);
+        assert_eq!(c.shard.pit_capacity, d.shard.pit_capacity);
+        assert_eq!(c.shard.cs, d.shard.cs);
+        assert_eq!(c.shard.dnl_lifetime_ns, d.shard.dnl_lifetime_ns);
+        assert_eq!(c.udp_ports, d.udp_ports);
+        assert_eq!(c.interfaces[0].xdp_mode, XdpMode::Auto);
+        assert_eq!(c.interfaces[0].frags, Frags::Auto);
+        assert_eq!(c.routes[0].prefix.to_string(), "/example");
+    }
+
+    #[test]
+    fn remotes_parse() {
+        assert_eq!(
+            Remote::parse("udp://10.0.0.1").unwrap(),
+            Remote::Udp("10.0.0.1:6363".parse().unwrap())
+        );
+        assert_eq!(
+            Remote::parse("udp6://[fd00::1]:7000").unwrap(),
+            Remote::Udp("[fd00::1]:7000".parse().unwrap())
+        );
+        assert!(Remote::parse("udp4://[fd00::1]:7000").is_err());
+        assert!(Remote::parse("ether://02:00:00:00:00").is_err());
+        assert_eq!(
+            Remote::parse("udp://10.0.0.1:9").unwrap().to_string(),
+            "udp://10.0.0.1:9"
+        );
+    }
+}

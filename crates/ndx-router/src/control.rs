@@ -1,0 +1,326 @@
+//! The control socket: a Unix stream socket speaking one JSON object per line.
+//!
+//! Requests (`{"cmd": ...}`) and their answers (`{"ok": true, ...}` or
+//! `{"ok": false, "error": "..."}`):
+//!
+//! | cmd | fields | answer |
+//! |---|---|---|
+//! | `status` | | `counters` (totals), `shards` (per shard), `faces`, `routes`, `xdp` |
+//! | `faces` | | `faces` |
+//! | `routes` | | `routes` |
+//! | `face-add` | `name`, `remote`, `interface` (Ethernet) | `id` |
+//! | `face-remove` | `face` (id or name) | |
+//! | `route-add` | `prefix`, `face`, `cost` | |
+//! | `route-remove` | `prefix`, `face` (optional: all next hops) | |
+//! | `strategy-set` | `prefix`, `strategy` | |
+//!
+//! The server side is polled from the control thread (non-blocking accept and reads), so it
+//! never holds up anything else; the client side is what the `ndx` CLI uses.
+
+use std::io::{BufRead, BufReader, ErrorKind, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use ndx_core::StrategyKind;
+use serde_json::{Value, json};
+
+use crate::plane::Plane;
+
+/// Most bytes in one request line.
+const MAX_REQUEST: usize = 64 * 1024;
+
+/// The listening side.
+#[derive(Debug)]
+pub struct ControlServer {
+    listener: UnixListener,
+    path: PathBuf,
+    clients: Vec<Client>,
+}
+
+#[derive(Debug)]
+struct Client {
+    stream: UnixStream,
+    buf: Vec<u8>,
+}
+
+impl ControlServer {
+    /// Binds the socket (creating its directory; replacing a stale socket file left by a
+    /// router that died, but refusing if another router answers on it).
+    pub fn bind(path: &Path) -> std::io::Result<Self> {
+        if let Some(dir) = path.parent()
+            && !dir.as_os_str().is_empty()
+        {
+            std::fs::create_dir_all(dir)?;
+        }
+        if path.exists() {
+            if UnixStream::connect(path).is_ok() {
+                return Err(std::io::Error::new(
+                    ErrorKind::AddrInUse,
+                    format!("{}: another ndx is running there", path.display()),
+                ));
+            }
+            std::fs::remove_file(path)?;
+        }
+        let listener = UnixListener::bind(path)?;
+        listener.set_nonblocking(true)?;
+        Ok(Self {
+            listener,
+            path: path.to_path_buf(),
+            clients: Vec::new(),
+        })
+    }
+
+    /// Accepts new clients and answers every complete request; `extra` adds fields to
+    /// `status` answers (the XDP counters).
+    pub fn poll(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    if stream.set_nonblocking(true).is_ok() {
+                        self.clients.push(Client {
+                            stream,
+                            buf: Vec::new(),
+                        });
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => break,
+            }
+        }
+        self.clients.retain_mut(|c| c.serve(plane, extra));
+    }
+}
+
+impl Drop for ControlServer {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+impl Client {
+    /// Reads what is available and answers complete lines; false when the client is gone.
+    fn serve(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) -> bool {
+        let mut chunk = [0u8; 4096];
+        loop {
+            match std::io::Read::read(&mut self.stream, &mut chunk) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    if self.buf.len() > MAX_REQUEST {
+                        let _ = self.reply(&json!({"ok": false, "error": "request too long"}));
+                        return false;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(_) => return false,
+            }
+        }
+        while let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.buf.drain(..=nl).collect();
+            let answer = match serde_json::from_slice::<Value>(&line) {
+                Ok(req) => handle(plane, &req, extra),
+                Err(e) => json!({"ok": false, "error": format!("not JSON: {e}")}),
+            };
+            if self.reply(&answer).is_err() {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn reply(&mut self, v: &Value) -> std::io::Result<()> {
+        // Answers are small; a client that does not read them is dropped.
+        self.stream.set_nonblocking(false)?;
+        self.stream
+            .set_write_timeout(Some(Duration::from_millis(200)))?;
+        let mut s = v.to_string();
+        s.push('\n');
+        let r = self.stream.write_all(s.as_bytes());
+        self.stream.set_nonblocking(true)?;
+        r
+    }
+}
+
+fn field<'a>(req: &'a Value, k: &str) -> Result<&'a str, String> {
+    req.get(k)
+        .and_then(Value::as_str)
+        .ok_or_else(|| format!("missing string field {k:?}"))
+}
+
+/// Answers one request.
+pub fn handle(plane: &mut Plane, req: &Value, extra: &dyn Fn() -> Value) -> Value {
+    let r = (|| -> Result<Value, String> {
+        let cmd = field(req, "cmd")?;
+        match cmd {
+            "status" => {
+                let mut s = plane.status();
+                s["xdp"] = extra();
+                Ok(s)
+            }
+            "faces" => Ok(json!({"faces": plane.faces_json()})),
+            "routes" => Ok(json!({"routes": plane.routes_json()})),
+            "face-add" => {
+                let ifindex = match req.get("interface").and_then(Value::as_str) {
+                    Some(name) => Some(
+                        plane
+                            .interfaces
+                            .iter()
+                            .find(|(_, n)| n == name)
+                            .map(|(i, _)| *i)
+                            .ok_or_else(|| format!("ndx is not attached to {name:?}"))?,
+                    ),
+                    None => None,
+                };
+                let id = plane
+                    .add_face(field(req, "name")?, field(req, "remote")?, ifindex)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({"id": id.0}))
+            }
+            "face-remove" => {
+                plane
+                    .remove_face(field(req, "face")?)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({}))
+            }
+            "route-add" => {
+                let cost = req.get("cost").and_then(Value::as_u64).unwrap_or(0);
+                let cost = u32::try_from(cost).map_err(|_| "cost above 2^32".to_string())?;
+                plane
+                    .add_route(field(req, "prefix")?, field(req, "face")?, cost)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({}))
+            }
+            "route-remove" => {
+                let face = req.get("face").and_then(Value::as_str);
+                plane
+                    .remove_route(field(req, "prefix")?, face)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({}))
+            }
+            "strategy-set" => {
+                let kind = match field(req, "strategy")? {
+                    "best-route" => StrategyKind::BestRoute,
+                    "multicast" => StrategyKind::Multicast,
+                    "adaptive" => StrategyKind::Adaptive,
+                    other => return Err(format!("unknown strategy {other:?}")),
+                };
+                plane
+                    .set_strategy(field(req, "prefix")?, kind)
+                    .map_err(|e| e.to_string())?;
+                Ok(json!({}))
+            }
+            other => Err(format!("unknown command {other:?}")),
+        }
+    })();
+    match r {
+        Ok(mut v) => {
+            v["ok"] = Value::Bool(true);
+            v
+        }
+        Err(e) => json!({"ok": false, "error": e}),
+    }
+}
+
+/// Why a control request failed on the client side.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The socket could not be reached.
+    #[error(
+        "cannot reach ndx at {path}: {source} (is `ndx run` running, and is this the right --socket?)"
+    )]
+    Connect {
+        /// The socket path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The exchange failed midway.
+    #[error("control socket: {0}")]
+    Io(#[from] std::io::Error),
+    /// The router answered with an error.
+    #[error("{0}")]
+    Refused(String),
+    /// The answer was not JSON.
+    #[error("control socket: bad answer: {0}")]
+    BadAnswer(String),
+}
+
+/// Sends one request and returns the answer (an error when `ok` is false).
+pub fn request(path: &Path, req: &Value) -> Result<Value, ClientError> {
+    let mut s = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut line = req.to_string();
+    line.push('\n');
+    s.write_all(line.as_bytes())?;
+    let mut answer = String::new();
+    BufReader::new(&s).read_line(&mut answer)?;
+    let v: Value =
+        serde_json::from_str(&answer).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
+    if v["ok"] == Value::Bool(true) {
+        Ok(v)
+    } else {
+        Err(ClientError::Refused(
+            v["error"].as_str().unwrap_or("unknown error").to_string(),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    #[test]
+    fn requests_over_a_real_socket() {
+        let dir = std::env::temp_dir().join(format!("ndx-ctl-{}", std::process::id()));
+        let path = dir.join("ctl.sock");
+        let cfg = Config::parse("", Path::new("t")).unwrap();
+        let (mut plane, _fib, _faces) = Plane::new(&cfg);
+        let mut server = ControlServer::bind(&path).unwrap();
+        assert!(
+            ControlServer::bind(&path).is_err(),
+            "a second router on the same socket is refused"
+        );
+        let p2 = path.clone();
+        let client = std::thread::spawn(move || {
+            let a = request(
+                &p2,
+                &json!({"cmd": "face-add", "name": "up", "remote": "udp://10.1.1.1:6363"}),
+            )
+            .unwrap();
+            assert_eq!(a["id"], 1);
+            request(
+                &p2,
+                &json!({"cmd": "route-add", "prefix": "/x", "face": "up", "cost": 2}),
+            )
+            .unwrap();
+            let e = request(
+                &p2,
+                &json!({"cmd": "route-add", "prefix": "/x", "face": "zz"}),
+            )
+            .unwrap_err();
+            assert!(e.to_string().contains("no face"), "{e}");
+            let e = request(&p2, &json!({"cmd": "fly"})).unwrap_err();
+            assert!(e.to_string().contains("unknown command"), "{e}");
+            request(&p2, &json!({"cmd": "status"})).unwrap()
+        });
+        let extra = || json!({"redirected": 5});
+        while !client.is_finished() {
+            server.poll(&mut plane, &extra);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let status = client.join().unwrap();
+        assert_eq!(status["routes"][0]["prefix"], "/x");
+        assert_eq!(status["routes"][0]["nexthops"][0]["cost"], 2);
+        assert_eq!(status["xdp"]["redirected"], 5);
+        drop(server);
+        assert!(!path.exists(), "socket removed on drop");
+        let e = request(&path, &json!({"cmd": "status"})).unwrap_err();
+        assert!(matches!(e, ClientError::Connect { .. }));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,347 @@
+//! The face table: every link the router forwards on, how to reach it on the wire, and how
+//! an incoming frame finds its face.
+//!
+//! The control thread owns the [`Faces`] writer and publishes immutable [`FaceTable`]
+//! snapshots (RCU style, like the FIB); shard workers read the current snapshot without locks.
+//! A frame from a UDP peer no face knows creates an on-demand face when the policy allows: the
+//! shard takes a fresh id from a shared atomic counter, uses it at once (so the first packet is
+//! forwarded, not dropped), and tells the control thread, which adds the face to the next
+//! snapshot.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use arc_swap::ArcSwap;
+use ndx_core::{FaceId, FaceInfo};
+
+/// Where a face leads on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Link {
+    /// NDN over UDP to this peer.
+    Udp(SocketAddr),
+    /// NDN over Ethernet to this MAC address on interface `ifindex`.
+    Ether {
+        /// Interface index.
+        ifindex: u32,
+        /// Peer MAC address.
+        mac: [u8; 6],
+    },
+    /// The NDN Ethernet multicast group on interface `ifindex`.
+    EtherMulticast {
+        /// Interface index.
+        ifindex: u32,
+    },
+}
+
+impl fmt::Display for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Link::Udp(a) => write!(f, "udp://{a}"),
+            Link::Ether { ifindex, mac } => write!(
+                f,
+                "ether://{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}%{ifindex}",
+                mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]
+            ),
+            Link::EtherMulticast { ifindex } => write!(f, "ether-multicast%{ifindex}"),
+        }
+    }
+}
+
+/// How a face came to exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// From the configuration file.
+    Config,
+    /// Created on the first packet of a new UDP peer.
+    OnDemand,
+    /// Added through the control socket.
+    Command,
+}
+
+impl Origin {
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Config => "config",
+            Origin::OnDemand => "on-demand",
+            Origin::Command => "command",
+        }
+    }
+}
+
+/// The layer-2 path out of a face: filled in once the next hop is resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Path {
+    /// Outgoing interface.
+    pub ifindex: u32,
+    /// Our MAC on that interface.
+    pub src_mac: [u8; 6],
+    /// The next hop's MAC (the peer, or its gateway).
+    pub dst_mac: [u8; 6],
+    /// Our address on that interface (UDP faces).
+    pub src: Option<SocketAddr>,
+}
+
+/// One face.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Face {
+    /// Its id.
+    pub id: FaceId,
+    /// Name given in the configuration or command (on-demand faces: the peer address).
+    pub name: String,
+    /// Where it leads.
+    pub link: Link,
+    /// Forwarding properties.
+    pub info: FaceInfo,
+    /// How it was created.
+    pub origin: Origin,
+    /// The resolved path, or `None` while the next hop is being resolved.
+    pub path: Option<L2Path>,
+}
+
+/// An immutable view of all faces, shared by the shard workers.
+#[derive(Debug, Default, Clone)]
+pub struct FaceTable {
+    faces: HashMap<FaceId, Face>,
+    by_link: HashMap<Link, FaceId>,
+    generation: u64,
+}
+
+impl FaceTable {
+    /// The face with this id.
+    pub fn get(&self, id: FaceId) -> Option<&Face> {
+        self.faces.get(&id)
+    }
+
+    /// The face a frame from `link` belongs to.
+    pub fn lookup(&self, link: &Link) -> Option<FaceId> {
+        self.by_link.get(link).copied()
+    }
+
+    /// Every face, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &Face> {
+        let mut v: Vec<&Face> = self.faces.values().collect();
+        v.sort_by_key(|f| f.id);
+        v.into_iter()
+    }
+
+    /// Number of faces.
+    pub fn len(&self) -> usize {
+        self.faces.len()
+    }
+
+    /// True when there are no faces.
+    pub fn is_empty(&self) -> bool {
+        self.faces.is_empty()
+    }
+
+    /// Bumped on every publication.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+}
+
+/// Why a face could not be added.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FaceError {
+    /// Another face already leads there.
+    #[error("{link} is already face {existing}")]
+    Duplicate {
+        /// The link.
+        link: Link,
+        /// The face that has it.
+        existing: FaceId,
+    },
+    /// No such face.
+    #[error("no face {0}")]
+    Unknown(FaceId),
+    /// The face table is full (ids are 32 bits; a router never gets there, but it is checked).
+    #[error("face ids exhausted")]
+    Exhausted,
+}
+
+/// Hands out face ids; shared between the control thread and the shards (on-demand faces).
+#[derive(Debug)]
+pub struct FaceIds(AtomicU32);
+
+impl FaceIds {
+    /// Ids start at 1 (0 is reserved for "no face").
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self(AtomicU32::new(1)))
+    }
+
+    /// A fresh id.
+    pub fn next(&self) -> Result<FaceId, FaceError> {
+        let id = self.0.fetch_add(1, Ordering::Relaxed);
+        if id == u32::MAX {
+            return Err(FaceError::Exhausted);
+        }
+        Ok(FaceId(id))
+    }
+}
+
+/// What a shard worker holds: the published table and the id counter for on-demand faces.
+#[derive(Debug, Clone)]
+pub struct FaceReader {
+    /// The published table.
+    pub table: Arc<ArcSwap<FaceTable>>,
+    /// Face ids.
+    pub ids: Arc<FaceIds>,
+}
+
+/// The writer side, owned by the control thread.
+#[derive(Debug)]
+pub struct Faces {
+    table: FaceTable,
+    shared: Arc<ArcSwap<FaceTable>>,
+    ids: Arc<FaceIds>,
+}
+
+impl Faces {
+    /// An empty table and the reader handle shards use.
+    pub fn new() -> (Self, Arc<ArcSwap<FaceTable>>, Arc<FaceIds>) {
+        let shared = Arc::new(ArcSwap::from_pointee(FaceTable::default()));
+        let ids = FaceIds::new();
+        (
+            Self {
+                table: FaceTable::default(),
+                shared: shared.clone(),
+                ids: ids.clone(),
+            },
+            shared,
+            ids,
+        )
+    }
+
+    /// The table being edited (not yet published).
+    pub fn table(&self) -> &FaceTable {
+        &self.table
+    }
+
+    /// Adds a face with a fresh id.
+    pub fn add(
+        &mut self,
+        name: String,
+        link: Link,
+        info: FaceInfo,
+        origin: Origin,
+    ) -> Result<FaceId, FaceError> {
+        if let Some(&existing) = self.table.by_link.get(&link) {
+            return Err(FaceError::Duplicate { link, existing });
+        }
+        let id = self.ids.next()?;
+        self.insert(Face {
+            id,
+            name,
+            link,
+            info,
+            origin,
+            path: None,
+        })?;
+        Ok(id)
+    }
+
+    /// Adds a face whose id was already taken (an on-demand face a shard created). If another
+    /// face already has the link (two shards raced on the same peer), the existing face is kept
+    /// and its id returned as the error's `existing`.
+    pub fn insert(&mut self, face: Face) -> Result<(), FaceError> {
+        if let Some(&existing) = self.table.by_link.get(&face.link) {
+            return Err(FaceError::Duplicate {
+                link: face.link,
+                existing,
+            });
+        }
+        self.table.by_link.insert(face.link, face.id);
+        self.table.faces.insert(face.id, face);
+        Ok(())
+    }
+
+    /// Sets (or clears) a face's resolved path.
+    pub fn set_path(&mut self, id: FaceId, path: Option<L2Path>) -> Result<(), FaceError> {
+        let f = self
+            .table
+            .faces
+            .get_mut(&id)
+            .ok_or(FaceError::Unknown(id))?;
+        f.path = path;
+        Ok(())
+    }
+
+    /// Removes a face.
+    pub fn remove(&mut self, id: FaceId) -> Result<Face, FaceError> {
+        let f = self.table.faces.remove(&id).ok_or(FaceError::Unknown(id))?;
+        self.table.by_link.remove(&f.link);
+        Ok(f)
+    }
+
+    /// Publishes the edited table to the shards.
+    pub fn publish(&mut self) {
+        self.table.generation += 1;
+        self.shared.store(Arc::new(self.table.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn udp(s: &str) -> Link {
+        Link::Udp(s.parse().unwrap())
+    }
+
+    #[test]
+    fn add_lookup_publish_remove() {
+        let (mut faces, reader, ids) = Faces::new();
+        let a = faces
+            .add(
+                "a".into(),
+                udp("10.0.0.1:6363"),
+                FaceInfo::default(),
+                Origin::Config,
+            )
+            .unwrap();
+        assert!(reader.load().is_empty(), "not visible before publish");
+        faces.publish();
+        let snap = reader.load();
+        assert_eq!(snap.lookup(&udp("10.0.0.1:6363")), Some(a));
+        assert_eq!(snap.get(a).unwrap().name, "a");
+        assert_eq!(snap.generation(), 1);
+        // An on-demand id taken by a shard, then inserted by the control thread.
+        let b = ids.next().unwrap();
+        assert_ne!(a, b);
+        faces
+            .insert(Face {
+                id: b,
+                name: "10.0.0.2:6363".into(),
+                link: udp("10.0.0.2:6363"),
+                info: FaceInfo::default(),
+                origin: Origin::OnDemand,
+                path: None,
+            })
+            .unwrap();
+        assert_eq!(
+            faces
+                .add(
+                    "dup".into(),
+                    udp("10.0.0.2:6363"),
+                    FaceInfo::default(),
+                    Origin::Command
+                )
+                .unwrap_err(),
+            FaceError::Duplicate {
+                link: udp("10.0.0.2:6363"),
+                existing: b
+            }
+        );
+        faces.remove(a).unwrap();
+        assert_eq!(faces.remove(a).unwrap_err(), FaceError::Unknown(a));
+        faces.publish();
+        let snap = reader.load();
+        assert_eq!(snap.len(), 1);
+        assert_eq!(snap.lookup(&udp("10.0.0.1:6363")), None);
+        assert_eq!(snap.iter().next().unwrap().id, b);
+    }
+}

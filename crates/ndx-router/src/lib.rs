@@ -1,0 +1,11 @@
+//! The ndx router runtime: configuration, faces, per-core shard workers on AF_XDP, and the
+//! control plane.
+pub mod config;
+pub mod control;
+pub mod faces;
+pub mod iface;
+pub mod notify;
+pub mod plane;
+pub mod runtime;
+pub mod stats;
+pub mod worker;

@@ -1,0 +1,572 @@
+//! Starting, running and stopping a router: XDP attachment, AF_XDP ports, shard workers, and
+//! the control thread's loop (control socket, on-demand faces, next-hop resolution).
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, sync_channel};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use ndx_afxdp::neigh::{Resolution, Resolver};
+use ndx_afxdp::{Exchange, Port, PortConfig, UmemConfig};
+use ndx_core::{Dispatch, FaceInfo, Shard, ShardConfig};
+use ndx_xdp::{AttachMode, LinkGuard, NdxXdp, XdpConfig};
+use serde_json::{Value, json};
+
+use crate::config::{Config, Frags, Remote, XdpMode};
+use crate::control::ControlServer;
+use crate::faces::{L2Path, Link, Origin};
+use crate::iface::{self, queue_plan};
+use crate::plane::Plane;
+use crate::stats::Snapshot;
+use crate::worker::{
+    Core, Ep, Event, Handoff, IfaceInfo, NDN_MULTICAST, Redispatch, Worker, WorkerConfig,
+};
+
+/// Why the router could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// An interface problem.
+    #[error(transparent)]
+    Iface(#[from] iface::IfaceError),
+    /// The XDP program could not be loaded or attached.
+    #[error("{iface}: XDP: {source}")]
+    Xdp {
+        /// Interface.
+        iface: String,
+        /// Why.
+        source: Box<ndx_xdp::XdpError>,
+    },
+    /// An AF_XDP socket could not be opened.
+    #[error("{iface} queue {queue}: AF_XDP: {source}")]
+    Socket {
+        /// Interface.
+        iface: String,
+        /// Queue.
+        queue: u32,
+        /// Why.
+        source: ndx_afxdp::Error,
+    },
+    /// The control socket could not be bound.
+    #[error("control socket {path}: {source}")]
+    Control {
+        /// Path.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A configured face or route could not be set up.
+    #[error("{0}")]
+    Setup(String),
+    /// No interface configured.
+    #[error("no [[interface]] in the configuration: ndx needs at least one to attach to")]
+    NoInterface,
+    /// A thread could not be started.
+    #[error("cannot start a shard thread: {0}")]
+    Thread(std::io::Error),
+}
+
+/// One attached interface: its program, its bpf_link and what the workers know of it.
+#[derive(Debug)]
+struct Attached {
+    info: IfaceInfo,
+    xdp: NdxXdp,
+    link: Option<LinkGuard>,
+    mode: AttachMode,
+}
+
+/// A running router.
+#[derive(Debug)]
+pub struct Router {
+    cfg: Config,
+    plane: Plane,
+    stop: Arc<AtomicBool>,
+    workers: Vec<JoinHandle<Snapshot>>,
+    events: Receiver<Event>,
+    control: ControlServer,
+    attached: Vec<Attached>,
+    resolver: Option<Resolver>,
+    started: Instant,
+}
+
+/// What the router did, reported when it stops.
+#[derive(Debug, Clone)]
+pub struct Report {
+    /// Counters summed over shards.
+    pub total: Snapshot,
+    /// Per shard.
+    pub shards: Vec<Snapshot>,
+    /// How long it ran.
+    pub uptime: Duration,
+}
+
+fn attach_mode(m: XdpMode) -> AttachMode {
+    match m {
+        XdpMode::Skb => AttachMode::Skb,
+        XdpMode::Auto | XdpMode::Native => AttachMode::Driver,
+    }
+}
+
+impl Router {
+    /// Attaches to every configured interface, opens the sockets, starts one pinned worker
+    /// per shard and binds the control socket. On error nothing stays attached.
+    pub fn start(cfg: Config) -> Result<Router, StartError> {
+        if cfg.interfaces.is_empty() {
+            return Err(StartError::NoInterface);
+        }
+        let shards = cfg.shards as u32;
+        let dispatch = Dispatch::new(cfg.hash_key, cfg.dispatch, cfg.shards, cfg.dispatch_table)
+            .map_err(|e| StartError::Setup(e.to_string()))?;
+        let control =
+            ControlServer::bind(&cfg.control_socket).map_err(|source| StartError::Control {
+                path: cfg.control_socket.display().to_string(),
+                source,
+            })?;
+
+        // Interfaces: program, attachment, sockets.
+        let mut attached = Vec::new();
+        // eps[shard] = that shard's sockets.
+        let mut eps: Vec<Vec<Ep>> = (0..shards).map(|_| Vec::new()).collect();
+        let mut umems = Vec::new();
+        for ic in &cfg.interfaces {
+            let info = iface::info(&ic.name)?;
+            let queues = if ic.queues == 0 {
+                iface::rx_queues(&ic.name)?
+            } else {
+                ic.queues
+            };
+            let frags = match ic.frags {
+                Frags::On => true,
+                Frags::Off => false,
+                Frags::Auto => info.mtu > 3000,
+            };
+            let mut xc =
+                XdpConfig::for_dispatch(&dispatch, cfg.hash_key_halves.0, cfg.hash_key_halves.1);
+            xc.udp_ports = if ic.udp {
+                cfg.udp_ports.clone()
+            } else {
+                Vec::new()
+            };
+            xc.ethernet = ic.ethernet;
+            xc.frags = frags;
+            let xerr = |source| StartError::Xdp {
+                iface: ic.name.clone(),
+                source: Box::new(source),
+            };
+            let mut xdp = NdxXdp::load(&xc).map_err(xerr)?;
+            let plan = queue_plan(shards, queues);
+            for (q, on_q) in plan.iter().enumerate() {
+                let q = q as u32;
+                let pc = PortConfig {
+                    umem: UmemConfig {
+                        frame_count: cfg.frames,
+                        ..UmemConfig::default()
+                    },
+                    sockets: on_q.len() as u32,
+                    multi_buffer: frags,
+                    ..PortConfig::default()
+                };
+                let port = Port::open(&ic.name, q, &pc).map_err(|source| StartError::Socket {
+                    iface: ic.name.clone(),
+                    queue: q,
+                    source,
+                })?;
+                umems.push((port.umem().clone(), info.ifindex));
+                let endpoints = port.into_endpoints();
+                // XSKMAP: each shard's own socket where it has one, else the queue owner's.
+                for s in 0..shards {
+                    let k = on_q.iter().position(|&x| x == s).unwrap_or(0);
+                    xdp.set_socket(q, s as u8, std::os::fd::AsRawFd::as_raw_fd(&endpoints[k]))
+                        .map_err(xerr)?;
+                }
+                for (ep, &s) in endpoints.into_iter().zip(on_q) {
+                    eps[s as usize].push(Ep {
+                        ep,
+                        ifindex: info.ifindex,
+                    });
+                }
+            }
+            let mode = attach_mode(ic.xdp_mode);
+            let link = match xdp.attach(info.ifindex, mode) {
+                Ok(l) => (l, mode),
+                Err(e) if ic.xdp_mode == XdpMode::Auto => {
+                    eprintln!(
+                        "ndx: {}: native XDP refused ({e}); using generic (SKB) mode",
+                        ic.name
+                    );
+                    (
+                        xdp.attach(info.ifindex, AttachMode::Skb).map_err(xerr)?,
+                        AttachMode::Skb,
+                    )
+                }
+                Err(e) => return Err(xerr(e)),
+            };
+            attached.push(Attached {
+                info,
+                xdp,
+                link: Some(link.0),
+                mode: link.1,
+            });
+        }
+        let ifaces: Arc<Vec<IfaceInfo>> =
+            Arc::new(attached.iter().map(|a| a.info.clone()).collect());
+
+        // The control plane: faces, routes, strategies.
+        let (mut plane, fib_reader, face_reader) = Plane::new(&cfg);
+        plane.interfaces = ifaces.iter().map(|i| (i.ifindex, i.name.clone())).collect();
+        let ifindex_of = |name: &str| ifaces.iter().find(|i| i.name == name).map(|i| i.ifindex);
+        for f in &cfg.faces {
+            let info = FaceInfo {
+                local: f.local,
+                multi_access: matches!(f.remote, Remote::EtherMulticast),
+            };
+            let ifindex = f.interface.as_deref().and_then(ifindex_of);
+            let link = match f.remote {
+                Remote::Udp(a) => Link::Udp(a),
+                Remote::Ether(mac) => Link::Ether {
+                    ifindex: ifindex.unwrap_or(0),
+                    mac,
+                },
+                Remote::EtherMulticast => Link::EtherMulticast {
+                    ifindex: ifindex.unwrap_or(0),
+                },
+            };
+            let id = plane
+                .faces
+                .add(f.name.clone(), link, info, Origin::Config)
+                .map_err(|e| StartError::Setup(format!("face {:?}: {e}", f.name)))?;
+            if let Some(path) = ether_path(&link, &ifaces) {
+                let _ = plane.faces.set_path(id, Some(path));
+            }
+        }
+        // One multicast face per interface that listens to the NDN group.
+        for (ic, a) in cfg.interfaces.iter().zip(&attached) {
+            let link = Link::EtherMulticast {
+                ifindex: a.info.ifindex,
+            };
+            if ic.ethernet_multicast && plane.faces.table().lookup(&link).is_none() {
+                let id = plane
+                    .faces
+                    .add(
+                        format!("{}-multicast", ic.name),
+                        link,
+                        FaceInfo {
+                            local: false,
+                            multi_access: true,
+                        },
+                        Origin::Config,
+                    )
+                    .map_err(|e| StartError::Setup(e.to_string()))?;
+                let _ = plane.faces.set_path(id, ether_path(&link, &ifaces));
+            }
+        }
+        plane.faces.publish();
+        for r in &cfg.routes {
+            let face = &cfg.faces[r.face].name;
+            plane
+                .add_route(&r.prefix.to_string(), face, r.cost)
+                .map_err(|e| StartError::Setup(format!("route {}: {e}", r.prefix)))?;
+        }
+        for (prefix, kind) in &cfg.strategies {
+            plane
+                .set_strategy(&prefix.to_string(), *kind)
+                .map_err(|e| StartError::Setup(format!("strategy for {prefix}: {e}")))?;
+        }
+
+        // Exchange rings, full mesh.
+        let n = shards as usize;
+        let mut to: Vec<Vec<Option<ndx_afxdp::ExchangeSender>>> =
+            (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
+        let mut from: Vec<Vec<ndx_afxdp::ExchangeReceiver>> = (0..n).map(|_| Vec::new()).collect();
+        for (a, row) in to.iter_mut().enumerate() {
+            for (b, slot) in row.iter_mut().enumerate() {
+                if a != b {
+                    let (tx, rx) = Exchange::new(4096);
+                    *slot = Some(tx);
+                    from[b].push(rx);
+                }
+            }
+        }
+
+        // Hand-off channels for reassembled packets (only with several shards).
+        let mut redispatch = redispatch_mesh(n, &dispatch).into_iter();
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ev_tx, ev_rx) = sync_channel(4096);
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let core_ids = core_affinity::get_core_ids().unwrap_or_default();
+        let mut workers = Vec::new();
+        for (s, ((eps, to), from)) in eps.into_iter().zip(to).zip(from).enumerate() {
+            let mut shard = Shard::new(
+                ShardConfig {
+                    shard: s as u8,
+                    ..cfg.shard
+                },
+                fib_reader.clone(),
+                0,
+            );
+            for f in plane.faces.table().iter() {
+                shard.add_face(f.id, f.info);
+            }
+            let core = Core::new(
+                s as u8,
+                shard,
+                face_reader.clone(),
+                ev_tx.clone(),
+                WorkerConfig {
+                    burst: cfg.burst,
+                    udp_port: cfg.udp_ports[0],
+                    on_demand: cfg.udp_on_demand,
+                    ifaces: ifaces.clone(),
+                },
+                redispatch.next().flatten(),
+            );
+            let worker = Worker {
+                me: s as u8,
+                eps,
+                ports: umems.clone(),
+                to,
+                from,
+                stats: plane.stats[s].clone(),
+                core,
+            };
+            let cpu = if cfg.cpus.is_empty() {
+                s % cpus
+            } else {
+                cfg.cpus[s % cfg.cpus.len()]
+            };
+            let core = core_ids.iter().find(|c| c.id == cpu).copied();
+            let stop = stop.clone();
+            let h = std::thread::Builder::new()
+                .name(format!("ndx-shard-{s}"))
+                .spawn(move || {
+                    if let Some(c) = core {
+                        core_affinity::set_for_current(c);
+                    }
+                    worker.run(&stop)
+                })
+                .map_err(StartError::Thread)?;
+            workers.push(h);
+        }
+        let resolver = match Resolver::new() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("ndx: netlink unavailable ({e}); UDP faces need on-demand learning");
+                None
+            }
+        };
+        let mut router = Router {
+            cfg,
+            plane,
+            stop,
+            workers,
+            events: ev_rx,
+            control,
+            attached,
+            resolver,
+            started: Instant::now(),
+        };
+        router.resolve_faces();
+        Ok(router)
+    }
+
+    /// The flag that stops the router (set it from a signal handler).
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// How each interface is attached, for the start-up banner.
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "ndx: {} shard(s), dispatch {:?}, control socket {}",
+            self.cfg.shards,
+            self.cfg.dispatch,
+            self.cfg.control_socket.display()
+        );
+        for a in &self.attached {
+            s.push_str(&format!(
+                "\nndx: {} (ifindex {}, mtu {}): XDP {:?} mode",
+                a.info.name, a.info.ifindex, a.info.mtu, a.mode
+            ));
+        }
+        s
+    }
+
+    /// Runs the control loop until the stop flag is set.
+    pub fn run(&mut self) {
+        let mut notifier = crate::notify::Notifier::from_env();
+        if let Some(n) = &notifier {
+            n.send("READY=1\nSTATUS=forwarding");
+        }
+        let mut next_resolve = Instant::now();
+        while !self.stop.load(Ordering::Relaxed) {
+            let attached = &self.attached;
+            let xdp_json = || xdp_counters(attached);
+            self.control.poll(&mut self.plane, &xdp_json);
+            let mut changed = false;
+            while let Ok(ev) = self.events.try_recv() {
+                match ev {
+                    Event::NewFace(face) => {
+                        if self.plane.faces.insert(face).is_ok() {
+                            changed = true;
+                        }
+                    }
+                }
+            }
+            if Instant::now() >= next_resolve {
+                changed |= self.resolve_faces();
+                next_resolve = Instant::now() + Duration::from_millis(200);
+            }
+            if changed {
+                self.plane.faces.publish();
+            }
+            if self.workers.iter().any(|w| w.is_finished()) {
+                eprintln!("ndx: a shard worker stopped unexpectedly; shutting down");
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            if let Some(n) = notifier.as_mut() {
+                n.tick();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        if let Some(n) = &notifier {
+            n.send("STOPPING=1");
+        }
+    }
+
+    /// Resolves the next hop of UDP faces that have none; true if any changed.
+    fn resolve_faces(&mut self) -> bool {
+        let Some(res) = self.resolver.as_mut() else {
+            return false;
+        };
+        let todo: Vec<(ndx_core::FaceId, SocketAddr)> = self
+            .plane
+            .faces
+            .table()
+            .iter()
+            .filter(|f| f.path.is_none())
+            .filter_map(|f| match f.link {
+                Link::Udp(a) => Some((f.id, a)),
+                _ => None,
+            })
+            .collect();
+        let mut changed = false;
+        for (id, addr) in todo {
+            if let Ok(Resolution::Ready(nh)) = res.resolve(addr.ip()) {
+                if !self.attached.iter().any(|a| a.info.ifindex == nh.ifindex) {
+                    continue;
+                }
+                let path = L2Path {
+                    ifindex: nh.ifindex,
+                    src_mac: nh.src_mac,
+                    dst_mac: nh.dst_mac,
+                    src: nh
+                        .src_ip
+                        .map(|ip| SocketAddr::new(ip, self.cfg.udp_ports[0])),
+                };
+                changed |= self.plane.faces.set_path(id, Some(path)).is_ok();
+            }
+        }
+        changed
+    }
+
+    /// Stops the workers, detaches XDP and removes the control socket; returns the final
+    /// counters.
+    pub fn shutdown(mut self) -> Report {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut shards = Vec::new();
+        for w in self.workers.drain(..) {
+            shards.push(w.join().unwrap_or_default());
+        }
+        for a in &mut self.attached {
+            if let Some(l) = a.link.take() {
+                l.detach();
+            }
+        }
+        let mut total = Snapshot::default();
+        for s in &shards {
+            total.accumulate(s);
+        }
+        Report {
+            total,
+            shards,
+            uptime: self.started.elapsed(),
+        }
+    }
+}
+
+/// One [`Redispatch`] per shard (all `None` with a single shard, which reassembles itself).
+fn redispatch_mesh(n: usize, dispatch: &Dispatch) -> Vec<Option<Redispatch>> {
+    if n < 2 {
+        return (0..n).map(|_| None).collect();
+    }
+    let mut inboxes = Vec::new();
+    let mut senders = Vec::new();
+    let mut returns = Vec::new();
+    let mut back_senders = Vec::new();
+    for _ in 0..n {
+        let (tx, rx) = sync_channel::<Handoff>(4096);
+        senders.push(tx);
+        inboxes.push(rx);
+        let (btx, brx) = sync_channel::<Vec<u8>>(1024);
+        back_senders.push(btx);
+        returns.push(brx);
+    }
+    inboxes
+        .into_iter()
+        .zip(returns)
+        .enumerate()
+        .map(|(me, (inbox, returned))| {
+            Some(Redispatch {
+                dispatch: dispatch.clone(),
+                to: (0..n)
+                    .map(|k| (k != me).then(|| senders[k].clone()))
+                    .collect(),
+                inbox,
+                back: (0..n)
+                    .map(|k| (k != me).then(|| back_senders[k].clone()))
+                    .collect(),
+                returned,
+            })
+        })
+        .collect()
+}
+
+/// The layer-2 path of an Ethernet face (known without resolution).
+fn ether_path(link: &Link, ifaces: &[IfaceInfo]) -> Option<L2Path> {
+    let (ifindex, dst) = match *link {
+        Link::Ether { ifindex, mac } => (ifindex, mac),
+        Link::EtherMulticast { ifindex } => (ifindex, NDN_MULTICAST),
+        Link::Udp(_) => return None,
+    };
+    let i = ifaces.iter().find(|i| i.ifindex == ifindex)?;
+    Some(L2Path {
+        ifindex,
+        src_mac: i.mac,
+        dst_mac: dst,
+        src: None,
+    })
+}
+
+/// The XDP programs' counters, summed over interfaces, as JSON.
+fn xdp_counters(attached: &[Attached]) -> Value {
+    let mut sum: HashMap<&'static str, u64> = HashMap::new();
+    let mut order = Vec::new();
+    for a in attached {
+        if let Ok(c) = a.xdp.counters() {
+            for (k, v) in c.iter() {
+                if !sum.contains_key(k) {
+                    order.push(k);
+                }
+                *sum.entry(k).or_default() += v;
+            }
+        }
+    }
+    let mut m = serde_json::Map::new();
+    for k in order {
+        m.insert(k.to_string(), json!(sum[k]));
+    }
+    Value::Object(m)
+}

@@ -1,0 +1,253 @@
+//! Per-shard counters that other threads can read while the shard runs.
+//!
+//! A shard worker keeps its counters in plain local integers and copies them into its
+//! [`ShardStats`] every few milliseconds with relaxed atomic stores: no lock, no contended
+//! cache line on the packet path. Readers (the control socket, the exit report) see values at
+//! most one publication old.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ndx_core::{DropReason, ShardCounters};
+
+/// Counter names, in [`ShardStats`] order.
+pub const COUNTERS: &[&str] = &[
+    "rx_frames",
+    "rx_bytes",
+    "tx_frames",
+    "tx_bytes",
+    "tx_ring_full",
+    "exchanged_out",
+    "exchanged_in",
+    "exchange_full",
+    "unresolved_face",
+    "unknown_face",
+    "faces_created",
+    "loops",
+    "rx_unparsed",
+    "tx_too_big",
+    "xsk_rx_dropped",
+    "xsk_rx_ring_full",
+    "xsk_fill_ring_empty",
+    "xsk_fill_starved",
+    "interests_in",
+    "data_in",
+    "nacks_in",
+    "interests_out",
+    "data_out",
+    "nacks_out",
+    "cs_hits",
+    "aggregated",
+    "suppressed",
+    "drop_malformed",
+    "drop_reassembly",
+    "drop_hop_limit",
+    "drop_loop",
+    "drop_no_route",
+    "drop_pit_full",
+    "drop_unsolicited",
+    "drop_nack_unmatched",
+    "drop_idle",
+    "pit_entries",
+    "cs_entries",
+    "cs_lookup_hits",
+    "cs_lookup_misses",
+    "cs_insertions",
+    "cs_evictions",
+];
+
+/// Indexes into [`COUNTERS`] for the I/O layer's own counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(usize)]
+pub enum Io {
+    /// Frames received on this shard's sockets.
+    RxFrames = 0,
+    /// Bytes received.
+    RxBytes,
+    /// Frames sent.
+    TxFrames,
+    /// Bytes sent.
+    TxBytes,
+    /// Frames dropped because the TX ring or frame pool was full.
+    TxRingFull,
+    /// Frames handed to their owner shard.
+    ExchangedOut,
+    /// Frames received from another shard.
+    ExchangedIn,
+    /// Frames dropped because an exchange ring was full.
+    ExchangeFull,
+    /// Frames not sent because the face's next hop is not resolved yet.
+    UnresolvedFace,
+    /// Frames dropped because they came from an unknown peer and on-demand faces are off.
+    UnknownFace,
+    /// On-demand faces created.
+    FacesCreated,
+    /// Worker loop iterations.
+    Loops,
+    /// Frames whose link headers could not be parsed (not Ethernet/IP/UDP NDN).
+    RxUnparsed,
+    /// Packets that could not be fragmented to fit the outgoing link.
+    TxTooBig,
+    /// Kernel: frames dropped on our sockets for other reasons (XDP_STATISTICS).
+    XskRxDropped,
+    /// Kernel: frames dropped because an RX ring was full.
+    XskRxRingFull,
+    /// Kernel: times a fill ring was found empty.
+    XskFillRingEmpty,
+    /// Times the fill ring could not be topped up for lack of free frames.
+    XskFillStarved,
+}
+
+const CORE_BASE: usize = 18;
+
+/// One shard's published counters.
+#[derive(Debug)]
+pub struct ShardStats {
+    values: Vec<AtomicU64>,
+}
+
+impl Default for ShardStats {
+    fn default() -> Self {
+        Self {
+            values: COUNTERS.iter().map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+}
+
+/// A shard's counters as plain numbers (the worker's local copy, or a reader's snapshot).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot(pub Vec<u64>);
+
+impl Default for Snapshot {
+    fn default() -> Self {
+        Self(vec![0; COUNTERS.len()])
+    }
+}
+
+impl Snapshot {
+    /// Adds to an I/O counter.
+    #[inline]
+    pub fn add(&mut self, c: Io, n: u64) {
+        self.0[c as usize] += n;
+    }
+
+    /// Sets an I/O counter (values read from elsewhere, such as the kernel's).
+    pub fn set(&mut self, c: Io, v: u64) {
+        self.0[c as usize] = v;
+    }
+
+    /// An I/O counter.
+    pub fn io(&self, c: Io) -> u64 {
+        self.0[c as usize]
+    }
+
+    /// A counter by name.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        COUNTERS.iter().position(|&n| n == name).map(|i| self.0[i])
+    }
+
+    /// Copies the forwarding core's counters in.
+    pub fn set_core(
+        &mut self,
+        c: &ShardCounters,
+        pit: usize,
+        cs_len: usize,
+        cs: ndx_core::CsCounters,
+    ) {
+        let v = [
+            c.interests_in,
+            c.data_in,
+            c.nacks_in,
+            c.interests_out,
+            c.data_out,
+            c.nacks_out,
+            c.cs_hits,
+            c.aggregated,
+            c.suppressed,
+            c.dropped(DropReason::Malformed),
+            c.dropped(DropReason::Reassembly),
+            c.dropped(DropReason::HopLimit),
+            c.dropped(DropReason::Loop),
+            c.dropped(DropReason::NoRoute),
+            c.dropped(DropReason::PitFull),
+            c.dropped(DropReason::Unsolicited),
+            c.dropped(DropReason::NackUnmatched),
+            c.dropped(DropReason::Idle),
+            pit as u64,
+            cs_len as u64,
+            cs.hits,
+            cs.misses,
+            cs.insertions,
+            cs.evictions,
+        ];
+        self.0[CORE_BASE..CORE_BASE + v.len()].copy_from_slice(&v);
+    }
+
+    /// Adds another snapshot (totals over shards).
+    pub fn accumulate(&mut self, other: &Snapshot) {
+        for (a, b) in self.0.iter_mut().zip(&other.0) {
+            *a += b;
+        }
+    }
+
+    /// (name, value) pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        COUNTERS.iter().copied().zip(self.0.iter().copied())
+    }
+}
+
+impl ShardStats {
+    /// Publishes a worker's local counters.
+    pub fn publish(&self, s: &Snapshot) {
+        for (a, &v) in self.values.iter().zip(&s.0) {
+            a.store(v, Ordering::Relaxed);
+        }
+    }
+
+    /// Reads the last published values.
+    pub fn read(&self) -> Snapshot {
+        Snapshot(
+            self.values
+                .iter()
+                .map(|a| a.load(Ordering::Relaxed))
+                .collect(),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_counters_land_under_their_names() {
+        let mut s = Snapshot::default();
+        let mut c = ShardCounters {
+            interests_in: 7,
+            cs_hits: 3,
+            ..Default::default()
+        };
+        c.drops[DropReason::NoRoute as usize] = 2;
+        c.drops[DropReason::Idle as usize] = 9;
+        let cs = ndx_core::CsCounters {
+            evictions: 5,
+            ..Default::default()
+        };
+        s.set_core(&c, 11, 12, cs);
+        s.add(Io::RxFrames, 4);
+        s.add(Io::Loops, 1);
+        assert_eq!(s.get("interests_in"), Some(7));
+        assert_eq!(s.get("cs_hits"), Some(3));
+        assert_eq!(s.get("drop_no_route"), Some(2));
+        assert_eq!(s.get("drop_idle"), Some(9));
+        assert_eq!(s.get("pit_entries"), Some(11));
+        assert_eq!(s.get("cs_entries"), Some(12));
+        assert_eq!(s.get("cs_evictions"), Some(5));
+        assert_eq!(s.get("rx_frames"), Some(4));
+        assert_eq!(s.get("loops"), Some(1));
+        let stats = ShardStats::default();
+        stats.publish(&s);
+        let mut total = stats.read();
+        total.accumulate(&s);
+        assert_eq!(total.get("interests_in"), Some(14));
+    }
+}

@@ -1,0 +1,666 @@
+//! A shard worker: one pinned thread running the busy-poll loop
+//! RX burst → pipeline → TX burst (kick) → completions → exchange rings → timers.
+//!
+//! Nothing on the loop takes a lock, allocates in steady state or blocks: the face table is
+//! an RCU snapshot, counters are published with relaxed stores, frames that belong to another
+//! shard move over lock-free SPSC exchange rings (only the descriptor moves), and new faces are
+//! announced to the control thread with a non-blocking `try_send` on a bounded channel.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::time::Instant;
+
+use ndx_afxdp::wire::{self, Encap, UdpHeaders};
+use ndx_afxdp::{Endpoint, ExchangeReceiver, ExchangeSender, RxFrame, TxError, Umem};
+use ndx_codec::{Fragmenter, LpHeaders, Packet, Reassembled, Reassembler, ReassemblerConfig};
+use ndx_core::{Actions, Dispatch, FaceId, FaceInfo, Shard, token_shard};
+use ndx_xdp::{How, Kind, XdpMeta};
+
+use crate::faces::{Face, FaceReader, FaceTable, L2Path, Link, Origin};
+use crate::stats::{Io, ShardStats, Snapshot};
+
+/// The NDN Ethernet multicast group.
+pub const NDN_MULTICAST: [u8; 6] = [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa];
+
+/// An interface as the workers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IfaceInfo {
+    /// Name.
+    pub name: String,
+    /// Index.
+    pub ifindex: u32,
+    /// Our MAC.
+    pub mac: [u8; 6],
+    /// MTU (bytes of IP packet or Ethernet payload).
+    pub mtu: usize,
+}
+
+/// A control-plane event from a worker.
+#[derive(Debug)]
+pub enum Event {
+    /// A face created on demand (already in use by the shard that created it).
+    NewFace(Face),
+}
+
+/// Worker settings.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// Most frames per RX burst.
+    pub burst: usize,
+    /// Source UDP port of what we send.
+    pub udp_port: u16,
+    /// Create faces for new peers.
+    pub on_demand: bool,
+    /// Interfaces (by ifindex).
+    pub ifaces: Arc<Vec<IfaceInfo>>,
+}
+
+/// One of this shard's sockets.
+#[derive(Debug)]
+pub struct Ep {
+    /// The socket.
+    pub ep: Endpoint,
+    /// Its interface.
+    pub ifindex: u32,
+}
+
+/// A reassembled packet handed to the shard that owns it (fragments are steered by source,
+/// so the shard that reassembles is often not the owner; see DESIGN "The data path").
+#[derive(Debug)]
+pub struct Handoff {
+    /// The shard that sent it (its buffer goes back there).
+    pub from: u8,
+    /// The face it arrived on.
+    pub face: FaceId,
+    /// An unfragmented LpPacket (fragment 0's header fields around the whole packet).
+    pub bytes: Vec<u8>,
+}
+
+/// The channels that carry reassembled packets between shards, and their buffer pool:
+/// buffers travel back to the shard that filled them, so steady state allocates nothing.
+#[derive(Debug)]
+pub struct Redispatch {
+    /// Our shard's dispatch function (the same one the XDP program mirrors).
+    pub dispatch: Dispatch,
+    /// To each shard (`None` at our own index).
+    pub to: Vec<Option<SyncSender<Handoff>>>,
+    /// Packets for us.
+    pub inbox: Receiver<Handoff>,
+    /// Buffer returns, to each shard.
+    pub back: Vec<Option<SyncSender<Vec<u8>>>>,
+    /// Buffers returned to us.
+    pub returned: Receiver<Vec<u8>>,
+}
+
+/// Everything a worker thread owns.
+#[derive(Debug)]
+pub struct Worker {
+    /// Shard number.
+    pub me: u8,
+    /// This shard's sockets (at least one per interface).
+    pub eps: Vec<Ep>,
+    /// Every port's UMEM and interface, to read frames handed over by other shards.
+    pub ports: Vec<(Umem, u32)>,
+    /// Rings to each other shard (`None` at our own index).
+    pub to: Vec<Option<ExchangeSender>>,
+    /// Rings from the other shards.
+    pub from: Vec<ExchangeReceiver>,
+    /// Where counters are published.
+    pub stats: Arc<ShardStats>,
+    /// The packet-processing state.
+    pub core: Core,
+}
+
+/// A worker's packet-processing state (separate from its sockets so both can be borrowed at
+/// once).
+#[derive(Debug)]
+pub struct Core {
+    /// Shard number.
+    pub me: u8,
+    /// The forwarding core.
+    pub shard: Shard,
+    /// Faces.
+    pub faces: FaceReader,
+    /// Control-plane events.
+    pub events: SyncSender<Event>,
+    /// Settings.
+    pub cfg: WorkerConfig,
+    /// Reassembly and hand-off of fragmented packets (several shards only).
+    pub redispatch: Option<Redispatch>,
+    /// Worker-level reassembler (used with `redispatch`).
+    pub reassembler: Reassembler,
+    actions: Actions,
+    copy: Vec<u8>,
+    frag: Vec<u8>,
+    hdr: Vec<u8>,
+    pool: Vec<Vec<u8>>,
+    local: LocalFaces,
+    snap: Snapshot,
+    seq: u64,
+}
+
+/// Faces this shard created on demand that the published table does not have yet.
+#[derive(Debug, Default)]
+struct LocalFaces {
+    by_link: HashMap<Link, FaceId>,
+    faces: HashMap<FaceId, Face>,
+}
+
+impl Core {
+    /// Packet-processing state for shard `me`.
+    pub fn new(
+        me: u8,
+        shard: Shard,
+        faces: FaceReader,
+        events: SyncSender<Event>,
+        cfg: WorkerConfig,
+        redispatch: Option<Redispatch>,
+    ) -> Self {
+        Self {
+            me,
+            shard,
+            faces,
+            events,
+            cfg,
+            redispatch,
+            reassembler: Reassembler::new(ReassemblerConfig::default()),
+            actions: Actions::new(),
+            copy: Vec::with_capacity(16 * 1024),
+            frag: Vec::with_capacity(16 * 1024),
+            hdr: vec![0u8; 128],
+            pool: Vec::new(),
+            local: LocalFaces::default(),
+            snap: Snapshot::default(),
+            seq: u64::from(me) << 56,
+        }
+    }
+
+    fn publish_sockets(&mut self, eps: &[Ep]) {
+        let (mut dropped, mut full, mut empty, mut starved) = (0, 0, 0, 0);
+        for e in eps {
+            if let Ok(k) = e.ep.kernel_stats() {
+                dropped += k.rx_dropped;
+                full += k.rx_ring_full;
+                empty += k.rx_fill_ring_empty_descs;
+            }
+            starved += e.ep.counters().fill_starved;
+        }
+        self.snap.set(Io::XskRxDropped, dropped);
+        self.snap.set(Io::XskRxRingFull, full);
+        self.snap.set(Io::XskFillRingEmpty, empty);
+        self.snap.set(Io::XskFillStarved, starved);
+    }
+
+    fn publish(&mut self, stats: &ShardStats) {
+        let cs = self.shard.cs();
+        self.snap.set_core(
+            &self.shard.counters(),
+            self.shard.pit().len(),
+            cs.len(),
+            cs.counters(),
+        );
+        stats.publish(&self.snap);
+    }
+}
+
+/// The frame's bytes as one slice: the first segment, or a copy of a multi-buffer chain.
+fn whole<'a>(f: &ndx_afxdp::Frame<'a>, segments: usize, copy: &'a mut Vec<u8>) -> &'a [u8] {
+    if segments == 1 {
+        f.first()
+    } else {
+        copy.clear();
+        f.copy_to(copy);
+        copy
+    }
+}
+
+impl Worker {
+    /// Runs until `stop` is set; returns the final counters.
+    pub fn run(mut self, stop: &AtomicBool) -> Snapshot {
+        let start = Instant::now();
+        let mut rx: Vec<RxFrame> = Vec::with_capacity(self.core.cfg.burst);
+        let mut table = self.core.faces.table.load_full();
+        let mut next_timer = 0u64;
+        let mut next_publish = 0u64;
+        while !stop.load(Ordering::Relaxed) {
+            let now = start.elapsed().as_nanos() as u64;
+            self.core.snap.add(Io::Loops, 1);
+            let mut idle = true;
+            for i in 0..self.eps.len() {
+                if self.eps[i].ep.rx_burst(&mut rx, self.core.cfg.burst) == 0 {
+                    continue;
+                }
+                idle = false;
+                for frame in rx.drain(..) {
+                    self.on_frame(now, i, frame, &table);
+                }
+            }
+            // Frames handed over by other shards.
+            for k in 0..self.from.len() {
+                while let Some(frame) = self.from[k].recv() {
+                    idle = false;
+                    self.core.snap.add(Io::ExchangedIn, 1);
+                    self.on_exchanged(now, frame, k, &table);
+                }
+            }
+            // Reassembled packets handed over by other shards.
+            while let Some(h) = self
+                .core
+                .redispatch
+                .as_ref()
+                .and_then(|r| r.inbox.try_recv().ok())
+            {
+                idle = false;
+                self.core.snap.add(Io::ExchangedIn, 1);
+                self.core
+                    .shard
+                    .process(now, h.face, &h.bytes, &mut self.core.actions);
+                if let Some(r) = &self.core.redispatch
+                    && let Some(Some(back)) = r.back.get(usize::from(h.from))
+                {
+                    let _ = back.try_send(h.bytes);
+                }
+                self.core.transmit(&mut self.eps, &table);
+            }
+            if let Some(r) = &self.core.redispatch {
+                while let Ok(b) = r.returned.try_recv() {
+                    if self.core.pool.len() < 1024 {
+                        self.core.pool.push(b);
+                    }
+                }
+            }
+            // Frames we handed over that came back: recycle them on their own port.
+            for k in 0..self.to.len() {
+                if let Some(tx) = self.to[k].as_mut() {
+                    while let Some(frame) = tx.reap() {
+                        if let Some(e) = self.eps.iter_mut().find(|e| e.ep.port() == frame.port()) {
+                            e.ep.release(frame);
+                        }
+                    }
+                }
+            }
+            if now >= next_timer {
+                self.core.shard.on_timer(now, &mut self.core.actions);
+                self.core.transmit(&mut self.eps, &table);
+                self.core.reassembler.expire(now);
+                next_timer = now + 1_000_000;
+            }
+            for e in &mut self.eps {
+                e.ep.poll();
+            }
+            if now >= next_publish {
+                next_publish = now + 10_000_000;
+                let fresh = self.core.faces.table.load();
+                if fresh.generation() != table.generation() {
+                    table = arc_swap::Guard::into_inner(fresh);
+                    let local = &mut self.core.local;
+                    local.faces.retain(|id, _| table.get(*id).is_none());
+                    local.by_link.retain(|_, id| local.faces.contains_key(id));
+                    for f in table.iter() {
+                        self.core.shard.add_face(f.id, f.info);
+                    }
+                }
+                self.core.publish_sockets(&self.eps);
+                self.core.publish(&self.stats);
+            }
+            if idle {
+                std::hint::spin_loop();
+            }
+        }
+        self.core.publish_sockets(&self.eps);
+        self.core.publish(&self.stats);
+        self.core.snap
+    }
+
+    fn on_frame(&mut self, now: u64, ep: usize, rx: RxFrame, table: &FaceTable) {
+        let core = &mut self.core;
+        core.snap.add(Io::RxFrames, 1);
+        core.snap.add(Io::RxBytes, rx.len() as u64);
+        let meta = self.eps[ep].ep.frame(&rx).meta().and_then(XdpMeta::parse);
+        let target = match meta {
+            // Names too long for the XDP program are steered by source: dispatch them here.
+            Some(m)
+                if m.how == How::Source
+                    && matches!(m.kind, Kind::Interest | Kind::Data | Kind::Nack) =>
+            {
+                let f = self.eps[ep].ep.frame(&rx);
+                core.owner_of_frame(f.first(), rx.len())
+            }
+            Some(m) => Some(m.shard),
+            None => None,
+        };
+        if let Some(t) = target
+            && t != core.me
+            && let Some(Some(tx)) = self.to.get_mut(usize::from(t))
+        {
+            match tx.send(rx) {
+                Ok(()) => core.snap.add(Io::ExchangedOut, 1),
+                Err(rx) => {
+                    core.snap.add(Io::ExchangeFull, 1);
+                    self.eps[ep].ep.release(rx);
+                }
+            }
+            return;
+        }
+        let ifindex = self.eps[ep].ifindex;
+        {
+            let f = self.eps[ep].ep.frame(&rx);
+            let mut copy = std::mem::take(&mut core.copy);
+            let bytes = whole(&f, rx.segments(), &mut copy);
+            core.ingest(now, ifindex, bytes, rx.len(), table);
+            core.copy = copy;
+        }
+        self.eps[ep].ep.release(rx);
+        core.transmit(&mut self.eps, table);
+    }
+
+    fn on_exchanged(&mut self, now: u64, rx: RxFrame, from: usize, table: &FaceTable) {
+        let core = &mut self.core;
+        if let Some((umem, ifindex)) = self.ports.iter().find(|(u, _)| u.port() == rx.port())
+            && let Some(f) = umem.frame(&rx)
+        {
+            let ifindex = *ifindex;
+            let mut copy = std::mem::take(&mut core.copy);
+            let bytes = whole(&f, rx.segments(), &mut copy);
+            core.ingest(now, ifindex, bytes, rx.len(), table);
+            core.copy = copy;
+        }
+        self.from[from].give_back(rx);
+        core.transmit(&mut self.eps, table);
+    }
+}
+
+impl Core {
+    /// Finds (or creates) the face of a frame and runs the pipeline on its NDN bytes.
+    fn ingest(&mut self, now: u64, ifindex: u32, bytes: &[u8], total: usize, table: &FaceTable) {
+        let Some(p) = wire::parse(bytes, total) else {
+            self.snap.add(Io::RxUnparsed, 1);
+            return;
+        };
+        let link = match (p.encap, p.src) {
+            (Encap::UdpV4 | Encap::UdpV6, Some(src)) => Link::Udp(src),
+            (Encap::Ether, _) if p.dst_mac == NDN_MULTICAST => Link::EtherMulticast { ifindex },
+            (Encap::Ether, _) => Link::Ether {
+                ifindex,
+                mac: p.src_mac,
+            },
+            _ => {
+                self.snap.add(Io::RxUnparsed, 1);
+                return;
+            }
+        };
+        let face = match table
+            .lookup(&link)
+            .or_else(|| self.local.by_link.get(&link).copied())
+        {
+            Some(f) => f,
+            None if self.cfg.on_demand && !matches!(link, Link::EtherMulticast { .. }) => {
+                let Ok(id) = self.faces.ids.next() else {
+                    self.snap.add(Io::UnknownFace, 1);
+                    return;
+                };
+                let face = Face {
+                    id,
+                    name: match link {
+                        Link::Udp(a) => a.to_string(),
+                        other => other.to_string(),
+                    },
+                    link,
+                    info: FaceInfo::default(),
+                    origin: Origin::OnDemand,
+                    path: Some(L2Path {
+                        ifindex,
+                        src_mac: p.dst_mac,
+                        dst_mac: p.src_mac,
+                        src: p.dst,
+                    }),
+                };
+                self.shard.add_face(id, face.info);
+                self.local.by_link.insert(link, id);
+                self.local.faces.insert(id, face.clone());
+                // The control thread adds it to the published table; until then this shard
+                // uses its local copy.
+                let _ = self.events.try_send(Event::NewFace(face));
+                self.snap.add(Io::FacesCreated, 1);
+                id
+            }
+            None => {
+                self.snap.add(Io::UnknownFace, 1);
+                return;
+            }
+        };
+        let ndn = bytes.get(p.payload.clone()).unwrap_or(&[]);
+        if self.redispatch.is_some()
+            && let Ok(Packet::Lp(lp)) = Packet::decode(ndn)
+            && lp.is_fragment()
+        {
+            self.reassemble(now, face, &lp);
+            return;
+        }
+        self.shard.process(now, face, ndn, &mut self.actions);
+    }
+
+    /// The shard a whole (unfragmented) packet belongs to, by our dispatch function; `None`
+    /// when there is a single shard or the frame does not parse.
+    fn owner_of_frame(&self, frame: &[u8], total: usize) -> Option<u8> {
+        let rd = self.redispatch.as_ref()?;
+        let p = wire::parse(frame, total)?;
+        let ndn = frame.get(p.payload)?;
+        let (packet, token) = match Packet::decode(ndn).ok()? {
+            Packet::Lp(lp) => (lp.network_packet().ok()??, lp.pit_token()),
+            other => (other, None),
+        };
+        if let Some(s) = token.and_then(token_shard)
+            && usize::from(s) < rd.dispatch.shards()
+        {
+            return Some(s);
+        }
+        match packet {
+            Packet::Interest(i) => Some(rd.dispatch.shard(&i.name(), None)),
+            Packet::Data(d) => Some(rd.dispatch.shard(&d.name(), None)),
+            Packet::Lp(_) => None,
+        }
+    }
+
+    /// Feeds a fragment to the worker's reassembler; a completed packet is wrapped in one
+    /// LpPacket with fragment 0's fields and processed here or handed to its owner shard.
+    fn reassemble(&mut self, now: u64, face: FaceId, lp: &ndx_codec::LpPacket<'_>) {
+        let Some(rd) = self.redispatch.as_ref() else {
+            return;
+        };
+        let done = match self.reassembler.push(now, u64::from(face.0), lp) {
+            Ok(Some(r)) => r,
+            Ok(None) => return,
+            Err(_) => {
+                self.snap.add(Io::RxUnparsed, 1);
+                return;
+            }
+        };
+        let target = owner(&rd.dispatch, &done);
+        let mut buf = self.pool.pop().unwrap_or_default();
+        let headers = done.headers.as_lp_headers();
+        buf.clear();
+        buf.resize(headers.encoded_len(Some(done.packet.len())), 0);
+        let Ok(n) = headers.encode(Some(done.packet), &mut buf) else {
+            self.snap.add(Io::RxUnparsed, 1);
+            return;
+        };
+        buf.truncate(n);
+        match rd.to.get(usize::from(target)) {
+            Some(Some(tx)) if target != self.me => {
+                let h = Handoff {
+                    from: self.me,
+                    face,
+                    bytes: buf,
+                };
+                match tx.try_send(h) {
+                    Ok(()) => self.snap.add(Io::ExchangedOut, 1),
+                    Err(e) => {
+                        self.snap.add(Io::ExchangeFull, 1);
+                        let h = match e {
+                            TrySendError::Full(h) | TrySendError::Disconnected(h) => h,
+                        };
+                        self.pool.push(h.bytes);
+                    }
+                }
+            }
+            _ => {
+                self.shard.process(now, face, &buf, &mut self.actions);
+                self.pool.push(buf);
+            }
+        }
+    }
+
+    /// Sends everything the pipeline asked for and clears the action list.
+    fn transmit(&mut self, eps: &mut [Ep], table: &FaceTable) {
+        for (face, bytes) in self.actions.sends() {
+            let Some(f) = table.get(face).or_else(|| self.local.faces.get(&face)) else {
+                self.snap.add(Io::UnknownFace, 1);
+                continue;
+            };
+            let Some(path) = f.path else {
+                self.snap.add(Io::UnresolvedFace, 1);
+                continue;
+            };
+            let Some(ep) = eps.iter_mut().find(|e| e.ifindex == path.ifindex) else {
+                self.snap.add(Io::UnresolvedFace, 1);
+                continue;
+            };
+            let mtu = self
+                .cfg
+                .ifaces
+                .iter()
+                .find(|i| i.ifindex == path.ifindex)
+                .map_or(1500, |i| i.mtu);
+            let room = match f.link {
+                Link::Udp(a) if a.is_ipv4() => mtu - wire::IPV4_LEN - wire::UDP_LEN,
+                Link::Udp(_) => mtu - wire::IPV6_LEN - wire::UDP_LEN,
+                _ => mtu,
+            };
+            if bytes.len() <= room {
+                send_one(
+                    ep,
+                    f,
+                    &path,
+                    &self.cfg,
+                    bytes,
+                    &mut self.hdr,
+                    &mut self.snap,
+                );
+                continue;
+            }
+            // Too big for the link: NDNLPv2 fragmentation of the packet inside.
+            let (inner, headers) = match Packet::decode(bytes) {
+                Ok(Packet::Lp(lp)) => (lp.fragment(), *lp.headers()),
+                _ => (Some(bytes), LpHeaders::default()),
+            };
+            let (Some(inner), Ok(fr)) = (inner, Fragmenter::new(room)) else {
+                self.snap.add(Io::TxTooBig, 1);
+                continue;
+            };
+            let Ok(mut frags) = fr.fragment(inner, &headers, self.seq) else {
+                self.snap.add(Io::TxTooBig, 1);
+                continue;
+            };
+            self.seq = self.seq.wrapping_add(frags.count());
+            loop {
+                self.frag.clear();
+                self.frag.resize(room, 0);
+                match frags.next_into(&mut self.frag) {
+                    Some(Ok(len)) => send_one(
+                        ep,
+                        f,
+                        &path,
+                        &self.cfg,
+                        &self.frag[..len],
+                        &mut self.hdr,
+                        &mut self.snap,
+                    ),
+                    _ => break,
+                }
+            }
+        }
+        self.actions.clear();
+    }
+}
+
+/// The shard that owns a reassembled packet: the one named by our PIT token, else the one
+/// its name dispatches to.
+fn owner(d: &Dispatch, r: &Reassembled<'_>) -> u8 {
+    if let Some(s) = r.headers.pit_token().and_then(token_shard)
+        && usize::from(s) < d.shards()
+    {
+        return s;
+    }
+    match Packet::decode(r.packet) {
+        Ok(Packet::Interest(i)) => d.shard(&i.name(), None),
+        Ok(Packet::Data(data)) => d.shard(&data.name(), None),
+        _ => 0,
+    }
+}
+
+/// Builds the link headers for one packet and queues it on `ep`.
+fn send_one(
+    ep: &mut Ep,
+    f: &Face,
+    path: &L2Path,
+    cfg: &WorkerConfig,
+    ndn: &[u8],
+    hdr: &mut [u8],
+    snap: &mut Snapshot,
+) {
+    let hlen = match f.link {
+        Link::Udp(dst) => {
+            let src = path.src.unwrap_or_else(|| {
+                SocketAddr::new(
+                    if dst.is_ipv4() {
+                        IpAddr::from([0, 0, 0, 0])
+                    } else {
+                        IpAddr::from([0u16; 8])
+                    },
+                    cfg.udp_port,
+                )
+            });
+            let h = UdpHeaders {
+                src_mac: path.src_mac,
+                dst_mac: path.dst_mac,
+                src: SocketAddr::new(src.ip(), cfg.udp_port),
+                dst,
+                ttl: 64,
+            };
+            match wire::build_udp(hdr, &h, &[ndn]) {
+                Ok(n) => n,
+                Err(_) => {
+                    snap.add(Io::TxRingFull, 1);
+                    return;
+                }
+            }
+        }
+        Link::Ether { mac, .. } => match wire::build_ether(hdr, mac, path.src_mac) {
+            Ok(n) => n,
+            Err(_) => return,
+        },
+        Link::EtherMulticast { .. } => match wire::build_ether(hdr, NDN_MULTICAST, path.src_mac) {
+            Ok(n) => n,
+            Err(_) => return,
+        },
+    };
+    let mut r = ep.ep.push_tx(&[&hdr[..hlen], ndn]);
+    if matches!(r, Err(TxError::RingFull | TxError::NoFrame)) {
+        // Burst larger than the ring: push what is queued to the kernel, reclaim completed
+        // frames, and try once more.
+        ep.ep.flush_tx();
+        ep.ep.complete();
+        r = ep.ep.push_tx(&[&hdr[..hlen], ndn]);
+    }
+    match r {
+        Ok(()) => {
+            snap.add(Io::TxFrames, 1);
+            snap.add(Io::TxBytes, (hlen + ndn.len()) as u64);
+        }
+        Err(_) => snap.add(Io::TxRingFull, 1),
+    }
+}

@@ -1,0 +1,297 @@
+//! Control commands: talk to a running router over its control socket.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use ndx_router::control::{ClientError, request};
+use serde_json::{Value, json};
+
+/// Where the router's control socket is.
+#[derive(Debug, Args)]
+pub(crate) struct Socket {
+    /// The router's control socket (router.control_socket in its configuration).
+    #[arg(long, short = 's', default_value = "/run/ndx/ndx.sock", global = true)]
+    socket: PathBuf,
+}
+
+/// `ndx status`.
+#[derive(Debug, Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    socket: Socket,
+    /// Print the raw JSON answer.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `ndx face ...`.
+#[derive(Debug, Args)]
+pub(crate) struct FaceArgs {
+    #[command(flatten)]
+    socket: Socket,
+    #[command(subcommand)]
+    cmd: FaceCmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum FaceCmd {
+    /// List faces.
+    List,
+    /// Add a face: `ndx face add NAME udp://IP:PORT` (or ether://MAC --interface IF).
+    Add {
+        /// Name for routes to refer to.
+        name: String,
+        /// udp://IP:PORT, ether://MAC or ether-multicast.
+        remote: String,
+        /// Interface (Ethernet faces).
+        #[arg(long)]
+        interface: Option<String>,
+    },
+    /// Remove a face (by id or name) and its next hops.
+    Remove {
+        /// Face id or name.
+        face: String,
+    },
+}
+
+/// `ndx route ...`.
+#[derive(Debug, Args)]
+pub(crate) struct RouteArgs {
+    #[command(flatten)]
+    socket: Socket,
+    #[command(subcommand)]
+    cmd: RouteCmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum RouteCmd {
+    /// List routes.
+    List,
+    /// Add a next hop: `ndx route add /prefix FACE [--cost N]`.
+    Add {
+        /// Name prefix.
+        prefix: String,
+        /// Face id or name.
+        face: String,
+        /// Routing cost (lower is preferred).
+        #[arg(long, default_value_t = 0)]
+        cost: u32,
+    },
+    /// Remove a next hop, or the whole route when no face is given.
+    Remove {
+        /// Name prefix.
+        prefix: String,
+        /// Face id or name.
+        face: Option<String>,
+    },
+    /// Set the strategy of a routed prefix: best-route, multicast or adaptive.
+    Strategy {
+        /// Name prefix.
+        prefix: String,
+        /// Strategy name.
+        strategy: String,
+    },
+}
+
+fn ask(socket: &Socket, req: Value) -> Result<Value, ClientError> {
+    request(&socket.socket, &req)
+}
+
+/// The counters `ndx status` shows first, in this order.
+const HEADLINE: &[&str] = &[
+    "rx_frames",
+    "tx_frames",
+    "interests_in",
+    "data_in",
+    "nacks_in",
+    "interests_out",
+    "data_out",
+    "nacks_out",
+    "cs_hits",
+    "aggregated",
+    "pit_entries",
+    "cs_entries",
+    "exchanged_in",
+    "unresolved_face",
+];
+
+pub(crate) fn status(args: &StatusArgs) -> Result<u8, ClientError> {
+    let v = ask(&args.socket, json!({"cmd": "status"}))?;
+    if args.json {
+        println!("{v}");
+        return Ok(0);
+    }
+    print!("{}", render_status(&v));
+    Ok(0)
+}
+
+/// The human-readable status: headline counters per shard and in total, non-zero drops,
+/// XDP counters, faces and routes.
+pub(crate) fn render_status(v: &Value) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let shards = v["shards"].as_array().cloned().unwrap_or_default();
+    let _ = write!(s, "{:<18}{:>14}", "counter", "total");
+    for i in 0..shards.len() {
+        let _ = write!(s, "{:>14}", format!("shard {i}"));
+    }
+    s.push('\n');
+    let names: Vec<String> = v["counters"]
+        .as_object()
+        .map(|o| o.keys().cloned().collect())
+        .unwrap_or_default();
+    let mut rows: Vec<&str> = HEADLINE.to_vec();
+    for n in &names {
+        if !HEADLINE.contains(&n.as_str()) && v["counters"][n].as_u64().unwrap_or(0) > 0 {
+            rows.push(n);
+        }
+    }
+    for n in rows {
+        let _ = write!(s, "{n:<18}{:>14}", v["counters"][n].as_u64().unwrap_or(0));
+        for sh in &shards {
+            let _ = write!(s, "{:>14}", sh[n].as_u64().unwrap_or(0));
+        }
+        s.push('\n');
+    }
+    if let Some(x) = v["xdp"].as_object().filter(|o| !o.is_empty()) {
+        s.push_str("\nxdp program\n");
+        for (k, val) in x {
+            if val.as_u64() != Some(0) {
+                let _ = writeln!(s, "  {k:<28}{val}");
+            }
+        }
+    }
+    s.push_str("\nfaces\n");
+    for f in v["faces"].as_array().into_iter().flatten() {
+        let _ = writeln!(
+            s,
+            "  {:>4}  {:<16} {:<32} {}{}",
+            f["id"],
+            f["name"].as_str().unwrap_or(""),
+            f["remote"].as_str().unwrap_or(""),
+            f["origin"].as_str().unwrap_or(""),
+            if f["resolved"] == Value::Bool(true) {
+                ""
+            } else {
+                " (resolving)"
+            }
+        );
+    }
+    s.push_str("\nroutes\n");
+    s.push_str(&render_routes(v));
+    s
+}
+
+fn render_routes(v: &Value) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    for r in v["routes"].as_array().into_iter().flatten() {
+        let hops: Vec<String> = r["nexthops"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|n| format!("face{} (cost {})", n["face"], n["cost"]))
+            .collect();
+        let _ = writeln!(
+            s,
+            "  {:<32} {:<11} {}",
+            r["prefix"].as_str().unwrap_or(""),
+            r["strategy"].as_str().unwrap_or(""),
+            hops.join(", ")
+        );
+    }
+    s
+}
+
+pub(crate) fn face(args: &FaceArgs) -> Result<u8, ClientError> {
+    match &args.cmd {
+        FaceCmd::List => {
+            let v = ask(&args.socket, json!({"cmd": "faces"}))?;
+            for f in v["faces"].as_array().into_iter().flatten() {
+                println!(
+                    "{:>4}  {:<16} {:<32} {}",
+                    f["id"],
+                    f["name"].as_str().unwrap_or(""),
+                    f["remote"].as_str().unwrap_or(""),
+                    f["origin"].as_str().unwrap_or("")
+                );
+            }
+        }
+        FaceCmd::Add {
+            name,
+            remote,
+            interface,
+        } => {
+            let mut req = json!({"cmd": "face-add", "name": name, "remote": remote});
+            if let Some(i) = interface {
+                req["interface"] = json!(i);
+            }
+            let v = ask(&args.socket, req)?;
+            println!("face{}", v["id"]);
+        }
+        FaceCmd::Remove { face } => {
+            ask(&args.socket, json!({"cmd": "face-remove", "face": face}))?;
+        }
+    }
+    Ok(0)
+}
+
+pub(crate) fn route(args: &RouteArgs) -> Result<u8, ClientError> {
+    match &args.cmd {
+        RouteCmd::List => {
+            let v = ask(&args.socket, json!({"cmd": "routes"}))?;
+            print!("{}", render_routes(&v));
+        }
+        RouteCmd::Add { prefix, face, cost } => {
+            ask(
+                &args.socket,
+                json!({"cmd": "route-add", "prefix": prefix, "face": face, "cost": cost}),
+            )?;
+        }
+        RouteCmd::Remove { prefix, face } => {
+            let mut req = json!({"cmd": "route-remove", "prefix": prefix});
+            if let Some(f) = face {
+                req["face"] = json!(f);
+            }
+            ask(&args.socket, req)?;
+        }
+        RouteCmd::Strategy { prefix, strategy } => {
+            ask(
+                &args.socket,
+                json!({"cmd": "strategy-set", "prefix": prefix, "strategy": strategy}),
+            )?;
+        }
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_rendering_shows_counters_faces_and_routes() {
+        let v = json!({
+            "counters": {"rx_frames": 10, "cs_hits": 4, "drop_no_route": 2, "drop_loop": 0},
+            "shards": [{"rx_frames": 6, "cs_hits": 4}, {"rx_frames": 4, "cs_hits": 0}],
+            "faces": [{"id": 1, "name": "up", "remote": "udp://10.0.0.2:6363", "origin": "config", "resolved": false}],
+            "routes": [{"prefix": "/a", "strategy": "best-route", "nexthops": [{"face": 1, "cost": 3}]}],
+            "xdp": {"redirected": 9, "passed": 0},
+        });
+        let s = render_status(&v);
+        assert!(s.contains("shard 1"), "{s}");
+        assert!(
+            s.lines()
+                .any(|l| l.starts_with("rx_frames") && l.ends_with("4")),
+            "{s}"
+        );
+        assert!(
+            s.contains("drop_no_route"),
+            "non-zero drops are listed: {s}"
+        );
+        assert!(!s.contains("drop_loop"), "zero drops are not: {s}");
+        assert!(s.contains("redirected"), "{s}");
+        assert!(s.contains("(resolving)"), "{s}");
+        assert!(s.contains("face1 (cost 3)"), "{s}");
+    }
+}

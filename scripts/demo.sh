@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The end-to-end demo (`cargo xtask demo` runs this after building; needs root).
+#
+#   consumer ns ──veth── router ns (ndx on AF_XDP) ──veth── producer ns
+#   10.77.1.1       10.77.1.2 | 10.77.2.2                 10.77.2.1
+#
+# It serves a random multi-megabyte file from the producer with `ndx put`, fetches it through
+# ndx twice with `ndx get` (the second time from ndx's content store), verifies the bytes,
+# prints throughput and ndx's counters, and removes everything it created, also when
+# interrupted.
+set -euo pipefail
+NDX=${NDX:?path to the ndx binary}
+SIZE_MB=${DEMO_SIZE_MB:-16}
+SHARDS=${DEMO_SHARDS:-2}
+TAG=$$
+C=ndxdemo-c-$TAG R=ndxdemo-r-$TAG P=ndxdemo-p-$TAG
+WORK=$(mktemp -d /tmp/ndx-demo.XXXXXX)
+PIDS=()
+
+cleanup() {
+  set +e
+  for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+  sleep 0.3
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  for ns in $C $R $P; do ip netns del "$ns" 2>/dev/null; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+step() { printf '\n== %s ==\n' "$*"; }
+
+step "topology: consumer - ndx - producer (network namespaces, veth pairs with $SHARDS queues)"
+for ns in $C $R $P; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
+ip link add dc$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS" type veth peer name dr$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS"
+ip link add dp$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS" type veth peer name ds$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS"
+ip link set dc$TAG netns $C name eth0
+ip link set dr$TAG netns $R name c0
+ip link set ds$TAG netns $R name p0
+ip link set dp$TAG netns $P name eth0
+ip -n $C addr add 10.77.1.1/24 dev eth0
+ip -n $R addr add 10.77.1.2/24 dev c0
+ip -n $R addr add 10.77.2.2/24 dev p0
+ip -n $P addr add 10.77.2.1/24 dev eth0
+for pair in "$C eth0" "$R c0" "$R p0" "$P eth0"; do set -- $pair; ip -n "$1" link set "$2" up; done
+echo "consumer 10.77.1.1 <-> 10.77.1.2 ndx 10.77.2.2 <-> 10.77.2.1 producer"
+
+head -c $((SIZE_MB * 1024 * 1024)) /dev/urandom > "$WORK/file"
+cat > "$WORK/ndx.toml" <<CFG
+[router]
+shards = $SHARDS
+control_socket = "$WORK/ndx.sock"
+[[interface]]
+name = "c0"
+[[interface]]
+name = "p0"
+[[face]]
+name = "producer"
+remote = "udp://10.77.2.1:6363"
+[[route]]
+prefix = "/demo"
+face = "producer"
+CFG
+
+step "producer: ndx put /demo/file ($SIZE_MB MiB)"
+ip netns exec $P "$NDX" put /demo/file -i "$WORK/file" -b 0.0.0.0:6363 > "$WORK/put.log" 2>&1 &
+PIDS+=($!)
+
+step "router: ndx run ($SHARDS shards, AF_XDP on c0 and p0)"
+ip netns exec $R "$NDX" run -c "$WORK/ndx.toml" > "$WORK/ndx.log" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do [ -S "$WORK/ndx.sock" ] && break; sleep 0.1; done
+[ -S "$WORK/ndx.sock" ] || { cat "$WORK/ndx.log"; echo "ndx did not start"; exit 1; }
+cat "$WORK/ndx.log"
+
+for round in 1 2; do
+  step "consumer: ndx get /demo/file, round $round$([ $round = 2 ] && echo ' (from the CS)')"
+  ip netns exec $C "$NDX" get /demo/file -t 10.77.1.2:6363 -o "$WORK/got$round" --no-progress --max-cwnd ${DEMO_MAX_CWND:-32}
+  cmp "$WORK/file" "$WORK/got$round" && echo "bytes verified: identical to the served file"
+done
+
+step "ndx status"
+"$NDX" status -s "$WORK/ndx.sock"
+
+step "stopping ndx (SIGINT)"
+kill -INT "${PIDS[1]}"; wait "${PIDS[1]}" || true
+tail -n 5 "$WORK/ndx.log"
+echo
+echo "demo complete; removing the namespaces"
