@@ -230,6 +230,58 @@ fn pipeline(c: &mut Criterion) {
     });
     eprintln!("worst-case counters: {:?}", s.counters());
 
+    // The same exchanges in bursts (`Shard::process_burst`): B Interests, then their B Data.
+    for burst in [32usize, 64] {
+        let mut s = shard(reader.clone(), 1 << 14);
+        let mut k = 0usize;
+        let mut round = 0u32;
+        g.throughput(Throughput::Elements(burst as u64));
+        g.bench_function(BenchmarkId::new("exchange_worst_case_burst", burst), |b| {
+            b.iter(|| {
+                let first = k;
+                for j in 0..burst {
+                    let at = (first + j) % N;
+                    if at == 0 {
+                        round += 1;
+                    }
+                    let (int, nonce_at) = &mut interests[at];
+                    int[*nonce_at..*nonce_at + 4]
+                        .copy_from_slice(&(at as u32 ^ round.rotate_left(16)).to_be_bytes());
+                }
+                k = (first + burst) % N;
+                let now = u64::from(round) * 10_000_000_000 + first as u64 * 100;
+                let frames: Vec<(FaceId, &[u8])> = (0..burst)
+                    .map(|j| (DOWN, interests[(first + j) % N].0.as_slice()))
+                    .collect();
+                out.clear();
+                s.process_burst(now, &frames, &mut out);
+                for (j, (_, f)) in out.sends().enumerate().take(burst) {
+                    let at = if f.get(1).is_some_and(|&l| l < 253) {
+                        2
+                    } else {
+                        4
+                    };
+                    if let Some(t) = f.get(at + 2..at + 10) {
+                        let (d, off) = &mut datas[(first + j) % N];
+                        d[*off..*off + 8].copy_from_slice(t);
+                    }
+                }
+                let frames: Vec<(FaceId, &[u8])> = (0..burst)
+                    .map(|j| (UP, datas[(first + j) % N].0.as_slice()))
+                    .collect();
+                out.clear();
+                s.process_burst(now + 50, &frames, &mut out);
+                black_box(out.sends().count())
+            })
+        });
+        let c = s.counters();
+        eprintln!(
+            "worst-case burst {burst}: {} Interests out, {} Data out of {} in, drops {:?}",
+            c.interests_out, c.data_out, c.data_in, c.drops
+        );
+    }
+    g.throughput(Throughput::Elements(1));
+
     // CS hits: Interests for Data already cached.
     let mut s = shard(reader, 1 << 14);
     let hit_names = &names[..1 << 14];
@@ -254,6 +306,26 @@ fn pipeline(c: &mut Criterion) {
     });
     eprintln!(
         "cs-hit counters: cs_hits {} of {} Interests",
+        s.counters().cs_hits,
+        s.counters().interests_in
+    );
+    for burst in [32usize, 64] {
+        g.throughput(Throughput::Elements(burst as u64));
+        g.bench_function(BenchmarkId::new("cs_hit_burst", burst), |b| {
+            let mut k = 0;
+            b.iter(|| {
+                let frames: Vec<(FaceId, &[u8])> = (0..burst)
+                    .map(|j| (DOWN, hit_interests[(k + j) & ((1 << 14) - 1)].as_slice()))
+                    .collect();
+                k = (k + burst) & ((1 << 14) - 1);
+                out.clear();
+                s.process_burst(2, &frames, &mut out);
+                black_box(out.sends().count())
+            })
+        });
+    }
+    eprintln!(
+        "cs-hit counters after bursts: cs_hits {} of {} Interests",
         s.counters().cs_hits,
         s.counters().interests_in
     );

@@ -206,6 +206,33 @@ impl Cs {
             .unwrap_or(&[])
     }
 
+    /// Touches the index bucket of `hash` (a safe prefetch; see the shard's burst path).
+    #[inline]
+    pub fn touch(&self, hash: u64) -> u64 {
+        self.index.touch(hash)
+    }
+
+    /// Whether `hash`'s home bucket holds an entry with its tag (a hit is likely).
+    #[inline]
+    pub fn may_hold(&self, hash: u64) -> bool {
+        self.index.home_candidates(hash).next().is_some()
+    }
+
+    /// Touches the metadata and first bytes of the slots `hash`'s home bucket points to (call
+    /// after [`touch`](Self::touch) has brought the bucket in).
+    #[inline]
+    pub fn touch_entries(&self, hash: u64) -> u64 {
+        let mut acc = 0;
+        for slot in self.index.home_candidates(hash) {
+            acc ^= self.meta.get(slot as usize).map_or(0, |m| m.hash);
+            acc ^= self
+                .slab
+                .get(slot as usize * self.cfg.slot_size)
+                .map_or(0, |&b| u64::from(b));
+        }
+        acc
+    }
+
     /// Looks up a Data for an Interest named `name` (its hash is `name_hash`).
     ///
     /// `can_be_prefix` also accepts a Data indexed under `name` as a prefix; `must_be_fresh`
@@ -224,7 +251,7 @@ impl Cs {
         match slot {
             Some(slot) => {
                 self.counters.hits += 1;
-                self.touch(slot);
+                self.mark_used(slot);
                 Some(CsHit {
                     data: self.slot_bytes(slot),
                     slot,
@@ -264,6 +291,11 @@ impl Cs {
     }
 
     fn find_by_digest(&self, now: u64, name: &Name<'_>, mbf: bool) -> Option<u32> {
+        // Cheap necessary condition first: the name ends with `01 20` + 32 bytes.
+        let b = name.as_bytes();
+        if b.len() < 34 || b[b.len() - 34] != 0x01 || b[b.len() - 33] != 0x20 {
+            return None;
+        }
         let Some(ComponentKind::ImplicitDigest(digest)) = name.last().map(|c| c.kind()) else {
             return None;
         };
@@ -276,13 +308,26 @@ impl Cs {
     /// Offers a Data for caching at time `now` (ns); `prefix` (with its hash) additionally
     /// indexes it for CanBePrefix Interests of that prefix. Returns whether it was stored.
     pub fn insert(&mut self, now: u64, data: &Data<'_>, prefix: Option<(&Name<'_>, u64)>) -> bool {
+        let hash = self.key.name(&data.name());
+        self.insert_hashed(now, data, hash, prefix)
+    }
+
+    /// [`insert`](Self::insert) for a caller that already has the keyed hash of the Data's
+    /// name (`name_hash`, computed with this CS's key).
+    pub fn insert_hashed(
+        &mut self,
+        now: u64,
+        data: &Data<'_>,
+        name_hash: u64,
+        prefix: Option<(&Name<'_>, u64)>,
+    ) -> bool {
         let wire = data.wire();
         if wire.len() > self.cfg.slot_size {
             self.counters.too_large += 1;
             return false;
         }
         let name = data.name();
-        let hash = self.key.name(&name);
+        let hash = name_hash;
         if !self.admit(hash) {
             self.counters.rejected += 1;
             return false;
@@ -377,7 +422,7 @@ impl Cs {
         }
     }
 
-    fn touch(&mut self, slot: u32) {
+    fn mark_used(&mut self, slot: u32) {
         match self.cfg.replacement {
             Replacement::Fifo => {}
             Replacement::Lru => {

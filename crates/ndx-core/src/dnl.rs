@@ -58,6 +58,12 @@ impl DeadNonceList {
         }
     }
 
+    /// Touches the index bucket of (`name_hash`, `nonce`) (a safe prefetch).
+    #[inline]
+    pub fn touch(&self, name_hash: u64, nonce: u32) -> u64 {
+        self.index.touch(key(name_hash, nonce))
+    }
+
     /// Records a dead pair at `now` (ns); the oldest pair makes room when full.
     pub fn insert(&mut self, now: u64, name_hash: u64, nonce: u32) {
         self.expire(now);

@@ -4,7 +4,15 @@
 //! A hash table of prefixes (Augustus, seed 001 §3.1) keyed by the keyed hash of the prefix's
 //! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk is an
 //! open-addressing table of 64-byte buckets holding 7 (tag, index) slots, probed linearly by
-//! bucket, with entries and their name bytes in chunk-local arrays (no allocation per entry).
+//! bucket, with entries in a chunk-local array (no allocation per entry). An entry is two
+//! cache lines: what a probe reads (hash, depth, marker, and the name itself when it is at
+//! most 40 bytes, as most routes are) in the first, next hops in the second; longer names
+//! live in a chunk-local byte array. A probe therefore costs two cache misses (bucket, entry)
+//! at most, and [`Shard::process_burst`](crate::Shard::process_burst) overlaps them across a
+//! burst by touching buckets, then entries, before the lookups run ([`FibSnapshot::touch`]).
+//! Huge pages would remove the TLB misses that remain at 10^7 prefixes, but asking for them
+//! (`madvise(MADV_HUGEPAGE)`; THP is in `madvise` mode here) needs `unsafe`, which this crate
+//! forbids: the I/O layer could allocate the tables' memory instead.
 //!
 //! # Lookup
 //! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components
@@ -26,7 +34,7 @@ use arc_swap::ArcSwap;
 use ndx_codec::{Name, NameBuf};
 
 use crate::face::{FaceId, NextHop};
-use crate::hash::{HashKey, prefix_hashes};
+use crate::hash::{HashKey, NameHashes, prefix_hashes};
 
 /// Number of chunks (a power of two).
 pub const CHUNKS: usize = 1024;
@@ -63,7 +71,14 @@ struct Bucket {
     used: u32,
 }
 
+/// Name bytes kept inside the entry's first cache line; longer names live in the chunk's
+/// name array (one more cache miss per probe).
+const INLINE_NAME: usize = 40;
+
+/// One prefix. Two cache lines: everything a probe reads (hash, depth, marker, short name) in
+/// the first, next hops in the second, read only on a match.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 struct Entry {
     hash: u64,
     name_off: u32,
@@ -74,6 +89,8 @@ struct Entry {
     is_route: bool,
     strategy: StrategyId,
     hops_len: u8,
+    /// The name when it is at most [`INLINE_NAME`] bytes long.
+    inline: [u8; INLINE_NAME],
     hops: [NextHop; MAX_NEXTHOPS],
 }
 
@@ -108,10 +125,44 @@ impl Chunk {
         }
     }
 
-    fn name_of(&self, e: &Entry) -> &[u8] {
+    fn name_of<'e>(&'e self, e: &'e Entry) -> &'e [u8] {
+        if e.name_len as usize <= INLINE_NAME {
+            return &e.inline[..e.name_len as usize];
+        }
         self.names
             .get(e.name_off as usize..(e.name_off + e.name_len) as usize)
             .unwrap_or(&[])
+    }
+
+    /// Reads the first word of `hash`'s home bucket (a prefetch that safe code can issue: the
+    /// CPU overlaps the misses of independent touches).
+    #[inline]
+    fn touch(&self, hash: u64) -> u64 {
+        let mask = self.buckets.len() - 1;
+        self.buckets
+            .get(hash as usize & mask)
+            .map_or(0, |b| u64::from(b.tags[0]))
+    }
+
+    /// Reads the first word of every entry whose tag matches in `hash`'s home bucket (the
+    /// bucket should be in cache by now: see [`touch`](Self::touch)).
+    #[inline]
+    fn touch_entries(&self, hash: u64) -> u64 {
+        let mask = self.buckets.len() - 1;
+        let tag = tag_of(hash);
+        let Some(bucket) = self.buckets.get(hash as usize & mask) else {
+            return 0;
+        };
+        let mut acc = 0;
+        for s in 0..SLOTS {
+            if bucket.tags[s] == tag {
+                acc ^= self
+                    .entries
+                    .get(bucket.index[s] as usize)
+                    .map_or(0, |e| e.hash);
+            }
+        }
+        acc
     }
 
     fn find(&self, hash: u64, name: &[u8]) -> Option<u32> {
@@ -149,7 +200,7 @@ impl Chunk {
         if (self.live + 1) * 100 > self.buckets.len() * SLOTS * 85 {
             self.rebuild(self.buckets.len() * 2);
         }
-        let entry = Entry {
+        let mut entry = Entry {
             hash,
             name_off: self.names.len() as u32,
             name_len: name.len() as u32,
@@ -158,9 +209,15 @@ impl Chunk {
             is_route: false,
             strategy: StrategyId::default(),
             hops_len: 0,
+            inline: [0; INLINE_NAME],
             hops: [NO_HOP; MAX_NEXTHOPS],
         };
-        self.names.extend_from_slice(name);
+        if name.len() <= INLINE_NAME {
+            entry.inline[..name.len()].copy_from_slice(name);
+            entry.name_off = 0;
+        } else {
+            self.names.extend_from_slice(name);
+        }
         let index = match self.free.pop() {
             Some(i) => {
                 self.entries[i as usize] = entry;
@@ -211,7 +268,9 @@ impl Chunk {
         }
         self.free.push(index);
         self.live -= 1;
-        self.garbage_bytes += e.name_len as usize;
+        if e.name_len as usize > INLINE_NAME {
+            self.garbage_bytes += e.name_len as usize;
+        }
         if self.garbage_bytes > 4096 && self.garbage_bytes > self.names.len() / 2 {
             self.rebuild(self.buckets.len());
         }
@@ -226,8 +285,10 @@ impl Chunk {
                 continue;
             }
             let mut moved = *e;
-            moved.name_off = self.names.len() as u32;
-            self.names.extend_from_slice(old.name_of(e));
+            if e.name_len as usize > INLINE_NAME {
+                moved.name_off = self.names.len() as u32;
+                self.names.extend_from_slice(old.name_of(e));
+            }
             self.entries.push(moved);
             let index = (self.entries.len() - 1) as u32;
             self.place(e.hash, index);
@@ -297,6 +358,62 @@ impl FibSnapshot {
         self.root.as_ref().map(|e| self.matched(e))
     }
 
+    /// Longest-prefix match of the name `hashes` was built for, hashing prefixes only as the
+    /// lookup reaches them (the stage-1 prefix and the marker's depth in the common case).
+    /// Build `hashes` with this snapshot's key and [`stage1`](Self::stage1).
+    #[inline]
+    pub fn lpm_hashed<'s>(&'s self, hashes: &mut NameHashes<'_>) -> Option<FibMatch<'s>> {
+        let n = hashes.name().len().min(MAX_PREFIX_DEPTH);
+        let probe = |k: usize, h: &mut NameHashes<'_>| -> Option<&'s Entry> {
+            let hash = h.prefix(k);
+            self.chunk(hash).get(hash, h.prefix_bytes(k))
+        };
+        let m = self.stage1.min(n);
+        let mut start = m;
+        if m > 0
+            && let Some(marker) = probe(m, hashes)
+            && n > m
+        {
+            start = usize::from(marker.max_depth).clamp(m, n);
+        }
+        for k in (1..=start).rev() {
+            if let Some(e) = probe(k, hashes).filter(|e| e.is_route) {
+                return Some(self.matched(e));
+            }
+        }
+        self.root.as_ref().map(|e| self.matched(e))
+    }
+
+    /// Touches the home bucket of the name's `k`-component prefix (`1..=min(len, 32)`;
+    /// other depths touch nothing), a prefetch in safe code: the touches of a burst overlap
+    /// their cache misses. Returns a value to feed to [`std::hint::black_box`]. The stage-1
+    /// prefix's hash is already computed; other depths are hashed now.
+    #[inline]
+    pub fn touch(&self, hashes: &mut NameHashes<'_>, k: usize) -> u64 {
+        if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
+            return 0;
+        }
+        let h = hashes.prefix(k);
+        self.chunk(h).touch(h)
+    }
+
+    /// Touches the entries the home bucket of the `k`-component prefix points to (after
+    /// [`touch`](Self::touch) has brought the bucket in).
+    #[inline]
+    pub fn touch_entries(&self, hashes: &NameHashes<'_>, k: usize) -> u64 {
+        if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
+            return 0;
+        }
+        hashes
+            .cached(k)
+            .map_or(0, |h| self.chunk(h).touch_entries(h))
+    }
+
+    /// Components in the first lookup stage (build [`NameHashes`] with it).
+    pub fn stage1(&self) -> usize {
+        self.stage1
+    }
+
     fn matched<'s>(&'s self, e: &'s Entry) -> FibMatch<'s> {
         FibMatch {
             prefix_len: usize::from(e.depth),
@@ -321,6 +438,12 @@ impl FibReader {
     /// The current snapshot (one atomic load and a reference-count increment).
     pub fn snapshot(&self) -> Arc<FibSnapshot> {
         self.shared.load_full()
+    }
+
+    /// The current snapshot without touching its reference count (arc-swap's fast path):
+    /// for one packet or one burst, not to be held long.
+    pub fn guard(&self) -> arc_swap::Guard<Arc<FibSnapshot>> {
+        self.shared.load()
     }
 }
 
@@ -458,6 +581,7 @@ impl Fib {
                 is_route: false,
                 strategy: StrategyId::default(),
                 hops_len: 0,
+                inline: [0; INLINE_NAME],
                 hops: [NO_HOP; MAX_NEXTHOPS],
             });
             update(root)?;
@@ -632,7 +756,8 @@ impl Fib {
         self.chunks
             .iter()
             .map(|c| {
-                c.buckets.capacity() * size_of::<Bucket>()
+                size_of::<Chunk>()
+                    + c.buckets.capacity() * size_of::<Bucket>()
                     + c.entries.capacity() * size_of::<Entry>()
                     + c.names.capacity()
             })
@@ -653,5 +778,20 @@ impl Fib {
         let m = snap.lpm(name, &hashes[..n])?;
         let prefix = name.prefix(m.prefix_len);
         self.route(&prefix)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_probe_reads_one_cache_line_of_an_entry() {
+        assert_eq!(size_of::<Bucket>(), 64);
+        assert_eq!(size_of::<Entry>(), 128);
+        // Everything a probe compares (hash, depth, marker, inline name) is in line 0;
+        // next hops start line 1.
+        assert!(core::mem::offset_of!(Entry, inline) + INLINE_NAME <= 64);
+        assert_eq!(core::mem::offset_of!(Entry, hops), 64);
     }
 }

@@ -23,13 +23,16 @@ impl HashKey {
     }
 
     /// Hashes `bytes` with SipHash-1-3.
+    #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
         let mut s = Sip::new(self);
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            s.compress(u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
+        let full = bytes.len() & !7;
+        let mut at = 0;
+        while at < full {
+            s.compress(word_at(bytes, at));
+            at += 8;
         }
-        s.finish(chunks.remainder(), bytes.len())
+        s.finish_word(tail_word(bytes, at, bytes.len()), bytes.len())
     }
 
     /// Hash of a whole name.
@@ -59,7 +62,7 @@ impl HashKey {
 }
 
 /// SipHash state (c = 1 compression round, d = 3 finalisation rounds).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 struct Sip {
     v0: u64,
     v1: u64,
@@ -98,11 +101,18 @@ impl Sip {
         self.v0 ^= m;
     }
 
-    fn finish(mut self, tail: &[u8], total_len: usize) -> u64 {
-        let mut last = (total_len as u64 & 0xFF) << 56;
+    fn finish(self, tail: &[u8], total_len: usize) -> u64 {
+        let mut last = 0;
         for (i, &b) in tail.iter().enumerate().take(7) {
             last |= u64::from(b) << (8 * i);
         }
+        self.finish_word(last, total_len)
+    }
+
+    /// Finalises with the last (0..=7) message bytes already packed little-endian in `tail`.
+    #[inline]
+    fn finish_word(mut self, tail: u64, total_len: usize) -> u64 {
+        let last = tail | (total_len as u64 & 0xFF) << 56;
         self.compress(last);
         self.v2 ^= 0xFF;
         self.round();
@@ -112,28 +122,257 @@ impl Sip {
     }
 }
 
+/// The little-endian word at `bytes[at..at + 8]` (0 if out of range, which callers avoid).
+#[inline]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    bytes
+        .get(at..at + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// `bytes[from..to]` (fewer than 8 bytes) packed little-endian: one 8-byte load and a mask
+/// when the buffer extends far enough, else byte by byte.
+#[inline]
+fn tail_word(bytes: &[u8], from: usize, to: usize) -> u64 {
+    let n = to - from;
+    if n == 0 {
+        return 0;
+    }
+    if from + 8 <= bytes.len() {
+        return word_at(bytes, from) & (u64::MAX >> (64 - 8 * n as u32));
+    }
+    let mut w = 0;
+    for (i, &b) in bytes
+        .get(from..to)
+        .unwrap_or(&[])
+        .iter()
+        .enumerate()
+        .take(7)
+    {
+        w |= u64::from(b) << (8 * i);
+    }
+    w
+}
+
+/// A VAR-NUMBER at `at` in an already validated name: (value, next offset).
+#[inline]
+fn varnum(bytes: &[u8], at: usize) -> Option<(usize, usize)> {
+    let b = *bytes.get(at)?;
+    let wide = |n: usize| -> Option<(usize, usize)> {
+        let mut v = 0usize;
+        for &x in bytes.get(at + 1..at + 1 + n)? {
+            v = v << 8 | usize::from(x);
+        }
+        Some((v, at + 1 + n))
+    };
+    match b {
+        0..=252 => Some((usize::from(b), at + 1)),
+        253 => wide(2),
+        254 => wide(4),
+        255 => wide(8),
+    }
+}
+
 /// Writes the hash of every prefix of `name` (lengths 1..=len) into `out[0..len]` and returns
 /// how many were written (at most `out.len()`).
 ///
 /// One pass over the name: full 8-byte words are compressed once and shared by all prefixes;
-/// each prefix only pays for its finalisation.
+/// each prefix only pays for its finalisation. The pipelines use [`NameHashes`], which
+/// finalises only the prefixes a lookup asks for.
 pub fn prefix_hashes(key: &HashKey, name: &Name<'_>, out: &mut [u64]) -> usize {
     let bytes = name.as_bytes();
     let mut s = Sip::new(key);
     let mut consumed = 0; // bytes compressed into `s`
     let mut end = 0;
     let mut n = 0;
-    for (slot, c) in out.iter_mut().zip(name.components()) {
-        end += c.wire().len();
+    for slot in out.iter_mut() {
+        let Some(next) = component_end(bytes, end) else {
+            break;
+        };
+        end = next;
         while consumed + 8 <= end {
-            let w = bytes.get(consumed..consumed + 8).unwrap_or(&[0; 8]);
-            s.compress(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+            s.compress(word_at(bytes, consumed));
             consumed += 8;
         }
-        *slot = s.finish(bytes.get(consumed..end).unwrap_or(&[]), end);
+        *slot = s.finish_word(tail_word(bytes, consumed, end), end);
         n += 1;
     }
     n
+}
+
+/// End offset of the component TLV starting at `at` (None at the end of the name).
+#[inline]
+fn component_end(bytes: &[u8], at: usize) -> Option<usize> {
+    if at >= bytes.len() {
+        return None;
+    }
+    let (_, after_type) = varnum(bytes, at)?;
+    let (len, value) = varnum(bytes, after_type)?;
+    let end = value.checked_add(len)?;
+    (end <= bytes.len()).then_some(end)
+}
+
+/// Deepest prefix whose hash [`NameHashes`] keeps (as deep as the FIB goes).
+pub const HASHED_DEPTH: usize = 32;
+
+/// The keyed hashes of one name's prefixes, computed once per packet and only as deep as the
+/// tables ask: [`NameHashes::new`] walks the name once (component boundaries), hashes the
+/// whole name and its `stage1`-component prefix in one SipHash pass, and keeps the SipHash
+/// state at that prefix so deeper prefixes (the FIB's second stage) resume from it instead
+/// of starting over. Every value equals [`HashKey::hash`] of the prefix's bytes.
+#[derive(Clone, Debug)]
+pub struct NameHashes<'a> {
+    key: HashKey,
+    name: Name<'a>,
+    /// Components whose end offsets are in `ends` (at most `HASHED_DEPTH`, and only while
+    /// the offsets fit in 16 bits; deeper prefixes take the slow path).
+    depth: usize,
+    /// `ends[k]`: byte length of the `k`-component prefix.
+    ends: [u16; HASHED_DEPTH + 1],
+    /// The last few prefix hashes computed: depth (`NO_DEPTH` when empty) and hash.
+    memo_k: [u8; MEMO],
+    memo_h: [u64; MEMO],
+    memo_next: usize,
+    full: u64,
+    /// SipHash state after the whole words of the `ckpt_at`-byte prefix (a resume point).
+    ckpt: Sip,
+    ckpt_at: usize,
+}
+
+/// Prefix hashes remembered per name (a FIB lookup asks for two or three).
+const MEMO: usize = 4;
+const NO_DEPTH: u8 = u8::MAX;
+
+impl<'a> NameHashes<'a> {
+    /// Walks `name` once and hashes it whole and at `stage1` components.
+    pub fn new(key: &HashKey, name: &Name<'a>, stage1: usize) -> Self {
+        let bytes = name.as_bytes();
+        let mut ends = [0u16; HASHED_DEPTH + 1];
+        let mut depth = 0;
+        let mut end = 0;
+        while depth < HASHED_DEPTH {
+            let Some(next) = component_end(bytes, end) else {
+                break;
+            };
+            let Ok(short) = u16::try_from(next) else {
+                break;
+            };
+            end = next;
+            depth += 1;
+            ends[depth] = short;
+        }
+        let mut h = Self {
+            key: *key,
+            name: *name,
+            depth,
+            ends,
+            memo_k: [NO_DEPTH; MEMO],
+            memo_h: [0; MEMO],
+            memo_next: 0,
+            full: 0,
+            ckpt: Sip::new(key),
+            ckpt_at: 0,
+        };
+        // One pass: compress up to the stage-1 prefix, finalise it and keep the state, then
+        // carry on to the end of the name.
+        let m = stage1.min(depth);
+        let mut s = h.ckpt;
+        let mut consumed = 0;
+        if m > 0 && m < name.len() {
+            let mend = usize::from(ends[m]);
+            while consumed + 8 <= mend {
+                s.compress(word_at(bytes, consumed));
+                consumed += 8;
+            }
+            let hm = s.finish_word(tail_word(bytes, consumed, mend), mend);
+            h.remember(m, hm);
+            h.ckpt = s;
+            h.ckpt_at = consumed;
+        }
+        let total = bytes.len();
+        while consumed + 8 <= total {
+            s.compress(word_at(bytes, consumed));
+            consumed += 8;
+        }
+        h.full = s.finish_word(tail_word(bytes, consumed, total), total);
+        h
+    }
+
+    #[inline]
+    fn remember(&mut self, k: usize, hash: u64) {
+        let i = self.memo_next % MEMO;
+        self.memo_k[i] = k as u8;
+        self.memo_h[i] = hash;
+        self.memo_next = i + 1;
+    }
+
+    /// The name.
+    pub fn name(&self) -> &Name<'a> {
+        &self.name
+    }
+
+    /// Hash of the whole name.
+    #[inline]
+    pub fn full(&self) -> u64 {
+        self.full
+    }
+
+    /// Components whose prefixes are cheap to hash here (at most [`HASHED_DEPTH`]).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// The bytes of the first `k` components (the whole name when `k >= len`).
+    #[inline]
+    pub fn prefix_bytes(&self, k: usize) -> &'a [u8] {
+        if k > self.depth {
+            return self.name.prefix(k).as_bytes();
+        }
+        let bytes = self.name.as_bytes();
+        bytes.get(..usize::from(self.ends[k])).unwrap_or(bytes)
+    }
+
+    /// Hash of the first `k` components (the whole name when `k >= len`), computed on first
+    /// use.
+    #[inline]
+    pub fn prefix(&mut self, k: usize) -> u64 {
+        if let Some(h) = self.cached(k) {
+            return h;
+        }
+        if k > self.depth {
+            return self.key.name(&self.name.prefix(k));
+        }
+        let h = self.compute(k);
+        self.remember(k, h);
+        h
+    }
+
+    /// The hash of prefix `k` if it is already computed.
+    #[inline]
+    pub fn cached(&self, k: usize) -> Option<u64> {
+        if k >= self.name.len() {
+            return Some(self.full);
+        }
+        (0..MEMO)
+            .find(|&i| usize::from(self.memo_k[i]) == k)
+            .map(|i| self.memo_h[i])
+    }
+
+    fn compute(&self, k: usize) -> u64 {
+        let bytes = self.name.as_bytes();
+        let end = usize::from(self.ends[k]);
+        let (mut s, mut consumed) = if self.ckpt_at <= end {
+            (self.ckpt, self.ckpt_at)
+        } else {
+            (Sip::new(&self.key), 0)
+        };
+        while consumed + 8 <= end {
+            s.compress(word_at(bytes, consumed));
+            consumed += 8;
+        }
+        s.finish_word(tail_word(bytes, consumed, end), end)
+    }
 }
 
 #[cfg(test)]
@@ -172,6 +411,57 @@ mod tests {
         }
         // A shorter output buffer stops early.
         assert_eq!(prefix_hashes(&key, &n, &mut out[..2]), 2);
+    }
+
+    proptest::proptest! {
+        /// Every prefix hash of [`NameHashes`], asked for in any order, equals the hash of the
+        /// prefix's bytes, for names of any depth (beyond `HASHED_DEPTH` too).
+        #[test]
+        fn name_hashes_equal_hashes_of_prefixes(
+            k0: u64,
+            k1: u64,
+            comps in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20), 0..40),
+            stage1 in 0usize..6,
+            order in proptest::collection::vec(0usize..42, 0..12),
+        ) {
+            let key = HashKey::new(k0, k1);
+            let mut name = NameBuf::new();
+            for c in &comps {
+                name.push_generic(c);
+            }
+            let n = name.as_name();
+            let mut h = NameHashes::new(&key, &n, stage1);
+            proptest::prop_assert_eq!(h.full(), key.name(&n));
+            for &k in &order {
+                proptest::prop_assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {}", k);
+                proptest::prop_assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+            }
+            let mut all = [0u64; 40];
+            let got = prefix_hashes(&key, &n, &mut all);
+            proptest::prop_assert_eq!(got, n.len().min(40));
+            for (i, v) in all[..got].iter().enumerate() {
+                proptest::prop_assert_eq!(*v, key.name(&n.prefix(i + 1)));
+            }
+        }
+    }
+
+    #[test]
+    fn name_hashes_of_a_huge_name() {
+        // Offsets beyond 16 bits leave the fast path; hashes stay right.
+        let key = HashKey::new(3, 4);
+        let mut name = NameBuf::new();
+        name.push_generic(b"a")
+            .push_generic(&vec![7u8; 70_000])
+            .push_generic(b"b")
+            .push_generic(b"c");
+        let n = name.as_name();
+        let mut h = NameHashes::new(&key, &n, 2);
+        assert_eq!(h.depth(), 1);
+        for k in [3, 0, 1, 2, 4, 9] {
+            assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {k}");
+            assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+        }
+        assert_eq!(h.full(), key.name(&n));
     }
 
     #[test]

@@ -99,6 +99,27 @@ impl HashIndex {
         false
     }
 
+    /// Reads the first word of `hash`'s home bucket: a safe-code prefetch (independent
+    /// touches of a burst overlap their cache misses).
+    #[inline]
+    pub(crate) fn touch(&self, hash: u64) -> u64 {
+        self.buckets
+            .get(hash as usize & self.mask)
+            .map_or(0, |b| u64::from(b.tags[0]))
+    }
+
+    /// Slots in `hash`'s home bucket whose tag matches (for second-level touches).
+    #[inline]
+    pub(crate) fn home_candidates(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
+        let tag = tag_of(hash);
+        let bucket = self.buckets.get(hash as usize & self.mask);
+        bucket.into_iter().flat_map(move |b| {
+            (0..SLOTS)
+                .filter(move |&s| b.tags[s] == tag)
+                .map(move |s| b.slots[s])
+        })
+    }
+
     /// Calls `f` with each slot stored under a hash with the same tag as `hash`, until `f`
     /// returns true (found); returns whether it did.
     #[inline]

@@ -3,9 +3,10 @@
 //!
 //! A [`Shard`] owns one shard's PIT, CS and dead-nonce list and reads the shared [`Fib`]
 //! through a lock-free [`FibReader`]. The I/O layer (AF_XDP workers) calls
-//! [`Shard::process`] with the time, the ingress face and the frame, and carries out the
-//! returned [`Actions`]; it calls [`Shard::on_timer`] to expire PIT entries. Nothing in this
-//! crate reads a clock, opens a socket or file, spawns a thread or uses `unsafe`.
+//! [`Shard::process`] (or [`Shard::process_burst`]) with the time, the ingress face and the
+//! frame, and carries out the returned [`Actions`]; it calls [`Shard::on_timer`] to expire PIT
+//! entries. Nothing in this crate reads a clock, opens a socket or file, spawns a thread or
+//! uses `unsafe`.
 //!
 //! | table | structure |
 //! |---|---|
@@ -14,9 +15,12 @@
 //! | [`Cs`] | slab of fixed-size slots, hash index, FIFO/LRU/CLOCK, admission always/LCP/second-hit |
 //! | [`DeadNonceList`] | bounded FIFO of recently dead (name, Nonce) pairs |
 //!
-//! Names are hashed once per packet with keyed SipHash-1-3 ([`prefix_hashes`]), and the same
-//! prefix hashes serve the FIB, the PIT and the CS. [`sim`] runs whole topologies of shards on
-//! virtual time.
+//! Names are hashed once per packet with keyed SipHash-1-3 ([`NameHashes`]: one pass over
+//! the name for the whole-name hash, used by the PIT, the CS and the dead-nonce list, and the
+//! FIB's stage-1 prefix; deeper prefixes only when the FIB lookup reaches them).
+//! [`Shard::process_burst`] decodes and hashes a burst first, touches the table buckets of
+//! every packet (a prefetch in safe code), then runs the pipelines. [`sim`] runs whole
+//! topologies of shards on virtual time.
 mod cs;
 mod dispatch;
 mod dnl;

@@ -164,6 +164,11 @@ impl PitEntry {
         self.out_records.iter().find(|r| r.face == face)
     }
 
+    /// The keyed hash of the entry's name (its key without the selectors mixed in).
+    pub fn name_hash(&self) -> u64 {
+        self.hash ^ selector_mix(self.can_be_prefix, self.must_be_fresh)
+    }
+
     /// Whether `nonce` was seen from or sent to a face other than `except` (a loop), or on
     /// `except`'s out-record.
     pub fn has_nonce_elsewhere(&self, nonce: u32, except: FaceId) -> bool {
@@ -190,11 +195,15 @@ pub struct PitCounters {
 /// Mixes the selectors into a name hash, so each (name, CanBePrefix, MustBeFresh) has its
 /// own entry.
 pub fn pit_key(name_hash: u64, can_be_prefix: bool, must_be_fresh: bool) -> u64 {
+    name_hash ^ selector_mix(can_be_prefix, must_be_fresh)
+}
+
+#[inline]
+fn selector_mix(can_be_prefix: bool, must_be_fresh: bool) -> u64 {
     let flags = u64::from(can_be_prefix) | u64::from(must_be_fresh) << 1;
-    name_hash
-        ^ (flags.wrapping_add(1))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .rotate_left(17)
+    (flags.wrapping_add(1))
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .rotate_left(17)
 }
 
 /// The PIT of one shard.
@@ -259,6 +268,24 @@ impl Pit {
         (self.entries.len() * size_of::<PitEntry>() + self.index.memory_bytes()) / n
             + size_of::<u32>()
             + 40
+    }
+
+    /// Touches the index bucket of `key` (a safe prefetch; see the shard's burst path).
+    #[inline]
+    pub fn touch(&self, key: u64) -> u64 {
+        self.index.touch(key)
+    }
+
+    /// Touches the entry a token of ours names (a safe prefetch).
+    #[inline]
+    pub fn touch_token(&self, token: &[u8]) -> u64 {
+        let Some(t) = token.get(..PIT_TOKEN_LEN) else {
+            return 0;
+        };
+        let slot = u32::from_be_bytes([t[1], t[2], t[3], t[4]]);
+        self.entries
+            .get(slot as usize)
+            .map_or(0, |e| u64::from(e.generation))
     }
 
     /// The entry for (`name`, selectors), whose [`pit_key`] is `key`, if pending.

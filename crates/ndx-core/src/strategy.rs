@@ -9,8 +9,6 @@
 //!
 //! Retransmissions are suppressed exponentially (10 ms doubling to 250 ms), as NFD does.
 
-use std::collections::HashMap;
-
 use ndx_codec::NackReason;
 
 use crate::face::{FaceId, NextHop};
@@ -125,7 +123,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) now: u64,
     pub(crate) ingress: FaceId,
     pub(crate) nexthops: &'a [NextHop],
-    pub(crate) pending: &'a HashMap<FaceId, u32>,
+    pub(crate) pending: &'a crate::face::FaceMap<u32>,
     pub(crate) rng: &'a mut u64,
 }
 

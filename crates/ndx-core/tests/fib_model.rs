@@ -4,13 +4,20 @@
 use std::collections::BTreeMap;
 
 use ndx_codec::NameBuf;
-use ndx_core::{FaceId, Fib, HashKey, MAX_PREFIX_DEPTH, NextHop, StrategyId, prefix_hashes};
+use ndx_core::{
+    FaceId, Fib, HashKey, MAX_PREFIX_DEPTH, NameHashes, NextHop, StrategyId, prefix_hashes,
+};
 use proptest::prelude::*;
 
 fn name(comps: &[u8]) -> NameBuf {
     let mut n = NameBuf::new();
     for c in comps {
-        n.push_generic(&[b'a' + c]);
+        // Component 2 is long, so deeper names exceed the FIB's inline name bytes.
+        if *c == 2 {
+            n.push_generic(b"cccccccccccccccccccc");
+        } else {
+            n.push_generic(&[b'a' + c]);
+        }
     }
     n
 }
@@ -100,7 +107,12 @@ proptest! {
                     let snap = reader.snapshot();
                     let got = snap.lpm(&n.as_name(), &hashes[..k])
                         .map(|m| (m.prefix_len, m.nexthops.to_vec(), m.strategy));
-                    prop_assert_eq!(got, model_lpm(&published, &c));
+                    prop_assert_eq!(&got, &model_lpm(&published, &c));
+                    // The lazily hashed lookup agrees.
+                    let mut lazy = NameHashes::new(&key, &n.as_name(), snap.stage1());
+                    let got_lazy = snap.lpm_hashed(&mut lazy)
+                        .map(|m| (m.prefix_len, m.nexthops.to_vec(), m.strategy));
+                    prop_assert_eq!(got_lazy, got);
                     // The writer's own view sees everything.
                     let mine = fib.lpm_unpublished(&n.as_name()).map(|r| (r.prefix.len(), r.nexthops, r.strategy));
                     prop_assert_eq!(mine, model_lpm(&model, &c));

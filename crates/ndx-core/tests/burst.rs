@@ -1,0 +1,264 @@
+//! `Shard::process_burst` does exactly what `Shard::process` does frame by frame: the same
+//! sends (faces and bytes, in order), drops, counters and PIT, on random traffic (Interests,
+//! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts.
+
+use ndx_codec::{DataRepr, Fragmenter, InterestRepr, LpHeaders, NackReason, NameBuf};
+use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+enum Frame {
+    Interest {
+        depth: usize,
+        cbp: bool,
+        mbf: bool,
+        nonce: u32,
+        hop: Option<u8>,
+    },
+    Data {
+        depth: usize,
+        extra: usize,
+        token: Option<[u8; 8]>,
+    },
+    Nack {
+        depth: usize,
+        nonce: u32,
+        reason: u8,
+    },
+    Fragmented {
+        depth: usize,
+        mtu: usize,
+    },
+    Garbage(Vec<u8>),
+}
+
+fn name(depth: usize) -> NameBuf {
+    let mut n = NameBuf::new();
+    n.push_generic(b"r");
+    for i in 1..depth.max(1) {
+        n.push_generic(&[b'a' + (i % 3) as u8]);
+    }
+    n
+}
+
+fn frame() -> impl Strategy<Value = Frame> {
+    prop_oneof![
+        4 => (1usize..45, any::<bool>(), any::<bool>(), 0u32..8, proptest::option::of(0u8..3))
+            .prop_map(|(depth, cbp, mbf, nonce, hop)| Frame::Interest { depth, cbp, mbf, nonce, hop }),
+        4 => (1usize..45, 0usize..3, proptest::option::of(any::<[u8; 8]>()))
+            .prop_map(|(depth, extra, token)| Frame::Data { depth, extra, token }),
+        1 => (1usize..45, 0u32..8, 0u8..4).prop_map(|(depth, nonce, reason)| Frame::Nack { depth, nonce, reason }),
+        1 => (1usize..20, 60usize..300).prop_map(|(depth, mtu)| Frame::Fragmented { depth, mtu }),
+        1 => proptest::collection::vec(any::<u8>(), 0..64).prop_map(Frame::Garbage),
+    ]
+}
+
+fn encode(f: &Frame, last_token: Option<[u8; 8]>) -> Vec<Vec<u8>> {
+    match f {
+        Frame::Interest {
+            depth,
+            cbp,
+            mbf,
+            nonce,
+            hop,
+        } => {
+            let mut i = InterestRepr::new(name(*depth));
+            i.can_be_prefix = *cbp;
+            i.must_be_fresh = *mbf;
+            i.nonce = Some(*nonce);
+            i.hop_limit = *hop;
+            i.lifetime_ms = Some(50);
+            vec![i.to_vec().unwrap()]
+        }
+        Frame::Data {
+            depth,
+            extra,
+            token,
+        } => {
+            let d = DataRepr::new(name(depth + extra), vec![1; 10])
+                .to_vec()
+                .unwrap();
+            let t = token.or(last_token);
+            let h = LpHeaders {
+                pit_token: t.as_ref().map(|t| &t[..]),
+                ..LpHeaders::default()
+            };
+            let mut out = vec![0; h.encoded_len(Some(d.len()))];
+            let n = h.encode(Some(&d), &mut out).unwrap();
+            out.truncate(n);
+            vec![out]
+        }
+        Frame::Nack {
+            depth,
+            nonce,
+            reason,
+        } => {
+            let mut i = InterestRepr::new(name(*depth));
+            i.nonce = Some(*nonce);
+            let wire = i.to_vec().unwrap();
+            let reason = [
+                NackReason::Unspecified,
+                NackReason::Congestion,
+                NackReason::Duplicate,
+                NackReason::NoRoute,
+            ][*reason as usize];
+            let h = LpHeaders {
+                nack: Some(reason),
+                pit_token: last_token.as_ref().map(|t| &t[..]),
+                ..LpHeaders::default()
+            };
+            let mut out = vec![0; h.encoded_len(Some(wire.len()))];
+            let n = h.encode(Some(&wire), &mut out).unwrap();
+            out.truncate(n);
+            vec![out]
+        }
+        Frame::Fragmented { depth, mtu } => {
+            let mut i = InterestRepr::new(name(*depth));
+            i.nonce = Some(9);
+            i.set_app_params(vec![7; 400]);
+            let wire = i.to_vec().unwrap();
+            let Ok(fr) = Fragmenter::new(*mtu) else {
+                return vec![];
+            };
+            let Ok(mut it) = fr.fragment(&wire, &LpHeaders::default(), 1) else {
+                return vec![];
+            };
+            let mut v = Vec::new();
+            let mut buf = vec![0; *mtu];
+            while let Some(Ok(n)) = it.next_into(&mut buf) {
+                v.push(buf[..n].to_vec());
+            }
+            v
+        }
+        Frame::Garbage(b) => vec![b.clone()],
+    }
+}
+
+type Sent = (Vec<(FaceId, Vec<u8>)>, Vec<(FaceId, ndx_core::DropReason)>);
+
+fn shard() -> Shard {
+    let cfg = ShardConfig {
+        pit_capacity: 32,
+        ..ShardConfig::default()
+    };
+    let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
+    fib.add_nexthop(
+        &name(1).as_name(),
+        NextHop {
+            face: FaceId(1),
+            cost: 1,
+        },
+    )
+    .unwrap();
+    fib.add_nexthop(
+        &name(3).as_name(),
+        NextHop {
+            face: FaceId(2),
+            cost: 2,
+        },
+    )
+    .unwrap();
+    fib.publish();
+    // Dropping the writer leaves the published routes to the readers.
+    drop(fib);
+    let mut s = Shard::new(cfg, reader, 0);
+    for f in 0..3 {
+        s.add_face(
+            FaceId(f),
+            FaceInfo {
+                local: f == 0,
+                multi_access: f == 2,
+            },
+        );
+    }
+    s
+}
+
+fn collect(out: &Actions) -> Sent {
+    (
+        out.sends().map(|(f, b)| (f, b.to_vec())).collect(),
+        out.drops().to_vec(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn burst_equals_one_by_one(
+        traffic in proptest::collection::vec(
+            proptest::collection::vec((0u32..4, frame(), any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..40),
+            1..12),
+        gaps in proptest::collection::vec(0u64..20_000_000, 12),
+    ) {
+        let mut one = shard();
+        let mut burst = shard();
+        let mut out_one = Actions::new();
+        let mut out_burst = Actions::new();
+        let mut now = 0;
+        let mut last_token: Option<[u8; 8]> = None;
+        for (group, gap) in traffic.iter().zip(&gaps) {
+            now += gap;
+            let mut frames: Vec<(FaceId, Vec<u8>)> = Vec::new();
+            for (face, f, at, byte, mutate) in group {
+                for mut wire in encode(f, last_token) {
+                    if *mutate && !wire.is_empty() {
+                        let k = at.index(wire.len());
+                        wire[k] = *byte;
+                    }
+                    frames.push((FaceId(*face), wire));
+                }
+            }
+            out_one.clear();
+            for (face, wire) in &frames {
+                one.process(now, *face, wire, &mut out_one);
+            }
+            out_burst.clear();
+            let refs: Vec<(FaceId, &[u8])> = frames.iter().map(|(f, w)| (*f, w.as_slice())).collect();
+            burst.process_burst(now, &refs, &mut out_burst);
+            let (a, b) = (collect(&out_one), collect(&out_burst));
+            prop_assert_eq!(&a, &b);
+            for (_, sent) in &a.0 {
+                if let Some(pos) = sent.windows(2).position(|w| w == [0x62, 0x08])
+                    && let Some(t) = sent.get(pos + 2..pos + 10)
+                {
+                    last_token = t.try_into().ok();
+                }
+            }
+            out_one.clear();
+            out_burst.clear();
+            one.on_timer(now, &mut out_one);
+            burst.on_timer(now, &mut out_burst);
+            prop_assert_eq!(one.counters(), burst.counters());
+            prop_assert_eq!(one.pit().len(), burst.pit().len());
+        }
+    }
+}
+
+/// Frames the shard sends carry the same bytes the codec's own encoder writes (the shard
+/// writes PitToken-only LpPackets itself).
+#[test]
+fn forwarded_frames_decode_with_the_codec() {
+    let mut s = shard();
+    let mut out = Actions::new();
+    for (j, size) in [10usize, 200, 300, 70_000].into_iter().enumerate() {
+        let mut i = InterestRepr::new(name(3));
+        i.nonce = Some(j as u32);
+        i.set_app_params(vec![3; size]);
+        let wire = i.to_vec().unwrap();
+        out.clear();
+        s.process(j as u64, FaceId(0), &wire, &mut out);
+        let (face, sent) = out.sends().next().expect("forwarded");
+        assert_eq!(face, FaceId(2));
+        let lp = ndx_codec::LpPacket::decode(sent).expect("LpPacket");
+        let token = lp.pit_token().expect("token");
+        let h = LpHeaders {
+            pit_token: Some(token),
+            ..LpHeaders::default()
+        };
+        let mut want = vec![0; h.encoded_len(Some(wire.len()))];
+        let n = h.encode(Some(&wire), &mut want).unwrap();
+        // Local downstream: the HopLimit is not touched, so the bytes are the codec's.
+        assert_eq!(sent, &want[..n], "size {size}");
+    }
+}
