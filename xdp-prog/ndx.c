@@ -572,7 +572,7 @@ __attribute__((noinline)) int classify(struct xdp_md *ctx)
 		s->kind = KIND_MALFORMED;
 		goto source;
 	}
-	if (s->kind != KIND_INTEREST && s->tok_len == 8) {
+	if (s->kind != KIND_INTEREST && s->tok_len == 6) {
 		__u64 b0 = read_nni(ctx, s->tok_off, 1);
 		if (b0 < cfg->shards) {
 			s->hash = 0;

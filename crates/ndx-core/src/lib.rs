@@ -10,7 +10,7 @@
 //!
 //! | table | structure |
 //! |---|---|
-//! | [`Pit`] | fixed slab under a cache-line hash index; (name, CanBePrefix, MustBeFresh) keys; in/out-records; expiry by a [`TimerWheel`]; 8-byte PIT tokens (shard in byte 0) |
+//! | [`Pit`] | fixed slab under a cache-line hash index; (name, CanBePrefix, MustBeFresh) keys; in/out-records; expiry by a [`TimerWheel`]; 6-byte PIT tokens (shard in byte 0) |
 //! | [`Fib`] | chunked hash table of prefixes, two-stage longest-prefix match, copy-on-write chunks published RCU-style |
 //! | [`Cs`] | slab of fixed-size slots, hash index, FIFO/LRU/CLOCK, admission always/LCP/second-hit |
 //! | [`DeadNonceList`] | bounded FIFO of recently dead (name, Nonce) pairs |

@@ -3,10 +3,12 @@
 //! expiry by a timing wheel (no scans), and PIT tokens that locate an entry in O(1).
 //!
 //! # PIT tokens
-//! Every Interest the router forwards carries an 8-byte NDNLPv2 PitToken naming its entry:
+//! Every Interest the router forwards carries a 6-byte NDNLPv2 PitToken naming its entry:
 //! byte 0 is the shard (the XDP program steers the returning Data or Nack on it, as NDN-DPDK
-//! does), bytes 1-4 the slot, bytes 5-7 the low 24 bits of the slot's generation, so a token
-//! of an entry that has since been erased and reused is recognised as stale.
+//! does), bytes 1-3 the slot, bytes 4-5 the low 16 bits of the slot's generation, so a token
+//! of an entry that has since been erased and reused is recognised as stale (and a Data is
+//! still checked against the entry's name). Six bytes because ndnd (YaNFD) refuses to echo
+//! any other length: with 8-byte tokens an ndnd upstream crashes.
 //!
 //! # Bound
 //! The table never grows: when all `capacity` slots are taken, [`Pit::insert`] fails with
@@ -19,7 +21,10 @@ use crate::index::HashIndex;
 use crate::timer::{TimerId, TimerWheel};
 
 /// Length of the PIT tokens this router issues.
-pub const PIT_TOKEN_LEN: usize = 8;
+pub const PIT_TOKEN_LEN: usize = 6;
+
+/// Most PIT entries per shard (the token has 24 bits of slot).
+pub const MAX_PIT_CAPACITY: usize = 1 << 24;
 
 /// An issued PIT token.
 pub type PitToken = [u8; PIT_TOKEN_LEN];
@@ -221,9 +226,10 @@ pub struct Pit {
 }
 
 impl Pit {
-    /// A PIT for shard `shard` holding at most `capacity` entries (at most 2^32 - 1).
+    /// A PIT for shard `shard` holding at most `capacity` entries (at most
+    /// [`MAX_PIT_CAPACITY`]).
     pub fn new(shard: u8, capacity: usize, now: u64) -> Self {
-        let capacity = capacity.clamp(1, u32::MAX as usize - 1);
+        let capacity = capacity.clamp(1, MAX_PIT_CAPACITY);
         Self {
             shard,
             index: HashIndex::new(capacity),
@@ -282,7 +288,7 @@ impl Pit {
         let Some(t) = token.get(..PIT_TOKEN_LEN) else {
             return 0;
         };
-        let slot = u32::from_be_bytes([t[1], t[2], t[3], t[4]]);
+        let slot = u32::from_be_bytes([0, t[1], t[2], t[3]]);
         self.entries
             .get(slot as usize)
             .map_or(0, |e| u64::from(e.generation))
@@ -427,8 +433,8 @@ impl Pit {
     pub fn token(&self, id: PitId) -> PitToken {
         let mut t = [0u8; PIT_TOKEN_LEN];
         t[0] = self.shard;
-        t[1..5].copy_from_slice(&id.slot.to_be_bytes());
-        t[5..8].copy_from_slice(&id.generation.to_be_bytes()[1..]);
+        t[1..4].copy_from_slice(&id.slot.to_be_bytes()[1..]);
+        t[4..6].copy_from_slice(&id.generation.to_be_bytes()[2..]);
         t
     }
 
@@ -439,10 +445,10 @@ impl Pit {
         if t[0] != self.shard {
             return None;
         }
-        let slot = u32::from_be_bytes([t[1], t[2], t[3], t[4]]);
+        let slot = u32::from_be_bytes([0, t[1], t[2], t[3]]);
         let e = self.entries.get(slot as usize)?;
-        let generation = u32::from_be_bytes([0, t[5], t[6], t[7]]);
-        (e.live && e.generation & 0x00FF_FFFF == generation).then_some(PitId {
+        let generation = u32::from_be_bytes([0, 0, t[4], t[5]]);
+        (e.live && e.generation & 0xFFFF == generation).then_some(PitId {
             slot,
             generation: e.generation,
         })
@@ -500,7 +506,7 @@ mod tests {
         let mut other = tok;
         other[0] = 4;
         assert_eq!(pit.by_token(&other), None);
-        assert_eq!(pit.by_token(&tok[..7]), None);
+        assert_eq!(pit.by_token(&tok[..5]), None);
         assert!(pit.erase(cbp));
         assert_eq!(pit.by_token(&tok), None);
         assert!(!pit.erase(cbp));

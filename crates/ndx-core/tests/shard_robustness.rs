@@ -17,7 +17,7 @@ enum Frame {
     Data {
         depth: usize,
         extra: usize,
-        token: Option<[u8; 8]>,
+        token: Option<[u8; ndx_core::PIT_TOKEN_LEN]>,
     },
     Nack {
         depth: usize,
@@ -44,7 +44,7 @@ fn frame() -> impl Strategy<Value = Frame> {
     prop_oneof![
         4 => (1usize..45, any::<bool>(), any::<bool>(), 0u32..8, proptest::option::of(0u8..3))
             .prop_map(|(depth, cbp, mbf, nonce, hop)| Frame::Interest { depth, cbp, mbf, nonce, hop }),
-        4 => (1usize..45, 0usize..3, proptest::option::of(any::<[u8; 8]>()))
+        4 => (1usize..45, 0usize..3, proptest::option::of(any::<[u8; ndx_core::PIT_TOKEN_LEN]>()))
             .prop_map(|(depth, extra, token)| Frame::Data { depth, extra, token }),
         1 => (1usize..45, 0u32..8, 0u8..4).prop_map(|(depth, nonce, reason)| Frame::Nack { depth, nonce, reason }),
         1 => (1usize..20, 60usize..300).prop_map(|(depth, mtu)| Frame::Fragmented { depth, mtu }),
@@ -52,7 +52,7 @@ fn frame() -> impl Strategy<Value = Frame> {
     ]
 }
 
-fn encode(f: &Frame, last_token: Option<[u8; 8]>) -> Vec<Vec<u8>> {
+fn encode(f: &Frame, last_token: Option<[u8; ndx_core::PIT_TOKEN_LEN]>) -> Vec<Vec<u8>> {
     match f {
         Frame::Interest {
             depth,
@@ -151,7 +151,7 @@ proptest! {
         }
         let mut out = Actions::new();
         let mut now = 0;
-        let mut last_token: Option<[u8; 8]> = None;
+        let mut last_token: Option<[u8; ndx_core::PIT_TOKEN_LEN]> = None;
         for (face, f, dt, at, byte, mutate) in traffic {
             now += dt;
             for mut wire in encode(&f, last_token) {

@@ -529,10 +529,14 @@ impl RawConfig {
         }
 
         let tb = &self.tables;
-        if !(16..=1 << 26).contains(&tb.pit_capacity) {
+        if !(16..=ndx_core::MAX_PIT_CAPACITY).contains(&tb.pit_capacity) {
             return bad(
                 "tables.pit_capacity",
-                format!("{}: between 16 and 67108864", tb.pit_capacity),
+                format!(
+                    "{}: between 16 and {} (24 bits of PIT token)",
+                    tb.pit_capacity,
+                    ndx_core::MAX_PIT_CAPACITY
+                ),
             );
         }
         if tb.max_lifetime_ms == 0 {

@@ -119,11 +119,6 @@ impl Router {
         let shards = cfg.shards as u32;
         let dispatch = Dispatch::new(cfg.hash_key, cfg.dispatch, cfg.shards, cfg.dispatch_table)
             .map_err(|e| StartError::Setup(e.to_string()))?;
-        let control =
-            ControlServer::bind(&cfg.control_socket).map_err(|source| StartError::Control {
-                path: cfg.control_socket.display().to_string(),
-                source,
-            })?;
 
         // Interfaces: program, attachment, sockets.
         let mut attached = Vec::new();
@@ -357,6 +352,20 @@ impl Router {
                 None
             }
         };
+        // The control socket last: a client that sees it may rely on forwarding being on.
+        let control = match ControlServer::bind(&cfg.control_socket) {
+            Ok(c) => c,
+            Err(source) => {
+                stop.store(true, Ordering::Relaxed);
+                for w in workers {
+                    let _ = w.join();
+                }
+                return Err(StartError::Control {
+                    path: cfg.control_socket.display().to_string(),
+                    source,
+                });
+            }
+        };
         let mut router = Router {
             cfg,
             plane,
@@ -368,7 +377,18 @@ impl Router {
             resolver,
             started: Instant::now(),
         };
-        router.resolve_faces();
+        // Resolve configured UDP faces before forwarding starts, and publish what was found
+        // (the workers read paths from the published table only).
+        let deadline = Instant::now() + Duration::from_millis(500);
+        loop {
+            router.resolve_faces();
+            let unresolved = router.unresolved_udp_faces();
+            if unresolved == 0 || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        router.plane.faces.publish();
         Ok(router)
     }
 
@@ -434,6 +454,16 @@ impl Router {
         if let Some(n) = &notifier {
             n.send("STOPPING=1");
         }
+    }
+
+    /// UDP faces whose next hop is not known yet.
+    fn unresolved_udp_faces(&self) -> usize {
+        self.plane
+            .faces
+            .table()
+            .iter()
+            .filter(|f| f.path.is_none() && matches!(f.link, Link::Udp(_)))
+            .count()
     }
 
     /// Resolves the next hop of UDP faces that have none; true if any changed.

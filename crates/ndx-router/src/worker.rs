@@ -22,6 +22,9 @@ use ndx_xdp::{How, Kind, XdpMeta};
 use crate::faces::{Face, FaceReader, FaceTable, L2Path, Link, Origin};
 use crate::stats::{Io, ShardStats, Snapshot};
 
+/// Frames per `Shard::process_burst` call.
+pub const BURST: usize = 32;
+
 /// The NDN Ethernet multicast group.
 pub const NDN_MULTICAST: [u8; 6] = [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa];
 
@@ -222,6 +225,7 @@ impl Worker {
     pub fn run(mut self, stop: &AtomicBool) -> Snapshot {
         let start = Instant::now();
         let mut rx: Vec<RxFrame> = Vec::with_capacity(self.core.cfg.burst);
+        let mut mine: Vec<RxFrame> = Vec::with_capacity(self.core.cfg.burst);
         let mut table = self.core.faces.table.load_full();
         let mut next_timer = 0u64;
         let mut next_publish = 0u64;
@@ -234,9 +238,7 @@ impl Worker {
                     continue;
                 }
                 idle = false;
-                for frame in rx.drain(..) {
-                    self.on_frame(now, i, frame, &table);
-                }
+                self.on_burst(now, i, &mut rx, &mut mine, &table);
             }
             // Frames handed over by other shards.
             for k in 0..self.from.len() {
@@ -315,10 +317,72 @@ impl Worker {
         self.core.snap
     }
 
-    fn on_frame(&mut self, now: u64, ep: usize, rx: RxFrame, table: &FaceTable) {
+    /// One RX burst: frames of other shards are handed over; ours go through the pipeline in
+    /// groups of [`BURST`] (`Shard::process_burst` overlaps their table misses), multi-buffer
+    /// frames one by one; then every frame is released and the burst's output sent.
+    fn on_burst(
+        &mut self,
+        now: u64,
+        ep: usize,
+        rx: &mut Vec<RxFrame>,
+        mine: &mut Vec<RxFrame>,
+        table: &FaceTable,
+    ) {
+        for frame in rx.drain(..) {
+            self.core.snap.add(Io::RxFrames, 1);
+            self.core.snap.add(Io::RxBytes, frame.len() as u64);
+            if let Some(f) = self.steer(ep, frame) {
+                mine.push(f);
+            }
+        }
+        let ifindex = self.eps[ep].ifindex;
+        {
+            let endpoint = &self.eps[ep].ep;
+            let core = &mut self.core;
+            let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
+            let mut n = 0;
+            for f in mine.iter() {
+                let frame = endpoint.frame(f);
+                if f.segments() > 1 {
+                    if n > 0 {
+                        core.shard
+                            .process_burst(now, &batch[..n], &mut core.actions);
+                        n = 0;
+                    }
+                    let mut copy = std::mem::take(&mut core.copy);
+                    let bytes = whole(&frame, f.segments(), &mut copy);
+                    core.ingest(now, ifindex, bytes, f.len(), table);
+                    core.copy = copy;
+                    continue;
+                }
+                let bytes = frame.first();
+                if let Some((face, range)) = core.classify(now, ifindex, bytes, f.len(), table)
+                    && let Some(ndn) = bytes.get(range)
+                {
+                    batch[n] = (face, ndn);
+                    n += 1;
+                    if n == BURST {
+                        core.shard
+                            .process_burst(now, &batch[..n], &mut core.actions);
+                        n = 0;
+                    }
+                }
+            }
+            if n > 0 {
+                core.shard
+                    .process_burst(now, &batch[..n], &mut core.actions);
+            }
+        }
+        for f in mine.drain(..) {
+            self.eps[ep].ep.release(f);
+        }
+        self.core.transmit(&mut self.eps, table);
+    }
+
+    /// Hands a frame that belongs to another shard to it (or drops it when its ring is full);
+    /// returns the frame when it is ours.
+    fn steer(&mut self, ep: usize, rx: RxFrame) -> Option<RxFrame> {
         let core = &mut self.core;
-        core.snap.add(Io::RxFrames, 1);
-        core.snap.add(Io::RxBytes, rx.len() as u64);
         let meta = self.eps[ep].ep.frame(&rx).meta().and_then(XdpMeta::parse);
         let target = match meta {
             // Names too long for the XDP program are steered by source: dispatch them here.
@@ -343,18 +407,9 @@ impl Worker {
                     self.eps[ep].ep.release(rx);
                 }
             }
-            return;
+            return None;
         }
-        let ifindex = self.eps[ep].ifindex;
-        {
-            let f = self.eps[ep].ep.frame(&rx);
-            let mut copy = std::mem::take(&mut core.copy);
-            let bytes = whole(&f, rx.segments(), &mut copy);
-            core.ingest(now, ifindex, bytes, rx.len(), table);
-            core.copy = copy;
-        }
-        self.eps[ep].ep.release(rx);
-        core.transmit(&mut self.eps, table);
+        Some(rx)
     }
 
     fn on_exchanged(&mut self, now: u64, rx: RxFrame, from: usize, table: &FaceTable) {
@@ -376,9 +431,27 @@ impl Worker {
 impl Core {
     /// Finds (or creates) the face of a frame and runs the pipeline on its NDN bytes.
     fn ingest(&mut self, now: u64, ifindex: u32, bytes: &[u8], total: usize, table: &FaceTable) {
+        if let Some((face, ndn)) = self.classify(now, ifindex, bytes, total, table)
+            && let Some(ndn) = bytes.get(ndn)
+        {
+            self.shard.process(now, face, ndn, &mut self.actions);
+        }
+    }
+
+    /// Finds (or creates) the face of a frame and returns it with the range of the NDN bytes
+    /// the pipeline should process; `None` when the frame was dealt with here (unparseable,
+    /// unknown peer, or a fragment taken by the worker's reassembler).
+    fn classify(
+        &mut self,
+        now: u64,
+        ifindex: u32,
+        bytes: &[u8],
+        total: usize,
+        table: &FaceTable,
+    ) -> Option<(FaceId, std::ops::Range<usize>)> {
         let Some(p) = wire::parse(bytes, total) else {
             self.snap.add(Io::RxUnparsed, 1);
-            return;
+            return None;
         };
         let link = match (p.encap, p.src) {
             (Encap::UdpV4 | Encap::UdpV6, Some(src)) => Link::Udp(src),
@@ -389,7 +462,7 @@ impl Core {
             },
             _ => {
                 self.snap.add(Io::RxUnparsed, 1);
-                return;
+                return None;
             }
         };
         let face = match table
@@ -400,7 +473,7 @@ impl Core {
             None if self.cfg.on_demand && !matches!(link, Link::EtherMulticast { .. }) => {
                 let Ok(id) = self.faces.ids.next() else {
                     self.snap.add(Io::UnknownFace, 1);
-                    return;
+                    return None;
                 };
                 let face = Face {
                     id,
@@ -429,7 +502,7 @@ impl Core {
             }
             None => {
                 self.snap.add(Io::UnknownFace, 1);
-                return;
+                return None;
             }
         };
         let ndn = bytes.get(p.payload.clone()).unwrap_or(&[]);
@@ -438,9 +511,9 @@ impl Core {
             && lp.is_fragment()
         {
             self.reassemble(now, face, &lp);
-            return;
+            return None;
         }
-        self.shard.process(now, face, ndn, &mut self.actions);
+        Some((face, p.payload))
     }
 
     /// The shard a whole (unfragmented) packet belongs to, by our dispatch function; `None`

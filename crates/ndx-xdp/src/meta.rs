@@ -40,7 +40,7 @@ pub enum Kind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum How {
-    /// Byte 0 of our 8-byte PIT token.
+    /// Byte 0 of our 6-byte PIT token.
     Token = 1,
     /// The dispatch hash of the name.
     Name = 2,

@@ -162,15 +162,16 @@ fn random_ndn(rng: &mut Rng, d: &Dispatch, key: &HashKey, net: Net) -> Vec<(Case
         let i = InterestRepr::new(name.clone());
         (i.to_vec().unwrap(), Kind::Nack)
     };
-    let mut token = [0u8; 8];
-    token.copy_from_slice(&rng.bytes(8));
+    // Our length (ndx_core::PIT_TOKEN_LEN), and a foreign one.
+    let mut token = [0u8; ndx_core::PIT_TOKEN_LEN];
+    token.copy_from_slice(&rng.bytes(ndx_core::PIT_TOKEN_LEN));
     token[0] = rng.below(12) as u8; // sometimes a shard we have, sometimes not
-    let token6 = rng.bytes(6);
+    let foreign_token = rng.bytes(8);
     let acks = [rng.next(), rng.next()];
     let mut h = LpHeaders::default();
     match rng.below(4) {
         0 => h.pit_token = Some(&token),
-        1 => h.pit_token = Some(&token6),
+        1 => h.pit_token = Some(&foreign_token),
         _ => {}
     }
     if rng.chance(4) {
@@ -215,7 +216,11 @@ fn random_ndn(rng: &mut Rng, d: &Dispatch, key: &HashKey, net: Net) -> Vec<(Case
     };
     let case = wrap(rng, net, &payload);
     let e = match h.pit_token {
-        Some(t) if kind != Kind::Interest && t.len() == 8 && usize::from(t[0]) < d.shards() => {
+        Some(t)
+            if kind != Kind::Interest
+                && t.len() == ndx_core::PIT_TOKEN_LEN
+                && usize::from(t[0]) < d.shards() =>
+        {
             Expect {
                 kind,
                 how: How::Token,

@@ -36,7 +36,9 @@ pub fn root_tests_unavailable() -> Option<String> {
     if Command::new("ip").arg("-V").output().is_err() {
         return Some("the ip command (iproute2) is missing".into());
     }
-    if !Path::new("/sys/kernel/btf/vmlinux").exists() && !Path::new("/proc/sys/net/core/bpf_jit_enable").exists() {
+    if !Path::new("/sys/kernel/btf/vmlinux").exists()
+        && !Path::new("/proc/sys/net/core/bpf_jit_enable").exists()
+    {
         return Some("the kernel has no BPF".into());
     }
     None
@@ -122,8 +124,23 @@ pub fn veth(a: &Netns, ia: &str, b: &Netns, ib: &str, queues: u32) {
     let tmp_a = format!("t{}", tag());
     let tmp_b = format!("t{}", tag());
     sh(&[
-        "ip", "link", "add", &tmp_a, "numrxqueues", &q, "numtxqueues", &q, "type", "veth", "peer",
-        "name", &tmp_b, "numrxqueues", &q, "numtxqueues", &q,
+        "ip",
+        "link",
+        "add",
+        &tmp_a,
+        "numrxqueues",
+        &q,
+        "numtxqueues",
+        &q,
+        "type",
+        "veth",
+        "peer",
+        "name",
+        &tmp_b,
+        "numrxqueues",
+        &q,
+        "numtxqueues",
+        &q,
     ]);
     sh(&["ip", "link", "set", &tmp_a, "netns", &a.name]);
     sh(&["ip", "link", "set", &tmp_b, "netns", &b.name]);
