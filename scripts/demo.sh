@@ -9,6 +9,7 @@
 # prints throughput and ndx's counters, and removes everything it created, also when
 # interrupted.
 set -euo pipefail
+. "$(dirname "$0")/topology.sh"
 NDX=${NDX:?path to the ndx binary}
 SIZE_MB=${DEMO_SIZE_MB:-16}
 SHARDS=${DEMO_SHARDS:-2}
@@ -31,18 +32,7 @@ trap 'exit 130' INT TERM
 step() { printf '\n== %s ==\n' "$*"; }
 
 step "topology: consumer - ndx - producer (network namespaces, veth pairs with $SHARDS queues)"
-for ns in $C $R $P; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
-ip link add dc$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS" type veth peer name dr$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS"
-ip link add dp$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS" type veth peer name ds$TAG numrxqueues "$SHARDS" numtxqueues "$SHARDS"
-ip link set dc$TAG netns $C name eth0
-ip link set dr$TAG netns $R name c0
-ip link set ds$TAG netns $R name p0
-ip link set dp$TAG netns $P name eth0
-ip -n $C addr add 10.77.1.1/24 dev eth0
-ip -n $R addr add 10.77.1.2/24 dev c0
-ip -n $R addr add 10.77.2.2/24 dev p0
-ip -n $P addr add 10.77.2.1/24 dev eth0
-for pair in "$C eth0" "$R c0" "$R p0" "$P eth0"; do set -- $pair; ip -n "$1" link set "$2" up; done
+ndx_topology $C $R $P $TAG "$SHARDS"
 echo "consumer 10.77.1.1 <-> 10.77.1.2 ndx 10.77.2.2 <-> 10.77.2.1 producer"
 
 head -c $((SIZE_MB * 1024 * 1024)) /dev/urandom > "$WORK/file"

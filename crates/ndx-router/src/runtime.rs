@@ -270,6 +270,28 @@ impl Router {
                 .map_err(|e| StartError::Setup(format!("strategy for {prefix}: {e}")))?;
         }
 
+        // Resolve configured UDP faces before forwarding starts (up to 2 s), and publish what
+        // was found: the workers read paths from the published table only.
+        let mut resolver = match Resolver::new() {
+            Ok(r) => Some(r),
+            Err(e) => {
+                eprintln!("ndx: netlink unavailable ({e}); UDP faces need on-demand learning");
+                None
+            }
+        };
+        if let Some(res) = resolver.as_mut() {
+            let ifindexes: Vec<u32> = attached.iter().map(|a| a.info.ifindex).collect();
+            let deadline = Instant::now() + Duration::from_secs(2);
+            loop {
+                resolve_udp_faces(res, &mut plane, &ifindexes, cfg.udp_ports[0]);
+                if unresolved_udp_faces(&plane) == 0 || Instant::now() >= deadline {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        plane.faces.publish();
+
         // Exchange rings, full mesh.
         let n = shards as usize;
         let mut to: Vec<Vec<Option<ndx_afxdp::ExchangeSender>>> =
@@ -345,13 +367,6 @@ impl Router {
                 .map_err(StartError::Thread)?;
             workers.push(h);
         }
-        let resolver = match Resolver::new() {
-            Ok(r) => Some(r),
-            Err(e) => {
-                eprintln!("ndx: netlink unavailable ({e}); UDP faces need on-demand learning");
-                None
-            }
-        };
         // The control socket last: a client that sees it may rely on forwarding being on.
         let control = match ControlServer::bind(&cfg.control_socket) {
             Ok(c) => c,
@@ -366,7 +381,7 @@ impl Router {
                 });
             }
         };
-        let mut router = Router {
+        let router = Router {
             cfg,
             plane,
             stop,
@@ -377,18 +392,6 @@ impl Router {
             resolver,
             started: Instant::now(),
         };
-        // Resolve configured UDP faces before forwarding starts, and publish what was found
-        // (the workers read paths from the published table only).
-        let deadline = Instant::now() + Duration::from_millis(500);
-        loop {
-            router.resolve_faces();
-            let unresolved = router.unresolved_udp_faces();
-            if unresolved == 0 || Instant::now() >= deadline {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        router.plane.faces.publish();
         Ok(router)
     }
 
@@ -456,50 +459,13 @@ impl Router {
         }
     }
 
-    /// UDP faces whose next hop is not known yet.
-    fn unresolved_udp_faces(&self) -> usize {
-        self.plane
-            .faces
-            .table()
-            .iter()
-            .filter(|f| f.path.is_none() && matches!(f.link, Link::Udp(_)))
-            .count()
-    }
-
     /// Resolves the next hop of UDP faces that have none; true if any changed.
     fn resolve_faces(&mut self) -> bool {
-        let Some(res) = self.resolver.as_mut() else {
-            return false;
-        };
-        let todo: Vec<(ndx_core::FaceId, SocketAddr)> = self
-            .plane
-            .faces
-            .table()
-            .iter()
-            .filter(|f| f.path.is_none())
-            .filter_map(|f| match f.link {
-                Link::Udp(a) => Some((f.id, a)),
-                _ => None,
-            })
-            .collect();
-        let mut changed = false;
-        for (id, addr) in todo {
-            if let Ok(Resolution::Ready(nh)) = res.resolve(addr.ip()) {
-                if !self.attached.iter().any(|a| a.info.ifindex == nh.ifindex) {
-                    continue;
-                }
-                let path = L2Path {
-                    ifindex: nh.ifindex,
-                    src_mac: nh.src_mac,
-                    dst_mac: nh.dst_mac,
-                    src: nh
-                        .src_ip
-                        .map(|ip| SocketAddr::new(ip, self.cfg.udp_ports[0])),
-                };
-                changed |= self.plane.faces.set_path(id, Some(path)).is_ok();
-            }
+        let ifindexes: Vec<u32> = self.attached.iter().map(|a| a.info.ifindex).collect();
+        match self.resolver.as_mut() {
+            Some(res) => resolve_udp_faces(res, &mut self.plane, &ifindexes, self.cfg.udp_ports[0]),
+            None => false,
         }
-        changed
     }
 
     /// Stops the workers, detaches XDP and removes the control socket; returns the final
@@ -562,6 +528,47 @@ fn redispatch_mesh(n: usize, dispatch: &Dispatch) -> Vec<Option<Redispatch>> {
             })
         })
         .collect()
+}
+
+/// UDP faces whose next hop is not known yet.
+fn unresolved_udp_faces(plane: &Plane) -> usize {
+    plane
+        .faces
+        .table()
+        .iter()
+        .filter(|f| f.path.is_none() && matches!(f.link, Link::Udp(_)))
+        .count()
+}
+
+/// Resolves the next hop (route, source address, neighbour MAC) of every UDP face that has
+/// none and leaves through one of `ifindexes`; true if any face changed. Never blocks:
+/// unresolved neighbours are triggered and retried on the next call.
+fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], port: u16) -> bool {
+    let todo: Vec<(ndx_core::FaceId, SocketAddr)> = plane
+        .faces
+        .table()
+        .iter()
+        .filter(|f| f.path.is_none())
+        .filter_map(|f| match f.link {
+            Link::Udp(a) => Some((f.id, a)),
+            _ => None,
+        })
+        .collect();
+    let mut changed = false;
+    for (id, addr) in todo {
+        if let Ok(Resolution::Ready(nh)) = res.resolve(addr.ip())
+            && ifindexes.contains(&nh.ifindex)
+        {
+            let path = L2Path {
+                ifindex: nh.ifindex,
+                src_mac: nh.src_mac,
+                dst_mac: nh.dst_mac,
+                src: nh.src_ip.map(|ip| SocketAddr::new(ip, port)),
+            };
+            changed |= plane.faces.set_path(id, Some(path)).is_ok();
+        }
+    }
+    changed
 }
 
 /// The layer-2 path of an Ethernet face (known without resolution).

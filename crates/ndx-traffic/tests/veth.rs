@@ -1,0 +1,148 @@
+//! Root-only: the consumer and the producer talk to each other directly over a veth pair in two
+//! throwaway namespaces (AF_XDP on both ends, the redirect program attached on both).
+
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+static NEXT: AtomicU32 = AtomicU32::new(0);
+
+fn sh(args: &[&str]) -> Output {
+    Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+fn ok(args: &[&str]) {
+    let o = sh(args);
+    assert!(o.status.success(), "{args:?}: {o:?}");
+}
+
+/// Two namespaces joined by a veth pair (a0 02:00:00:00:00:01 <-> b0 02:00:00:00:00:02),
+/// deleted on drop.
+struct Pair {
+    a: String,
+    b: String,
+}
+
+impl Pair {
+    fn new() -> Self {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tag = format!("ndxtr-{}-{n}", std::process::id());
+        let p = Pair {
+            a: format!("{tag}-a"),
+            b: format!("{tag}-b"),
+        };
+        ok(&["ip", "netns", "add", &p.a]);
+        ok(&["ip", "netns", "add", &p.b]);
+        ok(&[
+            "ip",
+            "link",
+            "add",
+            "a0",
+            "netns",
+            &p.a,
+            "address",
+            "02:00:00:00:00:01",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "b0",
+            "netns",
+            &p.b,
+            "address",
+            "02:00:00:00:00:02",
+        ]);
+        ok(&["ip", "-n", &p.a, "link", "set", "a0", "up"]);
+        ok(&["ip", "-n", &p.b, "link", "set", "b0", "up"]);
+        p
+    }
+}
+
+impl Drop for Pair {
+    fn drop(&mut self) {
+        let _ = sh(&["ip", "netns", "del", &self.a]);
+        let _ = sh(&["ip", "netns", "del", &self.b]);
+    }
+}
+
+fn root() -> bool {
+    let is_root = sh(&["id", "-u"]).stdout.starts_with(b"0\n");
+    if !is_root {
+        assert!(
+            std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1"),
+            "root tests required but not root"
+        );
+        eprintln!("skipping: not root");
+    }
+    is_root
+}
+
+fn json(out: &[u8]) -> serde_json::Value {
+    let s = String::from_utf8_lossy(out);
+    let line = s.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {s}"))
+}
+
+fn exchange(naming: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let p = Pair::new();
+    let bin = env!("CARGO_BIN_EXE_ndx-traffic");
+    let producer = Command::new("ip")
+        .args(["netns", "exec", &p.b, bin, "producer", "--iface", "b0"])
+        .args(["--seconds", "5", "--frames", "2048"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let c = Command::new("ip")
+        .args(["netns", "exec", &p.a, bin, "consumer", "--iface", "a0"])
+        .args(["--dst-mac", "02:00:00:00:00:02", "--src-ip", "10.9.0.1"])
+        .args([
+            "--dst-ip",
+            "10.9.0.2",
+            "--seconds",
+            "1.5",
+            "--warmup",
+            "0.5",
+        ])
+        .args(["--frames", "2048", "--window", "8"])
+        .args(naming)
+        .output()
+        .unwrap();
+    assert!(c.status.success(), "consumer: {c:?}");
+    let prod = producer.wait_with_output().unwrap();
+    assert!(prod.status.success(), "producer: {prod:?}");
+    (json(&c.stdout), json(&prod.stdout))
+}
+
+#[test]
+fn unique_names_are_all_answered() {
+    if !root() {
+        return;
+    }
+    let (c, p) = exchange(&["--unique", "--prefix", "/t/u"]);
+    let sat = c["satisfied"].as_u64().unwrap();
+    assert!(sat > 100, "few exchanges: {c}");
+    assert_eq!(c["nacks"], 0, "{c}");
+    // (other_frames may count the kernel's own IPv6 neighbour discovery on a fresh link.)
+    assert_eq!(c["unmatched"], 0, "no reply matched nothing: {c}");
+    assert_eq!(c["lost"], 0, "nothing lost on a direct link: {c}");
+    // Every answered Interest was seen and answered by the producer.
+    assert!(p["data"].as_u64().unwrap() >= sat, "{p} vs {c}");
+    assert_eq!(p["data"], p["interests"], "{p}");
+    assert_eq!(p["with_pit_token"], 0, "bare Interests: {p}");
+}
+
+#[test]
+fn distinct_names_cycle() {
+    if !root() {
+        return;
+    }
+    let (c, p) = exchange(&["--distinct", "16", "--prefix", "/t/d"]);
+    assert!(c["satisfied"].as_u64().unwrap() > 100, "{c}");
+    assert_eq!(c["naming"], "distinct:16", "{c}");
+    assert!(p["interests"].as_u64().unwrap() > 100, "{p}");
+}

@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Data-path benchmark of ndx on veth (issue 4), with a raw AF_XDP reflector and ndnd measured
+# in the same run on the same topology (needs root). Usage:
+#
+#   sudo scripts/bench-datapath.sh            # builds the release binaries first
+#
+#   consumer ns ──veth── router ns ──veth── producer ns
+#   10.77.1.1        10.77.1.2 | 10.77.2.2      10.77.2.1
+#   ndx-traffic      reflector / ndx / ndnd     ndx-traffic
+#   consumer                                    producer
+#
+# Phases (BENCH_SECS measured seconds each, after a 1 s unmeasured warm-up):
+#   R   raw AF_XDP reflector (ndx-afxdp's example) on c0 reflecting the consumer's Interests
+#       (ndx-traffic consumer --echo, the same generator and window as below), and
+#       ndx-afxdp's flood example as a second, window-less source
+#   a   ndx forwarding unique names to the AF_XDP producer
+#   b   ndx answering from its CS (K names fetched once, producer stopped)
+#   c   ndnd fw: unique names, then CS hits, same generator
+# The whole sequence runs BENCH_ROUNDS times (3); the table gives each row's median and the
+# median of the per-round ratios (other load on the machine moves all rows of a round together).
+# Pinning (2-CPU VM): consumer and producer on CPU $GEN_CPU, the router under test (reflector,
+# ndx's shard, ndnd) on CPU $FWD_CPU. Environment knobs: BENCH_SECS (10), BENCH_WINDOW (256),
+# BENCH_DISTINCT (1024), NDND_SMALL_WINDOW (32), NDX_SHARDS (1), NDND (/opt/ndx-interop/go/ndnd), GEN_CPU (0),
+# FWD_CPU (1), NO_BUILD=1 (use existing binaries in $CARGO_TARGET_DIR or target/).
+set -euo pipefail
+. "$(dirname "$0")/topology.sh"
+cd "$(dirname "$0")/.."
+SECS=${BENCH_SECS:-10}
+WINDOW=${BENCH_WINDOW:-256}
+K=${BENCH_DISTINCT:-1024}
+ROUNDS=${BENCH_ROUNDS:-3}
+NDND_SMALL_WINDOW=${NDND_SMALL_WINDOW:-32}
+SHARDS=${NDX_SHARDS:-1}
+NDND=${NDND:-/opt/ndx-interop/go/ndnd}
+GEN_CPU=${GEN_CPU:-0}
+FWD_CPU=${FWD_CPU:-1}
+T=${CARGO_TARGET_DIR:-$PWD/target}
+if [ -z "${NO_BUILD:-}" ]; then
+  cargo build --release -p ndx -p ndx-traffic >&2
+  cargo build --release -p ndx-afxdp --examples >&2
+fi
+NDX=$T/release/ndx
+TRAFFIC=$T/release/ndx-traffic
+REFLECTOR=$T/release/examples/reflector
+FLOOD=$T/release/examples/flood
+for b in "$NDX" "$TRAFFIC" "$REFLECTOR" "$FLOOD"; do [ -x "$b" ] || { echo "missing $b"; exit 1; }; done
+
+TAG=$$
+C=ndxbench-c-$TAG R=ndxbench-r-$TAG P=ndxbench-p-$TAG
+WORK=$(mktemp -d /tmp/ndx-bench.XXXXXX)
+PIDS=()
+cleanup() {
+  set +e
+  for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+  sleep 0.3
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  for ns in $C $R $P; do ip netns del "$ns" 2>/dev/null; done
+  [ -n "${KEEP_WORK:-}" ] && echo "logs kept in $WORK" >&2 || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+say() { printf '== %s\n' "$*" >&2; }
+
+# Stops a background process by pid (SIGINT, then waits).
+stop() { kill -INT "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
+
+say "topology ($SHARDS queue(s) per veth)"
+ndx_topology $C $R $P $TAG "$SHARDS"
+mac() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
+MC=$(mac $C eth0) MRC=$(mac $R c0) MRP=$(mac $R p0) MP=$(mac $P eth0)
+# The AF_XDP ends take every frame (ARP too): static neighbours everywhere.
+ip -n $R neigh replace 10.77.1.1 lladdr "$MC" dev c0 nud permanent
+ip -n $R neigh replace 10.77.2.1 lladdr "$MP" dev p0 nud permanent
+ip -n $C neigh replace 10.77.1.2 lladdr "$MRC" dev eth0 nud permanent
+ip -n $P neigh replace 10.77.2.2 lladdr "$MRP" dev eth0 nud permanent
+
+# perf_start NAME: with PERF=1, samples every CPU (call graphs) while a phase runs.
+perf_start() {
+  PERFPID=
+  [ -n "${PERF:-}" ] || return 0
+  perf record -C "$FWD_CPU,$GEN_CPU" -F 999 -o "$WORK/perf.$1.data" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
+  PERFPID=$!
+}
+perf_end() {
+  [ -n "${PERFPID:-}" ] || return 0
+  wait "$PERFPID" || true
+  perf report -i "$WORK/perf.$1.data" --no-children --sort cpu,pid,dso,sym --stdio 2>/dev/null \
+    | grep -v "^#" | grep "%" | head -60 > "$WORK/perf.$1.txt" || true
+  echo "perf profile of phase $1: $WORK/perf.$1.txt" >&2
+}
+
+# consumer NAME ARGS...: runs the generator in the consumer ns, pinned; JSON to $WORK/NAME.json
+# (NAME carries the round number).
+consumer() {
+  local name=$1; shift
+  ip netns exec $C taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 --dst-mac "$MRC" \
+    --src-ip 10.77.1.1 --dst-ip 10.77.1.2 --window "${CWIN:-$WINDOW}" "$@" | tee "$WORK/$name.json" >&2
+}
+producer_start() {
+  ip netns exec $P taskset -c "$GEN_CPU" "$TRAFFIC" producer --iface eth0 > "$WORK/producer.$1.json" 2>"$WORK/producer.$1.err" &
+  PRODUCER=$!
+  PIDS+=($PRODUCER)
+  sleep 0.5
+}
+
+cat > "$WORK/ndx.toml" <<CFG
+[router]
+shards = $SHARDS
+cpus = [$FWD_CPU]
+control_socket = "$WORK/ndx.sock"
+[cs]
+capacity = 65536
+[[interface]]
+name = "c0"
+[[interface]]
+name = "p0"
+[[face]]
+name = "producer"
+remote = "udp://10.77.2.1:6363"
+[[route]]
+prefix = "/bench"
+face = "producer"
+CFG
+cat > "$WORK/fw.yml" <<YML
+core:
+  log_level: WARN
+faces:
+  udp:
+    enabled_unicast: true
+    enabled_multicast: false
+    port_unicast: 6363
+  tcp:
+    enabled: false
+  unix:
+    enabled: true
+    socket_path: $WORK/fw.sock
+  websocket:
+    enabled: false
+tables:
+  content_store:
+    capacity: $((K * 4))
+YML
+
+phase_reflector() { # ROUND
+  say "[$1] R: raw AF_XDP reflector on c0 (CPU $FWD_CPU), consumer --echo (CPU $GEN_CPU)"
+  ip netns exec $R taskset -c "$FWD_CPU" "$REFLECTOR" c0 0 "$((SECS + 4))" > "$WORK/reflector.$1.txt" 2>&1 &
+  REFL=$!; PIDS+=($REFL); sleep 1
+  perf_start "R.$1"
+  consumer "R.$1" --echo --seconds "$SECS"
+  perf_end "R.$1"
+  wait "$REFL" || true; cat "$WORK/reflector.$1.txt" >&2
+  IFRAME=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["interest_frame_bytes"])' "$WORK/R.$1.json")
+  say "[$1] R': reflector with ndx-afxdp's flood ($IFRAME-byte frames, no window)"
+  ip netns exec $R taskset -c "$FWD_CPU" "$REFLECTOR" c0 0 "$((SECS + 3))" > "$WORK/reflector2.$1.txt" 2>&1 &
+  REFL=$!; PIDS+=($REFL); sleep 1
+  ip netns exec $C taskset -c "$GEN_CPU" "$FLOOD" eth0 0 "$SECS" "$MRC" 10.77.1.1:6363 10.77.1.2:6363 "$IFRAME" | tee "$WORK/flood.$1.txt" >&2
+  wait "$REFL" || true; cat "$WORK/reflector2.$1.txt" >&2
+}
+
+phase_ndx() { # ROUND
+  say "[$1] a, b: ndx ($SHARDS shard(s) on CPU $FWD_CPU)"
+  rm -f "$WORK/ndx.sock"
+  producer_start "ndx.$1"
+  ip netns exec $R taskset -c "$FWD_CPU" "$NDX" run -c "$WORK/ndx.toml" > "$WORK/ndx.$1.log" 2>&1 &
+  NDXPID=$!; PIDS+=($NDXPID)
+  for _ in $(seq 100); do [ -S "$WORK/ndx.sock" ] && break; sleep 0.1; done
+  [ -S "$WORK/ndx.sock" ] || { cat "$WORK/ndx.$1.log"; echo "ndx did not start"; exit 1; }
+  # Interests forwarded before the producer face's next hop is resolved are dropped
+  # (unresolved_face): wait for it.
+  for _ in $(seq 100); do
+    "$NDX" status -s "$WORK/ndx.sock" --json 2>/dev/null | python3 -c \
+      'import json,sys; d=json.load(sys.stdin); sys.exit(0 if all(f["resolved"] for f in d["faces"] if f["name"]=="producer") else 1)' \
+      && break
+    sleep 0.1
+  done
+  perf_start "a.$1"
+  consumer "a.$1" --unique --prefix "/bench/u$1" --seconds "$SECS"
+  perf_end "a.$1"
+  "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.a.$1.json"
+  say "[$1] b: fill the CS with $K names, stop the producer"
+  consumer "b-fill.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds 1 --warmup 1 > /dev/null
+  stop "$PRODUCER"; cat "$WORK/producer.ndx.$1.json" >&2
+  perf_start "b.$1"
+  consumer "b.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds "$SECS"
+  perf_end "b.$1"
+  "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.b.$1.json"
+  stop "$NDXPID"
+}
+
+phase_ndnd() { # ROUND
+  [ -x "$NDND" ] || { say "ndnd not found at $NDND: skipping"; return 0; }
+  say "[$1] c: ndnd fw (CPU $FWD_CPU)"
+  rm -f "$WORK/fw.sock"
+  producer_start "ndnd.$1"
+  ip netns exec $R taskset -c "$FWD_CPU" "$NDND" fw run "$WORK/fw.yml" > "$WORK/ndnd.$1.log" 2>&1 &
+  NDNDPID=$!; PIDS+=($NDNDPID)
+  for _ in $(seq 200); do [ -S "$WORK/fw.sock" ] && break; sleep 0.1; done
+  ip netns exec $R env NDN_CLIENT_TRANSPORT="unix://$WORK/fw.sock" "$NDND" fw route-add \
+    prefix=/bench face=udp://10.77.2.1:6363 persistency=permanent > "$WORK/ndnd-route.$1.txt" 2>&1
+  # ndnd drops the first burst of a new UDP peer while it creates the face: longer warm-up.
+  consumer "c-u.$1" --unique --prefix "/bench/u$1" --seconds "$SECS" --warmup 2
+  # ndnd loses Interests at its UDP socket when the window is large (net.core.rmem_* is
+  # read-only in a namespace), and every loss holds a window slot until the timeout: give it
+  # its best chance with a smaller window too, and keep the better of the two.
+  CWIN=$NDND_SMALL_WINDOW consumer "c-u-small.$1" --unique --prefix "/bench/v$1" --seconds "$SECS" --warmup 1
+  consumer "c-fill.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds 2 --warmup 1 > /dev/null
+  stop "$PRODUCER"; cat "$WORK/producer.ndnd.$1.json" >&2
+  consumer "c-cs.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds "$SECS"
+  stop "$NDNDPID"
+}
+
+for r in $(seq "$ROUNDS"); do
+  phase_reflector "$r"
+  phase_ndx "$r"
+  phase_ndnd "$r"
+done
+
+python3 - "$WORK" "$ROUNDS" <<'PY'
+import json, os, statistics, sys
+w, rounds = sys.argv[1], int(sys.argv[2])
+def load(n):
+    p = os.path.join(w, n + ".json")
+    try:
+        return json.load(open(p))["exchanges_per_s"]
+    except Exception:
+        return None
+def flood(r):
+    try:
+        t = open(os.path.join(w, f"flood.{r}.txt")).read()
+        return float(t.split("received back")[1].split("(")[1].split(" pps")[0])
+    except Exception:
+        return None
+rows = [("R", "raw AF_XDP reflector (echo, same generator)"),
+        ("a", "ndx, unique names (forwarding)"),
+        ("b", "ndx, CS hits"),
+        ("c-u", "ndnd fw, unique names (best window)"),
+        ("c-cs", "ndnd fw, CS hits")]
+vals = {k: [load(f"{k}.{r}") for r in range(1, rounds + 1)] for k, _ in rows}
+# ndnd, unique names: the better of its two windows in each round.
+small = [load(f"c-u-small.{r}") for r in range(1, rounds + 1)]
+vals["c-u"] = [max(filter(None, (x, y)), default=None) for x, y in zip(vals["c-u"], small)]
+vals["F"] = [flood(r) for r in range(1, rounds + 1)]
+nd = {"a": "c-u", "b": "c-cs"}
+def med(xs):
+    xs = [x for x in xs if x]
+    return statistics.median(xs) if xs else None
+def ratios(k, ref):
+    return [x / y for x, y in zip(vals[k], vals[ref]) if x and y]
+print()
+print(f"per round (exchanges/s): " + ", ".join(f"{k}={['%.0f' % x if x else '-' for x in v]}" for k, v in vals.items()))
+print()
+print(f"{'':6}{'run':48} {'exch/s (median)':>15} {'vs reflector':>13} {'vs ndnd':>8}")
+for k, name in rows + [("F", "reflector fed by flood (no window; sender's rx)")]:
+    m = med(vals[k])
+    if m is None:
+        print(f"{k:6}{name:48} {'-':>15}")
+        continue
+    vr = med(ratios(k, "R"))
+    vn = med(ratios(k, nd[k])) if k in nd else None
+    print(f"{k:6}{name:48} {m:15.0f} {vr:12.2f}x {('%.1fx' % vn) if vn else '-':>8}")
+print("\n(ratios: median over rounds of the ratio within each round)")
+last = rounds
+for ph in ("a", "b"):
+    p = os.path.join(w, f"status.{ph}.{last}.json")
+    if os.path.exists(p):
+        d = json.load(open(p))
+        c = d["counters"]
+        keys = [k for k in c if (k.startswith("drop_") or k.startswith("xsk_") or k in
+                ("tx_ring_full", "unresolved_face", "exchange_full", "cs_hits", "interests_in",
+                 "data_out", "loops")) and c[k]]
+        print(f"ndx counters after phase {ph} (round {last}, non-zero): " +
+              ", ".join(f"{k}={c[k]}" for k in keys) +
+              f"; xdp: redirected={d['xdp'].get('redirected')} redirect-failed={d['xdp'].get('redirect-failed')}")
+PY

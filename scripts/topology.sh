@@ -1,0 +1,28 @@
+# Sourced by demo.sh and bench-datapath.sh: the throwaway line topology
+#
+#   ns $C eth0 10.77.1.1 ──veth── c0 10.77.1.2  ns $R  p0 10.77.2.2 ──veth── eth0 10.77.2.1 ns $P
+#
+# ndx_topology C R P TAG QUEUES: creates the three namespaces and both veth pairs (QUEUES
+# queues each way), addresses them and brings everything up; `ethtool -K tx off` on every end
+# because kernel senders leave partial UDP checksums on veth (ENVIRONMENT.md). The caller
+# deletes the namespaces (which removes the veths) in its cleanup trap.
+ndx_topology() {
+  local c=$1 r=$2 p=$3 tag=$4 q=$5
+  for ns in "$c" "$r" "$p"; do ip netns add "$ns"; ip -n "$ns" link set lo up; done
+  ip link add "dc$tag" numrxqueues "$q" numtxqueues "$q" type veth peer name "dr$tag" numrxqueues "$q" numtxqueues "$q"
+  ip link add "dp$tag" numrxqueues "$q" numtxqueues "$q" type veth peer name "ds$tag" numrxqueues "$q" numtxqueues "$q"
+  ip link set "dc$tag" netns "$c" name eth0
+  ip link set "dr$tag" netns "$r" name c0
+  ip link set "ds$tag" netns "$r" name p0
+  ip link set "dp$tag" netns "$p" name eth0
+  ip -n "$c" addr add 10.77.1.1/24 dev eth0
+  ip -n "$r" addr add 10.77.1.2/24 dev c0
+  ip -n "$r" addr add 10.77.2.2/24 dev p0
+  ip -n "$p" addr add 10.77.2.1/24 dev eth0
+  local pair
+  for pair in "$c eth0" "$r c0" "$r p0" "$p eth0"; do
+    set -- $pair
+    ip -n "$1" link set "$2" up
+    ip netns exec "$1" ethtool -K "$2" tx off >/dev/null 2>&1 || true
+  done
+}
