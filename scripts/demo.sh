@@ -39,6 +39,8 @@ head -c $((SIZE_MB * 1024 * 1024)) /dev/urandom > "$WORK/file"
 cat > "$WORK/ndx.toml" <<CFG
 [router]
 shards = $SHARDS
+# The demo shares this machine's cores with its consumer and producer: yield when idle.
+idle = "yield"
 control_socket = "$WORK/ndx.sock"
 [[interface]]
 name = "c0"

@@ -83,6 +83,7 @@ struct RawRouter {
     control_socket: PathBuf,
     burst: usize,
     frames: u32,
+    idle: String,
 }
 
 impl Default for RawRouter {
@@ -96,6 +97,7 @@ impl Default for RawRouter {
             control_socket: PathBuf::from("/run/ndx/ndx.sock"),
             burst: 64,
             frames: 8192,
+            idle: "spin".into(),
         }
     }
 }
@@ -221,6 +223,16 @@ struct RawRoute {
 struct RawStrategy {
     prefix: String,
     strategy: String,
+}
+
+/// What a shard worker does when a loop turn found no work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Idle {
+    /// Keep polling (lowest latency; the core is the shard's alone).
+    Spin,
+    /// After a run of empty turns, give the CPU to other threads (`sched_yield`) on every
+    /// empty turn: for machines where shards share cores with other work.
+    Yield,
 }
 
 /// How the XDP program is attached.
@@ -388,6 +400,8 @@ pub struct Config {
     pub control_socket: PathBuf,
     /// Most frames per RX/TX burst.
     pub burst: usize,
+    /// What an idle worker does between empty loop turns.
+    pub idle: Idle,
     /// UMEM frames per (interface, queue).
     pub frames: u32,
     /// Per-shard table configuration (shard number filled in per shard).
@@ -515,6 +529,13 @@ impl RawConfig {
                 format!("{t}: a power of two, at least router.shards, at most 65536"),
             );
         }
+        let idle = match r.idle.as_str() {
+            "spin" => Idle::Spin,
+            "yield" => Idle::Yield,
+            other => {
+                return bad("router.idle", format!("{other:?}: \"spin\" or \"yield\""));
+            }
+        };
         if !(1..=1024).contains(&r.burst) {
             return bad("router.burst", format!("{}: between 1 and 1024", r.burst));
         }
@@ -772,6 +793,7 @@ impl RawConfig {
             dispatch_table: r.dispatch_table,
             control_socket: r.control_socket.clone(),
             burst: r.burst,
+            idle,
             frames: r.frames,
             shard,
             fib_stage1: tb.fib_stage1,
@@ -877,6 +899,12 @@ mod tests {
                 .contains("needs an interface")
         );
         assert!(err("[cs]\nreplacement = \"arc2\"").contains("cs.replacement"));
+        assert!(err("[router]\nidle = \"nap\"").contains("router.idle"));
+        assert_eq!(
+            parse("[router]\nidle = \"yield\"").unwrap().idle,
+            Idle::Yield
+        );
+        assert_eq!(parse("").unwrap().idle, Idle::Spin);
         assert!(err("[udp]\nports = []").contains("udp.ports"));
         assert!(err("[[interface]]\nname = \"a\"\n[[interface]]\nname = \"a\"").contains("twice"));
         assert!(err("[router]\nshards = \"two\"").contains("t.toml"));

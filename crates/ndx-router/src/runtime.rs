@@ -334,6 +334,7 @@ impl Router {
                 ev_tx.clone(),
                 WorkerConfig {
                     burst: cfg.burst,
+                    idle: cfg.idle,
                     udp_port: cfg.udp_ports[0],
                     on_demand: cfg.udp_on_demand,
                     ifaces: ifaces.clone(),

@@ -22,6 +22,9 @@ use ndx_xdp::{How, Kind, XdpMeta};
 use crate::faces::{Face, FaceReader, FaceTable, L2Path, Link, Origin};
 use crate::stats::{Io, ShardStats, Snapshot};
 
+/// Empty loop turns before an `idle = "yield"` worker starts yielding.
+const IDLE_TURNS: u32 = 64;
+
 /// Frames per `Shard::process_burst` call.
 pub const BURST: usize = 32;
 
@@ -53,6 +56,8 @@ pub enum Event {
 pub struct WorkerConfig {
     /// Most frames per RX burst.
     pub burst: usize,
+    /// What to do between empty loop turns.
+    pub idle: crate::config::Idle,
     /// Source UDP port of what we send.
     pub udp_port: u16,
     /// Create faces for new peers.
@@ -229,6 +234,7 @@ impl Worker {
         let mut table = self.core.faces.table.load_full();
         let mut next_timer = 0u64;
         let mut next_publish = 0u64;
+        let mut empty_turns = 0u32;
         while !stop.load(Ordering::Relaxed) {
             let now = start.elapsed().as_nanos() as u64;
             self.core.snap.add(Io::Loops, 1);
@@ -309,7 +315,14 @@ impl Worker {
                 self.core.publish(&self.stats);
             }
             if idle {
-                std::hint::spin_loop();
+                empty_turns += 1;
+                if self.core.cfg.idle == crate::config::Idle::Yield && empty_turns > IDLE_TURNS {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
+            } else {
+                empty_turns = 0;
             }
         }
         self.core.publish_sockets(&self.eps);
