@@ -10,14 +10,12 @@
 mod support;
 mod topo;
 
-use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
-use support::{Proc, skip, wait_for};
+use support::{Proc, skip, stdout_lines, wait_for};
 use topo::{Family, Line, has_xdp, ok, per_shard, spawn_logged, total, xdp};
 
 /// Segments `ndx get` reported ("Fetched NAME (N segments, B bytes)").
@@ -119,24 +117,6 @@ fn python() -> Option<String> {
 /// A script of ours or of ndx-app's interop tests.
 fn script(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(rel)
-}
-
-/// A child's stdout lines on a channel.
-fn stdout_lines(p: &mut Proc) -> mpsc::Receiver<String> {
-    let out = p
-        .child
-        .as_mut()
-        .and_then(|c| c.stdout.take())
-        .expect("stdout piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 /// ndx get (UDP) → ndx → Ethernet face (EtherType 0x8624) → python-ndn AF_PACKET producer.

@@ -14,13 +14,12 @@
 mod support;
 mod topo;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-use support::{Proc, skip, wait_for};
+use support::{Proc, skip, stdout_lines, wait_for};
 use topo::{Family, Line, spawn_logged, total};
 
 /// Skips (returns `None`) when a tool is missing, or fails under `NDX_REQUIRE_ROOT_TESTS=1`.
@@ -63,24 +62,6 @@ fn ndnd() -> Option<PathBuf> {
 /// ndx-app's python-ndn interop scripts.
 fn pyndn_script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../ndx-app/tests/interop/{name}"))
-}
-
-/// A child's stdout lines on a channel.
-fn stdout_lines(p: &mut Proc) -> mpsc::Receiver<String> {
-    let out = p
-        .child
-        .as_mut()
-        .and_then(|c| c.stdout.take())
-        .expect("stdout piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for l in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(l).is_err() {
-                break;
-            }
-        }
-    });
-    rx
 }
 
 fn sha256_hex(path: &std::path::Path) -> String {

@@ -5,6 +5,7 @@
 //! interface inside) when dropped, also when the test panics.
 #![allow(dead_code, unreachable_pub)]
 
+use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -234,4 +235,22 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// A child's stdout lines on a channel.
+pub fn stdout_lines(p: &mut Proc) -> std::sync::mpsc::Receiver<String> {
+    let out = p
+        .child
+        .as_mut()
+        .and_then(|c| c.stdout.take())
+        .expect("stdout piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for l in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(l).is_err() {
+                break;
+            }
+        }
+    });
+    rx
 }
