@@ -369,7 +369,13 @@ impl Worker {
                     continue;
                 }
                 let bytes = frame.first();
-                if let Some((face, range)) = core.classify(now, ifindex, bytes, f.len(), table)
+                // The XDP program already said whether this is a fragment: no second decode.
+                let fragment = frame
+                    .meta()
+                    .and_then(XdpMeta::parse)
+                    .map(|m| m.kind == Kind::Fragment);
+                if let Some((face, range)) =
+                    core.classify(now, ifindex, bytes, f.len(), fragment, table)
                     && let Some(ndn) = bytes.get(range)
                 {
                     batch[n] = (face, ndn);
@@ -444,7 +450,7 @@ impl Worker {
 impl Core {
     /// Finds (or creates) the face of a frame and runs the pipeline on its NDN bytes.
     fn ingest(&mut self, now: u64, ifindex: u32, bytes: &[u8], total: usize, table: &FaceTable) {
-        if let Some((face, ndn)) = self.classify(now, ifindex, bytes, total, table)
+        if let Some((face, ndn)) = self.classify(now, ifindex, bytes, total, None, table)
             && let Some(ndn) = bytes.get(ndn)
         {
             self.shard.process(now, face, ndn, &mut self.actions);
@@ -453,13 +459,15 @@ impl Core {
 
     /// Finds (or creates) the face of a frame and returns it with the range of the NDN bytes
     /// the pipeline should process; `None` when the frame was dealt with here (unparseable,
-    /// unknown peer, or a fragment taken by the worker's reassembler).
+    /// unknown peer, or a fragment taken by the worker's reassembler). `fragment` is the XDP
+    /// program's verdict when there is one (`None`: decode to find out).
     fn classify(
         &mut self,
         now: u64,
         ifindex: u32,
         bytes: &[u8],
         total: usize,
+        fragment: Option<bool>,
         table: &FaceTable,
     ) -> Option<(FaceId, std::ops::Range<usize>)> {
         let Some(p) = wire::parse(bytes, total) else {
@@ -520,6 +528,7 @@ impl Core {
         };
         let ndn = bytes.get(p.payload.clone()).unwrap_or(&[]);
         if self.redispatch.is_some()
+            && fragment != Some(false)
             && let Ok(Packet::Lp(lp)) = Packet::decode(ndn)
             && lp.is_fragment()
         {
