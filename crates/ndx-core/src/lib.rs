@@ -32,6 +32,7 @@ mod l2;
 mod pit;
 mod shard;
 pub mod sim;
+mod sim_l2;
 mod strategy;
 mod timer;
 pub use cs::*;
