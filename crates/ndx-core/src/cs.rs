@@ -271,6 +271,12 @@ impl Cs {
         }
     }
 
+    /// Whether a live Data named exactly `name` (hash `name_hash`) is stored; no counters,
+    /// no recency update.
+    pub fn holds(&self, name: &Name<'_>, name_hash: u64) -> bool {
+        self.find(0, name, name_hash, false, false).is_some()
+    }
+
     fn usable(&self, slot: u32, now: u64, must_be_fresh: bool) -> bool {
         let m = &self.meta[slot as usize];
         m.live && (!must_be_fresh || now < m.fresh_until)

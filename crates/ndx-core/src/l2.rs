@@ -334,6 +334,20 @@ impl L2State {
         }
     }
 
+    /// Whether a prefetch of (content, batch) would read: in L2, not in flight, a free slot.
+    pub(crate) fn may_prefetch(&self, content_key: u64, batch: u64) -> bool {
+        self.holds(content_key, batch)
+            && self.in_flight(content_key, batch).is_none()
+            && self.reads.iter().any(|r| r.request == 0)
+    }
+
+    /// Whether entry `id` is parked on a read.
+    pub(crate) fn is_parked(&self, id: PitId) -> bool {
+        self.reads
+            .iter()
+            .any(|r| r.request != 0 && r.parked.contains(&id))
+    }
+
     /// A prefetch of (content, batch): a read unless not in L2 or already in flight.
     pub(crate) fn prefetch(&mut self, content_key: u64, batch: u64) -> Option<L2Read> {
         if !self.holds(content_key, batch) || self.in_flight(content_key, batch).is_some() {
@@ -345,7 +359,11 @@ impl L2State {
     }
 
     /// Ends read `request`, moving its parked entries into `parked`; returns its key.
-    pub(crate) fn finish_read(&mut self, request: u64, parked: &mut Vec<PitId>) -> Option<(u64, u64)> {
+    pub(crate) fn finish_read(
+        &mut self,
+        request: u64,
+        parked: &mut Vec<PitId>,
+    ) -> Option<(u64, u64)> {
         let r = self
             .reads
             .iter_mut()

@@ -16,11 +16,11 @@ use ndx_codec::{
 
 use crate::cs::{Cs, CsConfig};
 use crate::dispatch::content_of;
-use crate::l2::{L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park};
 use crate::dnl::DeadNonceList;
 use crate::face::{FaceId, FaceMap};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
+use crate::l2::{L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park};
 use crate::pit::{InRecord, OutRecord, Pit, PitFull, PitId, TokenBuf, pit_key};
 use crate::strategy::{self, Ctx, Decision, StrategyKind};
 
@@ -290,6 +290,7 @@ pub struct Shard {
     matched: Vec<PitId>,
     l2: Option<L2State>,
     parked: Vec<PitId>,
+    l2_name: Vec<u8>,
 }
 
 /// Frames decoded and hashed ahead of their pipelines in one burst group.
@@ -344,6 +345,7 @@ impl Shard {
             matched: Vec::with_capacity(16),
             l2: cfg.l2.map(L2State::new),
             parked: Vec::new(),
+            l2_name: Vec::new(),
             cfg,
         }
     }
@@ -705,6 +707,11 @@ impl Shard {
             // Another downstream for a pending Interest: aggregate.
             self.pit.note_aggregated();
             self.counters.aggregated += 1;
+            return;
+        }
+        if !fresh && self.l2.as_ref().is_some_and(|l| l.is_parked(id)) {
+            // A retransmission of an Interest parked on an L2 read: the read answers it.
+            self.counters.suppressed += 1;
             return;
         }
         // L1 missed: if the L2 holds the batch, park the entry on a batch read.
@@ -1088,7 +1095,9 @@ impl Shard {
 
     /// Whether the shard believes the L2 holds batch `batch` of content `content_key`.
     pub fn l2_holds(&self, content_key: u64, batch: u64) -> bool {
-        self.l2.as_ref().is_some_and(|l| l.holds(content_key, batch))
+        self.l2
+            .as_ref()
+            .is_some_and(|l| l.holds(content_key, batch))
     }
 
     /// The content key of a name (keyed hash of the name without its segment component) and
@@ -1173,9 +1182,26 @@ impl Shard {
         if seg % b != b - 2 {
             return;
         }
+        let next = seg / b + 1;
         let content_key = self.cfg.hash_key.name(&content);
+        if !self
+            .l2
+            .as_ref()
+            .is_some_and(|l| l.may_prefetch(content_key, next))
+        {
+            return;
+        }
+        // Not when L1 already holds the next batch's first segment.
+        self.l2_name.clear();
+        self.l2_name.extend_from_slice(content.as_bytes());
+        put_segment(&mut self.l2_name, next * b);
+        if let Ok(first) = Name::from_value(&self.l2_name)
+            && self.cs.holds(&first, self.cfg.hash_key.name(&first))
+        {
+            return;
+        }
         if let Some(l2) = self.l2.as_mut()
-            && let Some(read) = l2.prefetch(content_key, seg / b + 1)
+            && let Some(read) = l2.prefetch(content_key, next)
         {
             out.l2_reads.push(read);
         }
@@ -1217,23 +1243,29 @@ impl Shard {
                 // Came from the L2 (or was written already): nothing to write.
                 return;
             }
-            l2.stage(content_key, content.as_bytes(), seg, hash, bytes, &mut |st| {
-                let name_at = out.l2_bytes.len();
-                out.l2_bytes.extend_from_slice(st.name);
-                let base = out.l2_bytes.len();
-                out.l2_bytes.extend_from_slice(st.bytes);
-                let seg_at = out.l2_segments.len();
-                for (_, h, r) in st.segments {
-                    out.l2_segments
-                        .push((*h, base + r.start..base + r.end));
-                }
-                out.l2_writes.push(L2WriteRec {
-                    content_key: st.content_key,
-                    batch: st.batch,
-                    name: name_at..base,
-                    segments: seg_at..out.l2_segments.len(),
-                });
-            });
+            l2.stage(
+                content_key,
+                content.as_bytes(),
+                seg,
+                hash,
+                bytes,
+                &mut |st| {
+                    let name_at = out.l2_bytes.len();
+                    out.l2_bytes.extend_from_slice(st.name);
+                    let base = out.l2_bytes.len();
+                    out.l2_bytes.extend_from_slice(st.bytes);
+                    let seg_at = out.l2_segments.len();
+                    for (_, h, r) in st.segments {
+                        out.l2_segments.push((*h, base + r.start..base + r.end));
+                    }
+                    out.l2_writes.push(L2WriteRec {
+                        content_key: st.content_key,
+                        batch: st.batch,
+                        name: name_at..base,
+                        segments: seg_at..out.l2_segments.len(),
+                    });
+                },
+            );
         });
     }
 
@@ -1374,6 +1406,18 @@ fn copy_hops(
 fn entry_matches(e: &crate::pit::PitEntry, data: &Data<'_>) -> bool {
     e.name_bytes() == data.name().as_bytes()
         || Name::from_value(e.name_bytes()).is_ok_and(|n| data.matches_name(&n, e.can_be_prefix()))
+}
+
+/// Appends a SegmentNameComponent (NonNegativeInteger value, shortest encoding).
+fn put_segment(buf: &mut Vec<u8>, n: u64) {
+    let len = match n {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFFFF_FFFF => 4,
+        _ => 8,
+    };
+    put_header(buf, types::SEGMENT_NAME_COMPONENT, len);
+    buf.extend_from_slice(&n.to_be_bytes()[8 - len..]);
 }
 
 /// Appends a TLV header (type and length VAR-NUMBERs).

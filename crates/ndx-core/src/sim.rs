@@ -150,12 +150,11 @@ impl Sim {
     pub fn add_router(&mut self, cfg: ShardConfig) -> NodeId {
         let (fib, reader) = Fib::new(cfg.hash_key, 2);
         let shard = Shard::new(cfg, reader, self.now);
-        self.nodes
-            .push(Node::Router(Box::new(Router {
-                shard,
-                fib,
-                l2: SimL2::default(),
-            })));
+        self.nodes.push(Node::Router(Box::new(Router {
+            shard,
+            fib,
+            l2: SimL2::default(),
+        })));
         self.nodes.len() - 1
     }
 
@@ -410,11 +409,8 @@ impl Sim {
         self.actions.clear();
         r.l2.complete_one(now, &mut r.shard, &mut self.actions);
         r.l2.carry_out(now, &self.actions, &mut r.shard);
-        let sends: Vec<(FaceId, Vec<u8>)> = self
-            .actions
-            .sends()
-            .map(|(f, b)| (f, b.to_vec()))
-            .collect();
+        let sends: Vec<(FaceId, Vec<u8>)> =
+            self.actions.sends().map(|(f, b)| (f, b.to_vec())).collect();
         for (f, b) in sends {
             self.transmit(node, f, b);
         }

@@ -18,10 +18,13 @@ pub struct L2Log {
     pub completed: u64,
 }
 
+/// A stored batch: (name hash, Data packet) by segment.
+type Batch = Vec<(u64, Vec<u8>)>;
+
 /// An in-memory L2 attached to one simulated router.
 #[derive(Debug, Default)]
 pub(crate) struct SimL2 {
-    store: HashMap<(u64, u64), Vec<(u64, Vec<u8>)>>,
+    store: HashMap<(u64, u64), Batch>,
     pending: Vec<(u64, L2Read)>,
     pub(crate) delay_ns: u64,
     pub(crate) failing: bool,
@@ -32,7 +35,7 @@ impl SimL2 {
     /// Carries out the L2 requests in `actions` issued at `now`.
     pub(crate) fn carry_out(&mut self, now: u64, actions: &Actions, shard: &mut Shard) {
         for w in actions.l2_writes() {
-            let batch: Vec<(u64, Vec<u8>)> = w.segments().map(|(k, f)| (k, f.to_vec())).collect();
+            let batch: Batch = w.segments().map(|(k, f)| (k, f.to_vec())).collect();
             self.log.writes.push((w.content_key, w.batch, batch.len()));
             self.store.insert((w.content_key, w.batch), batch);
             shard.on_l2_written(w.content_key, w.batch, true);

@@ -62,7 +62,9 @@ fn asked(sim: &Sim, p: NodeId, content: &str) -> usize {
 
 fn key(sim: &Sim, r: NodeId, content: &str, seg: u64) -> (u64, u64) {
     let name = NameBuf::from_uri(&format!("/p/{content}/seg={seg}")).expect("name");
-    sim.router(r).l2_key(&name.as_name()).expect("L2 configured")
+    sim.router(r)
+        .l2_key(&name.as_name())
+        .expect("L2 configured")
 }
 
 /// Fills L1 with /p/a (two batches), then evicts it with /p/b.
@@ -77,11 +79,18 @@ fn evicted_batches_are_written_whole_and_served_from_l2() {
     warm(&mut sim, c);
     let (a0, a1) = (key(&sim, r, "a", 0), key(&sim, r, "a", B));
     let writes = sim.l2_log(r).writes.clone();
-    assert_eq!(writes, vec![(a0.0, a0.1, B as usize), (a1.0, a1.1, B as usize)]);
+    assert_eq!(
+        writes,
+        vec![(a0.0, a0.1, B as usize), (a1.0, a1.1, B as usize)]
+    );
     assert!(sim.router(r).l2_holds(a0.0, a0.1));
 
     fetch(&mut sim, c, "a", 0..2 * B);
-    assert_eq!(asked(&sim, p, "a"), 2 * B as usize, "no upstream Interest for /p/a");
+    assert_eq!(
+        asked(&sim, p, "a"),
+        2 * B as usize,
+        "no upstream Interest for /p/a"
+    );
     let got: Vec<&str> = sim.consumer(c).data.iter().map(|d| d.1.as_str()).collect();
     assert_eq!(got.len(), 6 * B as usize);
     for s in 0..2 * B {
@@ -99,9 +108,17 @@ fn penultimate_segment_prefetches_the_next_batch() {
     warm(&mut sim, c);
     let (a0, a1) = (key(&sim, r, "a", 0), key(&sim, r, "a", B));
     fetch(&mut sim, c, "a", 0..B - 2);
-    assert_eq!(sim.l2_log(r).reads, vec![a0], "only the missed batch so far");
+    assert_eq!(
+        sim.l2_log(r).reads,
+        vec![a0],
+        "only the missed batch so far"
+    );
     fetch(&mut sim, c, "a", B - 2..B - 1);
-    assert_eq!(sim.l2_log(r).reads, vec![a0, a1], "segment B-2 prefetched batch 1");
+    assert_eq!(
+        sim.l2_log(r).reads,
+        vec![a0, a1],
+        "segment B-2 prefetched batch 1"
+    );
     fetch(&mut sim, c, "a", B - 1..2 * B);
     let k = sim.router(r).l2_counters().expect("L2");
     assert_eq!((k.reads, k.prefetches, k.parked), (1, 1, 1));
@@ -116,7 +133,11 @@ fn serial_design_reads_a_batch_only_on_a_miss() {
     fetch(&mut sim, c, "a", 0..B);
     assert_eq!(sim.l2_log(r).reads, vec![a0], "no prefetch");
     fetch(&mut sim, c, "a", B..2 * B);
-    assert_eq!(sim.l2_log(r).reads, vec![a0, a1], "batch 1 read when seg=B missed");
+    assert_eq!(
+        sim.l2_log(r).reads,
+        vec![a0, a1],
+        "batch 1 read when seg=B missed"
+    );
     let k = sim.router(r).l2_counters().expect("L2");
     assert_eq!((k.reads, k.prefetches, k.parked, k.served), (2, 0, 2, 2));
     assert_eq!(asked(&sim, p, "a"), 2 * B as usize);
@@ -128,7 +149,11 @@ fn a_failed_read_falls_back_upstream() {
     warm(&mut sim, c);
     sim.set_l2_failing(r, true);
     fetch(&mut sim, c, "a", 0..1);
-    assert_eq!(asked(&sim, p, "a"), 2 * B as usize + 1, "seg=0 asked upstream again");
+    assert_eq!(
+        asked(&sim, p, "a"),
+        2 * B as usize + 1,
+        "seg=0 asked upstream again"
+    );
     assert_eq!(
         sim.consumer(c).data.last().map(|d| d.1.as_str()),
         Some("/p/a/seg=0")
@@ -150,8 +175,16 @@ fn parked_interests_expire_with_their_pit_entry() {
     sim.run_for(15 * MS);
     assert_eq!(sim.router(r).pit().len(), 0, "expired with its lifetime");
     sim.run_for(60 * MS);
-    assert_eq!(sim.l2_log(r).completed, 1, "the read completed after the expiry");
-    assert_eq!(sim.consumer(c).data.len(), before, "nothing sent for a dead entry");
+    assert_eq!(
+        sim.l2_log(r).completed,
+        1,
+        "the read completed after the expiry"
+    );
+    assert_eq!(
+        sim.consumer(c).data.len(),
+        before,
+        "nothing sent for a dead entry"
+    );
     assert_eq!(asked(&sim, p, "a"), 2 * B as usize, "and nothing upstream");
     let k = sim.router(r).l2_counters().expect("L2");
     assert_eq!((k.served, k.fallbacks), (0, 0));
@@ -178,7 +211,11 @@ fn aggregated_interests_share_one_read() {
     sim.express(c2, "/p/a/seg=1", false, false, 1000);
     sim.express(c2, "/p/a/seg=2", false, false, 1000);
     sim.run_for(20 * MS);
-    assert_eq!(sim.l2_log(r).reads.len(), 1, "one batch read for three Interests");
+    assert_eq!(
+        sim.l2_log(r).reads.len(),
+        1,
+        "one batch read for three Interests"
+    );
     assert_eq!(sim.consumer(c2).data.len(), 2);
     assert_eq!(
         sim.consumer(c1).data.last().map(|d| d.1.as_str()),
@@ -197,12 +234,22 @@ fn second_hit_admission_writes_a_batch_on_its_second_eviction() {
         ..l2(false)
     }));
     warm(&mut sim, c);
-    assert!(sim.l2_log(r).writes.is_empty(), "first eviction: not admitted");
+    assert!(
+        sim.l2_log(r).writes.is_empty(),
+        "first eviction: not admitted"
+    );
     assert_eq!(sim.router(r).l2_counters().expect("L2").rejected, 2);
     fetch(&mut sim, c, "a", 0..2 * B);
-    assert_eq!(asked(&sim, p, "a"), 4 * B as usize, "fetched upstream again");
+    assert_eq!(
+        asked(&sim, p, "a"),
+        4 * B as usize,
+        "fetched upstream again"
+    );
     let b0 = key(&sim, r, "b", 0);
-    assert!(sim.l2_log(r).writes.is_empty(), "/p/b evicted for the first time");
+    assert!(
+        sim.l2_log(r).writes.is_empty(),
+        "/p/b evicted for the first time"
+    );
     fetch(&mut sim, c, "b", 0..2 * B);
     let writes: Vec<(u64, u64)> = sim.l2_log(r).writes.iter().map(|w| (w.0, w.1)).collect();
     assert_eq!(writes, vec![key(&sim, r, "a", 0), key(&sim, r, "a", B)]);
@@ -216,6 +263,10 @@ fn without_l2_nothing_changes() {
     fetch(&mut sim, c, "a", 0..2 * B);
     assert!(sim.router(r).l2_counters().is_none());
     assert_eq!(sim.l2_log(r), &ndx_core::sim::L2Log::default());
-    assert_eq!(asked(&sim, p, "a"), 4 * B as usize, "L1 only: fetched upstream again");
+    assert_eq!(
+        asked(&sim, p, "a"),
+        4 * B as usize,
+        "L1 only: fetched upstream again"
+    );
     assert_eq!(sim.consumer(c).data.len(), 6 * B as usize);
 }
