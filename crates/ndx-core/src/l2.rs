@@ -471,3 +471,141 @@ pub(crate) struct Stage2<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) segments: &'a [(u64, u64, Range<usize>)],
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(batch: u64, staging: usize, admission: L2Admission) -> L2Config {
+        L2Config {
+            batch,
+            staging,
+            admission,
+            max_reads: 2,
+            max_parked_per_read: 2,
+            index_capacity: 3,
+            ..L2Config::default()
+        }
+    }
+
+    /// An emitted write: (content key, batch, [(segment, data)]).
+    type Written = (u64, u64, Vec<(u64, Vec<u8>)>);
+
+    /// Stages `segments` of content `ck` and returns the emitted writes: (ck, batch,
+    /// [(segment, name hash, data)]).
+    fn stage(l2: &mut L2State, ck: u64, segments: &[u64]) -> Vec<Written> {
+        let mut out = Vec::new();
+        for &s in segments {
+            let data = vec![s as u8; 3 + s as usize % 5];
+            l2.stage(ck, b"name", s, 1000 + s, &data, &mut |st| {
+                assert_eq!(st.name, b"name");
+                out.push((
+                    st.content_key,
+                    st.batch,
+                    st.segments
+                        .iter()
+                        .map(|(seg, _, r)| (*seg, st.bytes[r.clone()].to_vec()))
+                        .collect(),
+                ));
+            });
+        }
+        out
+    }
+
+    #[test]
+    fn a_batch_is_written_when_complete_in_segment_order() {
+        let mut l2 = L2State::new(cfg(4, 4, L2Admission::WriteAll));
+        assert!(stage(&mut l2, 7, &[5, 7, 4]).is_empty());
+        let w = stage(&mut l2, 7, &[6]);
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].0, w[0].1), (7, 1));
+        let segs: Vec<u64> = w[0].2.iter().map(|x| x.0).collect();
+        assert_eq!(segs, vec![4, 5, 6, 7]);
+        assert_eq!(w[0].2[1].1, vec![5u8; 3]);
+        assert_eq!(l2.counters.writes, 1);
+        // A duplicate eviction of a segment does not complete a batch twice.
+        assert!(stage(&mut l2, 7, &[0, 0, 1, 2]).is_empty());
+    }
+
+    #[test]
+    fn the_oldest_partial_batch_is_flushed_for_room() {
+        let mut l2 = L2State::new(cfg(4, 2, L2Admission::WriteAll));
+        assert!(stage(&mut l2, 1, &[0]).is_empty());
+        assert!(stage(&mut l2, 2, &[0, 1]).is_empty());
+        let w = stage(&mut l2, 3, &[0]);
+        assert_eq!(w.len(), 1, "content 1's batch flushed");
+        assert_eq!((w[0].0, w[0].1, w[0].2.len()), (1, 0, 1));
+        // Content 2's batch is still staged and completes.
+        let w = stage(&mut l2, 2, &[2, 3]);
+        assert_eq!((w[0].0, w[0].2.len()), (2, 4));
+    }
+
+    #[test]
+    fn second_hit_admits_on_the_second_eviction() {
+        let mut l2 = L2State::new(cfg(2, 4, L2Admission::SecondHit { window: 4 }));
+        assert!(stage(&mut l2, 1, &[0, 1]).is_empty());
+        assert_eq!(l2.counters.rejected, 1);
+        assert_eq!(stage(&mut l2, 1, &[0, 1]).len(), 1);
+        // Admitted once: the ghost is gone, the next eviction is a first one again.
+        assert!(stage(&mut l2, 1, &[0, 1]).is_empty());
+    }
+
+    #[test]
+    fn index_is_bounded_fifo() {
+        let mut l2 = L2State::new(cfg(4, 4, L2Admission::WriteAll));
+        for b in 0..4 {
+            l2.written(9, b);
+        }
+        assert!(!l2.holds(9, 0), "oldest forgotten at capacity 3");
+        assert!((1..4).all(|b| l2.holds(9, b)));
+        l2.forget(9, 2);
+        assert!(!l2.holds(9, 2));
+        l2.written(9, 4);
+        assert!(l2.holds(9, 1) && l2.holds(9, 3) && l2.holds(9, 4));
+    }
+
+    #[test]
+    fn reads_and_parking_are_bounded() {
+        let mut l2 = L2State::new(cfg(4, 4, L2Admission::WriteAll));
+        let mut pit = crate::pit::Pit::new(0, 16, 0);
+        let name = ndx_codec::NameBuf::from_uri("/x").expect("name");
+        let ids: Vec<PitId> = (0..6u64)
+            .map(|i| {
+                pit.insert(i, &name.as_name(), i % 2 == 0, i % 3 == 0, 1_000)
+                    .expect("room")
+            })
+            .collect();
+        assert!(matches!(l2.park(ids[0], 5, 0), Park::No), "not in L2");
+        l2.written(5, 0);
+        l2.written(5, 1);
+        l2.written(5, 2);
+        let Park::NewRead(r0) = l2.park(ids[0], 5, 0) else {
+            panic!("a read")
+        };
+        assert!(matches!(l2.park(ids[1], 5, 0), Park::Joined));
+        assert!(matches!(l2.park(ids[2], 5, 0), Park::No), "2 per read");
+        assert!(l2.is_parked(ids[1]) && !l2.is_parked(ids[2]));
+        assert!(l2.prefetch(5, 0).is_none(), "in flight");
+        let r1 = l2.prefetch(5, 1).expect("a free slot");
+        assert!(
+            !l2.may_prefetch(5, 2) && l2.prefetch(5, 2).is_none(),
+            "2 reads"
+        );
+        assert!(matches!(l2.park(ids[3], 5, 2), Park::No));
+        assert!(
+            matches!(l2.park(ids[4], 5, 1), Park::Joined),
+            "joins the prefetch"
+        );
+        let mut parked = Vec::new();
+        assert_eq!(l2.finish_read(r0.request, &mut parked), Some((5, 0)));
+        assert_eq!(parked, vec![ids[0], ids[1]]);
+        assert_eq!(l2.finish_read(r0.request, &mut parked), None, "once");
+        assert_eq!(l2.finish_read(r1.request, &mut parked), Some((5, 1)));
+        assert_eq!(parked, vec![ids[4]]);
+        assert_ne!(r0.request, r1.request);
+        assert_eq!(
+            (l2.counters.reads, l2.counters.prefetches, l2.counters.busy),
+            (1, 1, 2)
+        );
+    }
+}

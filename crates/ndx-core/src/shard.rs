@@ -1464,3 +1464,34 @@ fn encode_interest(buf: &mut Vec<u8>, name: &[u8], cbp: bool, mbf: bool, nonce: 
         let _ = w.tlv(types::NONCE, &nonce.to_be_bytes());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndx_codec::NameBuf;
+
+    #[test]
+    fn put_segment_matches_the_codec() {
+        for n in [
+            0,
+            1,
+            255,
+            256,
+            65_535,
+            65_536,
+            u64::from(u32::MAX),
+            1 << 40,
+            u64::MAX,
+        ] {
+            let mut want = NameBuf::from_uri("/a/b").expect("name");
+            want.push_segment(n);
+            let mut got = NameBuf::from_uri("/a/b")
+                .expect("name")
+                .as_name()
+                .as_bytes()
+                .to_vec();
+            put_segment(&mut got, n);
+            assert_eq!(got, want.as_name().as_bytes(), "segment {n}");
+        }
+    }
+}

@@ -270,6 +270,12 @@ impl Sim {
         self.router_mut(r).l2.failing = failing;
     }
 
+    /// Drops a batch from router `r`'s in-memory L2 without telling the shard (as the L2's
+    /// FIFO log does when it overwrites a record): a later read of it fails as stale.
+    pub fn router_l2_forget_store(&mut self, r: NodeId, key: (u64, u64)) {
+        self.router_mut(r).l2.drop_batch(key);
+    }
+
     /// What router `r`'s L2 did (reads and writes the shard asked for).
     pub fn l2_log(&self, r: NodeId) -> &L2Log {
         match &self.nodes[r] {

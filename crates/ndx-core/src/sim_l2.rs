@@ -46,6 +46,11 @@ impl SimL2 {
         }
     }
 
+    /// Drops a stored batch (an overwrite the shard does not hear about).
+    pub(crate) fn drop_batch(&mut self, key: (u64, u64)) {
+        self.store.remove(&key);
+    }
+
     /// When the next read completes.
     pub(crate) fn next_due(&self) -> Option<u64> {
         self.pending.iter().map(|(at, _)| *at).min()

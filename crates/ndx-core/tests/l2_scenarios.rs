@@ -270,3 +270,28 @@ fn without_l2_nothing_changes() {
     );
     assert_eq!(sim.consumer(c).data.len(), 6 * B as usize);
 }
+
+#[test]
+fn no_prefetch_of_a_batch_already_in_l1() {
+    let (mut sim, c, r, p) = line(Some(l2(true)));
+    warm(&mut sim, c);
+    fetch(&mut sim, c, "a", 0..2 * B);
+    assert_eq!(sim.l2_log(r).reads.len(), 2);
+    // Both batches of /p/a are in L1 (and still in L2): segment B-2 must not read batch 1.
+    fetch(&mut sim, c, "a", 0..2 * B);
+    assert_eq!(sim.l2_log(r).reads.len(), 2, "no read for a batch L1 holds");
+    assert_eq!(sim.router(r).l2_counters().expect("L2").prefetches, 1);
+    assert_eq!(asked(&sim, p, "a"), 2 * B as usize);
+}
+
+#[test]
+fn a_stale_read_forgets_the_batch_and_falls_back() {
+    let (mut sim, c, r, p) = line(Some(l2(false)));
+    warm(&mut sim, c);
+    let a0 = key(&sim, r, "a", 0);
+    sim.router_l2_forget_store(r, a0);
+    fetch(&mut sim, c, "a", 0..1);
+    assert_eq!(asked(&sim, p, "a"), 2 * B as usize + 1);
+    assert!(!sim.router(r).l2_holds(a0.0, a0.1), "index entry dropped");
+    assert_eq!(sim.router(r).l2_counters().expect("L2").read_failures, 1);
+}
