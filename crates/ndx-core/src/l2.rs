@@ -156,6 +156,9 @@ struct Read {
     content_key: u64,
     batch: u64,
     parked: Vec<PitId>,
+    /// Each parked Interest's wire, as received (for a fallback upstream).
+    spans: Vec<Range<usize>>,
+    wire: Vec<u8>,
 }
 
 #[derive(Debug, Default)]
@@ -212,6 +215,23 @@ impl FifoSet {
     }
 }
 
+impl Read {
+    fn park(&mut self, id: PitId, wire: &[u8]) {
+        let at = self.wire.len();
+        self.wire.extend_from_slice(wire);
+        self.parked.push(id);
+        self.spans.push(at..self.wire.len());
+    }
+}
+
+/// The Interests parked on a finished read.
+#[derive(Debug, Default)]
+pub(crate) struct Parked {
+    pub(crate) ids: Vec<PitId>,
+    pub(crate) spans: Vec<Range<usize>>,
+    pub(crate) wire: Vec<u8>,
+}
+
 /// One shard's L2 state.
 #[derive(Debug)]
 pub(crate) struct L2State {
@@ -258,6 +278,8 @@ impl L2State {
                     content_key: 0,
                     batch: 0,
                     parked: Vec::with_capacity(cfg.max_parked_per_read),
+                    spans: Vec::with_capacity(cfg.max_parked_per_read),
+                    wire: Vec::new(),
                 })
                 .collect(),
             next_request: 1,
@@ -289,7 +311,12 @@ impl L2State {
     }
 
     /// Starts a read of (content, batch) with `park` (if any) on it.
-    fn start(&mut self, content_key: u64, batch: u64, park: Option<PitId>) -> Option<L2Read> {
+    fn start(
+        &mut self,
+        content_key: u64,
+        batch: u64,
+        park: Option<(PitId, &[u8])>,
+    ) -> Option<L2Read> {
         let slot = self.reads.iter().position(|r| r.request == 0)?;
         let request = self.next_request;
         self.next_request += 1;
@@ -298,7 +325,11 @@ impl L2State {
         r.content_key = content_key;
         r.batch = batch;
         r.parked.clear();
-        r.parked.extend(park);
+        r.spans.clear();
+        r.wire.clear();
+        if let Some((id, wire)) = park {
+            r.park(id, wire);
+        }
         Some(L2Read {
             request,
             content_key,
@@ -306,22 +337,23 @@ impl L2State {
         })
     }
 
-    /// Parks `id` on a read of (content, batch) if the L2 holds it.
-    pub(crate) fn park(&mut self, id: PitId, content_key: u64, batch: u64) -> Park {
+    /// Parks `id` (its Interest's wire is `wire`) on a read of (content, batch) if the L2
+    /// holds it.
+    pub(crate) fn park(&mut self, id: PitId, wire: &[u8], content_key: u64, batch: u64) -> Park {
         if !self.holds(content_key, batch) {
             return Park::No;
         }
         if let Some(i) = self.in_flight(content_key, batch) {
             let r = &mut self.reads[i];
             if r.parked.len() < self.cfg.max_parked_per_read {
-                r.parked.push(id);
+                r.park(id, wire);
                 self.counters.parked += 1;
                 return Park::Joined;
             }
             self.counters.busy += 1;
             return Park::No;
         }
-        match self.start(content_key, batch, Some(id)) {
+        match self.start(content_key, batch, Some((id, wire))) {
             Some(read) => {
                 self.counters.parked += 1;
                 self.counters.reads += 1;
@@ -358,19 +390,20 @@ impl L2State {
         Some(read)
     }
 
-    /// Ends read `request`, moving its parked entries into `parked`; returns its key.
-    pub(crate) fn finish_read(
-        &mut self,
-        request: u64,
-        parked: &mut Vec<PitId>,
-    ) -> Option<(u64, u64)> {
+    /// Ends read `request`, handing its parked entries over in `parked` (with each one's
+    /// Interest at `wire[span]`); returns its key. The buffers are swapped, not copied.
+    pub(crate) fn finish_read(&mut self, request: u64, parked: &mut Parked) -> Option<(u64, u64)> {
         let r = self
             .reads
             .iter_mut()
             .find(|r| r.request == request && request != 0)?;
         r.request = 0;
-        parked.clear();
-        parked.append(&mut r.parked);
+        std::mem::swap(&mut parked.ids, &mut r.parked);
+        std::mem::swap(&mut parked.spans, &mut r.spans);
+        std::mem::swap(&mut parked.wire, &mut r.wire);
+        r.parked.clear();
+        r.spans.clear();
+        r.wire.clear();
         Some((r.content_key, r.batch))
     }
 
@@ -575,15 +608,21 @@ mod tests {
                     .expect("room")
             })
             .collect();
-        assert!(matches!(l2.park(ids[0], 5, 0), Park::No), "not in L2");
+        assert!(
+            matches!(l2.park(ids[0], b"i0", 5, 0), Park::No),
+            "not in L2"
+        );
         l2.written(5, 0);
         l2.written(5, 1);
         l2.written(5, 2);
-        let Park::NewRead(r0) = l2.park(ids[0], 5, 0) else {
+        let Park::NewRead(r0) = l2.park(ids[0], b"i0", 5, 0) else {
             panic!("a read")
         };
-        assert!(matches!(l2.park(ids[1], 5, 0), Park::Joined));
-        assert!(matches!(l2.park(ids[2], 5, 0), Park::No), "2 per read");
+        assert!(matches!(l2.park(ids[1], b"i1", 5, 0), Park::Joined));
+        assert!(
+            matches!(l2.park(ids[2], b"i2", 5, 0), Park::No),
+            "2 per read"
+        );
         assert!(l2.is_parked(ids[1]) && !l2.is_parked(ids[2]));
         assert!(l2.prefetch(5, 0).is_none(), "in flight");
         let r1 = l2.prefetch(5, 1).expect("a free slot");
@@ -591,17 +630,24 @@ mod tests {
             !l2.may_prefetch(5, 2) && l2.prefetch(5, 2).is_none(),
             "2 reads"
         );
-        assert!(matches!(l2.park(ids[3], 5, 2), Park::No));
+        assert!(matches!(l2.park(ids[3], b"i3", 5, 2), Park::No));
         assert!(
-            matches!(l2.park(ids[4], 5, 1), Park::Joined),
+            matches!(l2.park(ids[4], b"i4", 5, 1), Park::Joined),
             "joins the prefetch"
         );
-        let mut parked = Vec::new();
+        let mut parked = Parked::default();
         assert_eq!(l2.finish_read(r0.request, &mut parked), Some((5, 0)));
-        assert_eq!(parked, vec![ids[0], ids[1]]);
+        assert_eq!(parked.ids, vec![ids[0], ids[1]]);
+        let wires: Vec<&[u8]> = parked
+            .spans
+            .iter()
+            .map(|r| &parked.wire[r.clone()])
+            .collect();
+        assert_eq!(wires, vec![&b"i0"[..], &b"i1"[..]]);
         assert_eq!(l2.finish_read(r0.request, &mut parked), None, "once");
         assert_eq!(l2.finish_read(r1.request, &mut parked), Some((5, 1)));
-        assert_eq!(parked, vec![ids[4]]);
+        assert_eq!(parked.ids, vec![ids[4]]);
+        assert_eq!(&parked.wire[parked.spans[0].clone()], b"i4");
         assert_ne!(r0.request, r1.request);
         assert_eq!(
             (l2.counters.reads, l2.counters.prefetches, l2.counters.busy),

@@ -20,7 +20,9 @@ use crate::dnl::DeadNonceList;
 use crate::face::{FaceId, FaceMap};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
-use crate::l2::{L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park};
+use crate::l2::{
+    L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park, Parked,
+};
 use crate::pit::{InRecord, OutRecord, Pit, PitFull, PitId, TokenBuf, pit_key};
 use crate::strategy::{self, Ctx, Decision, StrategyKind};
 
@@ -289,7 +291,7 @@ pub struct Shard {
     scratch: Vec<u8>,
     matched: Vec<PitId>,
     l2: Option<L2State>,
-    parked: Vec<PitId>,
+    parked: Parked,
     l2_name: Vec<u8>,
 }
 
@@ -344,7 +346,7 @@ impl Shard {
             scratch: Vec::with_capacity(9000),
             matched: Vec::with_capacity(16),
             l2: cfg.l2.map(L2State::new),
-            parked: Vec::new(),
+            parked: Parked::default(),
             l2_name: Vec::new(),
             cfg,
         }
@@ -715,7 +717,7 @@ impl Shard {
             return;
         }
         // L1 missed: if the L2 holds the batch, park the entry on a batch read.
-        if fresh && self.l2.is_some() && self.l2_park(id, &name, out) {
+        if fresh && self.l2.is_some() && self.l2_park(id, &name, interest.wire(), out) {
             return;
         }
 
@@ -1162,10 +1164,13 @@ impl Shard {
             }
         }
         self.l2_drain(out);
-        for &id in &parked {
-            self.answer_parked(now, id, out);
+        for (&id, span) in parked.ids.iter().zip(&parked.spans) {
+            let wire = parked.wire.get(span.clone()).unwrap_or(&[]);
+            self.answer_parked(now, id, wire, out);
         }
-        parked.clear();
+        parked.ids.clear();
+        parked.spans.clear();
+        parked.wire.clear();
         self.parked = parked;
     }
 
@@ -1208,14 +1213,14 @@ impl Shard {
     }
 
     /// Parks entry `id` on a read of its batch if the L2 holds it; true when parked.
-    fn l2_park(&mut self, id: PitId, name: &Name<'_>, out: &mut Actions) -> bool {
+    fn l2_park(&mut self, id: PitId, name: &Name<'_>, wire: &[u8], out: &mut Actions) -> bool {
         let Some((content_key, batch)) = self.l2_key(name) else {
             return false;
         };
         let Some(l2) = self.l2.as_mut() else {
             return false;
         };
-        match l2.park(id, content_key, batch) {
+        match l2.park(id, wire, content_key, batch) {
             Park::NewRead(read) => {
                 out.l2_reads.push(read);
                 true
@@ -1269,8 +1274,8 @@ impl Shard {
         });
     }
 
-    /// Answers a parked entry from L1, or forwards it upstream.
-    fn answer_parked(&mut self, now: u64, id: PitId, out: &mut Actions) {
+    /// Answers a parked entry from L1, or forwards it upstream (`wire`: its Interest).
+    fn answer_parked(&mut self, now: u64, id: PitId, wire: &[u8], out: &mut Actions) {
         let Some(e) = self.pit.get(id) else { return };
         let Ok(name) = Name::from_value(e.name_bytes()) else {
             return;
@@ -1283,7 +1288,7 @@ impl Shard {
             e.must_be_fresh(),
         );
         let Some(hit) = hit else {
-            return self.forward_parked(now, id, out);
+            return self.forward_parked(now, id, wire, out);
         };
         for r in &e.in_records {
             if r.expiry < now {
@@ -1304,34 +1309,40 @@ impl Shard {
         self.finish(now, id);
     }
 
-    /// Forwards a parked entry upstream as a CS miss would have been. The Interest is
-    /// rebuilt from the entry (name, selectors, the first downstream's Nonce).
-    fn forward_parked(&mut self, now: u64, id: PitId, out: &mut Actions) {
+    /// Forwards a parked entry upstream as the CS miss would have been: its Interest as
+    /// received (`received`), through the ForwardingHint or the FIB and the strategy.
+    fn forward_parked(&mut self, now: u64, id: PitId, received: &[u8], out: &mut Actions) {
         let Some(e) = self.pit.get(id) else { return };
         let Some((ingress, nonce)) = e.in_records.first().map(|r| (r.face, r.nonce)) else {
+            return;
+        };
+        // The wire was decoded as this Interest when it was parked.
+        let Ok(Packet::Interest(interest)) = Packet::decode(received) else {
             return;
         };
         if let Some(l2) = self.l2.as_mut() {
             l2.counters.fallbacks += 1;
         }
-        let mut wire = std::mem::take(&mut self.scratch);
-        encode_interest(
-            &mut wire,
-            e.name_bytes(),
-            e.can_be_prefix(),
-            e.must_be_fresh(),
-            nonce,
-        );
         let snap = self.fib.guard();
         let key = self.cfg.hash_key;
         let mut buf = [crate::face::NextHop {
             face: FaceId(0),
             cost: 0,
         }; crate::fib::MAX_NEXTHOPS];
-        let found = Name::from_value(e.name_bytes()).ok().and_then(|n| {
-            snap.lpm_hashed(&mut NameHashes::new(&key, &n, snap.stage1()))
-                .map(|m| copy_hops(&m, &mut buf))
-        });
+        let mut found = None;
+        for hint in interest
+            .forwarding_hint()
+            .into_iter()
+            .flat_map(|f| f.names())
+        {
+            if let Some(m) = lpm(&snap, &key, &hint) {
+                found = Some(copy_hops(&m, &mut buf));
+                break;
+            }
+        }
+        if found.is_none() {
+            found = lpm(&snap, &key, &interest.name()).map(|m| copy_hops(&m, &mut buf));
+        }
         let decision = match found {
             None => Decision::Nack(NackReason::NoRoute),
             Some((count, kind)) => {
@@ -1350,14 +1361,13 @@ impl Shard {
         };
         match decision {
             Decision::Forward(faces) => {
+                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
                 for &up in faces.as_slice() {
-                    self.forward_interest(now, id, up, &wire, None, nonce, out);
+                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
                 }
-                self.scratch = wire;
             }
-            Decision::Suppress => self.scratch = wire,
+            Decision::Suppress => {}
             Decision::Nack(reason) => {
-                self.scratch = wire;
                 self.nack_downstreams(id, reason, out);
                 self.finish(now, id);
             }

@@ -249,3 +249,61 @@ fn l2_only_ever_serves_the_right_data() {
         "the random traffic reached the L2"
     );
 }
+
+/// A parked Interest whose read fails goes upstream as it was received (lifetime, HopLimit
+/// decremented, Nonce), and the Data then reaches the downstream.
+#[test]
+fn fallback_forwards_the_interest_as_received() {
+    let mut s = shard(Some(L2Config {
+        batch: 2,
+        ..L2Config::default()
+    }));
+    let name = seg_name(1, 3);
+    let (ck, batch) = s.l2_key(&name.as_name()).expect("segment name");
+    assert_eq!(batch, 1);
+    s.on_l2_written(ck, batch, true);
+    let mut i = InterestRepr::new(name.clone());
+    i.nonce = Some(5);
+    i.lifetime_ms = Some(1234);
+    i.hop_limit = Some(7);
+    let wire = i.to_vec().unwrap();
+    let mut out = Actions::new();
+    s.process(0, FaceId(2), &wire, &mut out);
+    assert_eq!(out.sends().count(), 0, "parked, not forwarded");
+    let read = *out.l2_reads().first().expect("a batch read");
+    assert_eq!((read.content_key, read.batch), (ck, batch));
+    let mut back = Actions::new();
+    s.on_l2_complete(
+        1,
+        read.request,
+        Err::<std::iter::Empty<(u64, &[u8])>, _>(ndx_core::L2Failure::Io),
+        &mut back,
+    );
+    let sent: Vec<(FaceId, Vec<u8>)> = back.sends().map(|(f, b)| (f, b.to_vec())).collect();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].0, UP);
+    let lp = LpPacket::decode(&sent[0].1).expect("LpPacket");
+    let token = lp.pit_token().expect("our token").to_vec();
+    let Ok(Some(Packet::Interest(up))) = lp.network_packet() else {
+        panic!("an Interest")
+    };
+    assert_eq!(up.name().to_string(), name.to_string());
+    assert_eq!(up.nonce(), Some(5));
+    assert_eq!(up.effective_lifetime_ms(), 1234);
+    assert_eq!(up.hop_limit(), Some(6));
+    let k = s.l2_counters().unwrap();
+    assert_eq!((k.read_failures, k.fallbacks), (1, 1));
+    // The producer's Data, echoing the token, goes to the downstream.
+    let d = data(&name);
+    let h = ndx_codec::LpHeaders {
+        pit_token: Some(&token),
+        ..Default::default()
+    };
+    let mut frame = vec![0; h.encoded_len(Some(d.len()))];
+    let n = h.encode(Some(&d), &mut frame).unwrap();
+    out.clear();
+    s.process(2, UP, &frame[..n], &mut out);
+    let faces: Vec<FaceId> = out.sends().map(|(f, _)| f).collect();
+    assert_eq!(faces, vec![FaceId(2)]);
+    assert_eq!(s.pit().len(), 0);
+}
