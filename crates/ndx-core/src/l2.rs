@@ -30,6 +30,7 @@ pub struct L2Config {
     pub batch: u64,
     /// A request for segment `b*B + B-2` prefetches batch `b+1` (seed 000's design); false
     /// is the serial design of its §3.2 (a batch is read only when an Interest misses it).
+    /// Needs B >= 2.
     pub prefetch: bool,
     /// Write admission.
     pub admission: L2Admission,
