@@ -1320,6 +1320,9 @@ impl Shard {
         let Ok(Packet::Interest(interest)) = Packet::decode(received) else {
             return;
         };
+        // The out-record must carry the Nonce of the bytes sent (a retransmission may have
+        // changed the in-record's).
+        let nonce = interest.nonce().unwrap_or(nonce);
         if let Some(l2) = self.l2.as_mut() {
             l2.counters.fallbacks += 1;
         }
