@@ -129,6 +129,10 @@ pub struct Cs {
     ghost_index: HashIndex,
     rng: u64,
     counters: CsCounters,
+    /// Whether evicted Data are copied out for the L2 ([`Cs::set_eviction_log`]).
+    log_evictions: bool,
+    evicted_bytes: Vec<u8>,
+    evicted: Vec<(u64, std::ops::Range<usize>)>,
 }
 
 impl Cs {
@@ -169,6 +173,9 @@ impl Cs {
             ghost_index: HashIndex::new(window),
             rng: cfg.seed | 1,
             counters: CsCounters::default(),
+            log_evictions: false,
+            evicted_bytes: Vec::new(),
+            evicted: Vec::new(),
         }
     }
 
@@ -264,6 +271,12 @@ impl Cs {
         }
     }
 
+    /// Whether a live Data named exactly `name` (hash `name_hash`) is stored; no counters,
+    /// no recency update.
+    pub fn holds(&self, name: &Name<'_>, name_hash: u64) -> bool {
+        self.find(0, name, name_hash, false, false).is_some()
+    }
+
     fn usable(&self, slot: u32, now: u64, must_be_fresh: bool) -> bool {
         let m = &self.meta[slot as usize];
         m.live && (!must_be_fresh || now < m.fresh_until)
@@ -340,6 +353,9 @@ impl Cs {
             Some(s) => s,
             None => {
                 let victim = self.victim();
+                if self.log_evictions {
+                    self.log_eviction(victim);
+                }
                 self.remove(victim);
                 self.counters.evictions += 1;
                 self.free.pop().unwrap_or(victim)
@@ -372,6 +388,43 @@ impl Cs {
         self.push_front(slot);
         self.counters.insertions += 1;
         true
+    }
+
+    /// Turns on (or off) the eviction log: every Data evicted to make room is then copied
+    /// out, with its name hash, until [`drain_evicted`](Self::drain_evicted) hands it over
+    /// (the shard writes it to the L2). Off by default: eviction then costs nothing more.
+    pub fn set_eviction_log(&mut self, on: bool) {
+        self.log_evictions = on;
+        if on && self.evicted_bytes.capacity() == 0 {
+            self.evicted_bytes.reserve(self.cfg.slot_size);
+            self.evicted.reserve(4);
+        }
+    }
+
+    fn log_eviction(&mut self, slot: u32) {
+        let hash = self.meta[slot as usize].hash;
+        let start = slot as usize * self.cfg.slot_size;
+        let len = self.meta[slot as usize].len as usize;
+        let at = self.evicted_bytes.len();
+        if let Some(bytes) = self.slab.get(start..start + len) {
+            self.evicted_bytes.extend_from_slice(bytes);
+            self.evicted.push((hash, at..at + len));
+        }
+    }
+
+    /// Hands every logged eviction to `f` (name hash, Data packet), oldest first, and
+    /// forgets them (the buffers keep their memory).
+    pub fn drain_evicted(&mut self, mut f: impl FnMut(u64, &[u8])) {
+        for (hash, range) in &self.evicted {
+            f(*hash, self.evicted_bytes.get(range.clone()).unwrap_or(&[]));
+        }
+        self.evicted.clear();
+        self.evicted_bytes.clear();
+    }
+
+    /// Whether evictions are waiting for [`drain_evicted`](Self::drain_evicted).
+    pub fn has_evicted(&self) -> bool {
+        !self.evicted.is_empty()
     }
 
     fn admit(&mut self, hash: u64) -> bool {

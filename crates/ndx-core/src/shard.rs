@@ -15,10 +15,14 @@ use ndx_codec::{
 };
 
 use crate::cs::{Cs, CsConfig};
+use crate::dispatch::content_of;
 use crate::dnl::DeadNonceList;
 use crate::face::{FaceId, FaceMap};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
+use crate::l2::{
+    L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park, Parked,
+};
 use crate::pit::{InRecord, OutRecord, Pit, PitFull, PitId, TokenBuf, pit_key};
 use crate::strategy::{self, Ctx, Decision, StrategyKind};
 
@@ -62,6 +66,8 @@ pub struct ShardConfig {
     pub hash_key: HashKey,
     /// Seed of the adaptive strategy's generator.
     pub seed: u64,
+    /// The content store's second level (None: L1 only).
+    pub l2: Option<L2Config>,
 }
 
 impl Default for ShardConfig {
@@ -76,6 +82,7 @@ impl Default for ShardConfig {
             unsolicited: Unsolicited::Drop,
             hash_key: HashKey::new(0x6e64_785f_6b65_7930, 0x6e64_785f_6b65_7931),
             seed: 0x1234_5678,
+            l2: None,
         }
     }
 }
@@ -123,6 +130,10 @@ pub struct Actions {
     bytes: Vec<u8>,
     sends: Vec<Send>,
     drops: Vec<(FaceId, DropReason)>,
+    l2_reads: Vec<L2Read>,
+    l2_writes: Vec<L2WriteRec>,
+    l2_segments: Vec<(u64, Range<usize>)>,
+    l2_bytes: Vec<u8>,
 }
 
 impl Actions {
@@ -132,6 +143,10 @@ impl Actions {
             bytes: Vec::with_capacity(1 << 16),
             sends: Vec::with_capacity(64),
             drops: Vec::with_capacity(64),
+            l2_reads: Vec::new(),
+            l2_writes: Vec::new(),
+            l2_segments: Vec::new(),
+            l2_bytes: Vec::new(),
         }
     }
 
@@ -140,6 +155,26 @@ impl Actions {
         self.bytes.clear();
         self.sends.clear();
         self.drops.clear();
+        self.l2_reads.clear();
+        self.l2_writes.clear();
+        self.l2_segments.clear();
+        self.l2_bytes.clear();
+    }
+
+    /// L2 batch reads to submit (then report each with [`Shard::on_l2_complete`]).
+    pub fn l2_reads(&self) -> &[L2Read] {
+        &self.l2_reads
+    }
+
+    /// L2 batch writes to submit (then report each with [`Shard::on_l2_written`]).
+    pub fn l2_writes(&self) -> impl Iterator<Item = L2Write<'_>> {
+        self.l2_writes.iter().map(|w| L2Write {
+            content_key: w.content_key,
+            batch: w.batch,
+            content_name: self.l2_bytes.get(w.name.clone()).unwrap_or(&[]),
+            segments: self.l2_segments.get(w.segments.clone()).unwrap_or(&[]),
+            bytes: &self.l2_bytes,
+        })
     }
 
     /// Frames to send, in order.
@@ -156,7 +191,10 @@ impl Actions {
 
     /// True when there is nothing to do.
     pub fn is_empty(&self) -> bool {
-        self.sends.is_empty() && self.drops.is_empty()
+        self.sends.is_empty()
+            && self.drops.is_empty()
+            && self.l2_reads.is_empty()
+            && self.l2_writes.is_empty()
     }
 
     /// Appends an LpPacket (`headers` + `fragment`), or the bare fragment when `headers` is
@@ -252,6 +290,9 @@ pub struct Shard {
     rng: u64,
     scratch: Vec<u8>,
     matched: Vec<PitId>,
+    l2: Option<L2State>,
+    parked: Parked,
+    l2_name: Vec<u8>,
 }
 
 /// Frames decoded and hashed ahead of their pipelines in one burst group.
@@ -290,9 +331,11 @@ struct Incoming<'a> {
 impl Shard {
     /// A shard reading routes from `fib`; all tables are allocated now.
     pub fn new(cfg: ShardConfig, fib: FibReader, now: u64) -> Self {
+        let mut cs = Cs::new(cfg.cs, cfg.hash_key);
+        cs.set_eviction_log(cfg.l2.is_some());
         Self {
             pit: Pit::new(cfg.shard, cfg.pit_capacity, now),
-            cs: Cs::new(cfg.cs, cfg.hash_key),
+            cs,
             dnl: DeadNonceList::new(cfg.dnl_capacity, cfg.dnl_lifetime_ns),
             fib,
             reassembler: Reassembler::new(ReassemblerConfig::default()),
@@ -302,6 +345,9 @@ impl Shard {
             rng: cfg.seed | 1,
             scratch: Vec::with_capacity(9000),
             matched: Vec::with_capacity(16),
+            l2: cfg.l2.map(L2State::new),
+            parked: Parked::default(),
+            l2_name: Vec::new(),
             cfg,
         }
     }
@@ -595,6 +641,10 @@ impl Shard {
             return self.dropped(out, face, DropReason::Loop);
         }
 
+        if self.l2.is_some() {
+            self.l2_prefetch(&name, out);
+        }
+
         // Content store (only for Interests that start a new entry, as NFD).
         if existing.is_none()
             && let Some(hit) = self.cs.lookup(now, &name, name_hash, cbp, mbf)
@@ -659,6 +709,15 @@ impl Shard {
             // Another downstream for a pending Interest: aggregate.
             self.pit.note_aggregated();
             self.counters.aggregated += 1;
+            return;
+        }
+        if !fresh && self.l2.as_ref().is_some_and(|l| l.is_parked(id)) {
+            // A retransmission of an Interest parked on an L2 read: the read answers it.
+            self.counters.suppressed += 1;
+            return;
+        }
+        // L1 missed: if the L2 holds the batch, park the entry on a batch read.
+        if fresh && self.l2.is_some() && self.l2_park(id, &name, interest.wire(), out) {
             return;
         }
 
@@ -865,6 +924,7 @@ impl Shard {
             if self.cfg.unsolicited == Unsolicited::Cache {
                 let h = name_hash.unwrap_or_else(|| key.name(&name));
                 self.cs.insert_hashed(now, data, h, None);
+                self.l2_drain(out);
             }
             return self.dropped(out, face, DropReason::Unsolicited);
         }
@@ -885,6 +945,7 @@ impl Shard {
         let name_hash = name_hash.unwrap_or_else(|| key.name(&name));
         self.cs
             .insert_hashed(now, data, name_hash, alias.as_ref().map(|(p, h)| (p, *h)));
+        self.l2_drain(out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         let mut bare: Option<Range<usize>> = None;
         let matched = std::mem::take(&mut self.matched);
@@ -1029,6 +1090,293 @@ impl Shard {
         self.pit.erase(id);
     }
 
+    /// L2 counters (None without an L2).
+    pub fn l2_counters(&self) -> Option<L2Counters> {
+        self.l2.as_ref().map(|l| l.counters)
+    }
+
+    /// Whether the shard believes the L2 holds batch `batch` of content `content_key`.
+    pub fn l2_holds(&self, content_key: u64, batch: u64) -> bool {
+        self.l2
+            .as_ref()
+            .is_some_and(|l| l.holds(content_key, batch))
+    }
+
+    /// The content key of a name (keyed hash of the name without its segment component) and
+    /// its batch number, as used in L2 requests; None without an L2 or a segment component.
+    pub fn l2_key(&self, name: &Name<'_>) -> Option<(u64, u64)> {
+        let l2 = self.l2.as_ref()?;
+        let (content, seg) = content_of(name);
+        Some((self.cfg.hash_key.name(&content), seg? / l2.cfg.batch))
+    }
+
+    /// Reports an L2 write asked for in [`Actions::l2_writes`]: `ok` makes the batch
+    /// readable (Interests that miss L1 for it are then parked on a read).
+    pub fn on_l2_written(&mut self, content_key: u64, batch: u64, ok: bool) {
+        if let Some(l2) = self.l2.as_mut() {
+            if ok {
+                l2.written(content_key, batch);
+            } else {
+                l2.forget(content_key, batch);
+            }
+        }
+    }
+
+    /// Forgets that the L2 holds a batch (the I/O layer's log overwrote it).
+    pub fn l2_forget(&mut self, content_key: u64, batch: u64) {
+        if let Some(l2) = self.l2.as_mut() {
+            l2.forget(content_key, batch);
+        }
+    }
+
+    /// Completes L2 read `request` (from [`Actions::l2_reads`]) at `now` (ns): on success the
+    /// batch's `(name hash, Data packet)` pairs go into L1 and the Interests parked on the read
+    /// are answered from L1; those it cannot answer, and all of them on failure, are forwarded
+    /// upstream as an ordinary CS miss. Parked entries that expired meanwhile are gone.
+    pub fn on_l2_complete<'a, I>(
+        &mut self,
+        now: u64,
+        request: u64,
+        result: Result<I, L2Failure>,
+        out: &mut Actions,
+    ) where
+        I: IntoIterator<Item = (u64, &'a [u8])>,
+    {
+        let mut parked = std::mem::take(&mut self.parked);
+        let Some(l2) = self.l2.as_mut() else { return };
+        let Some((content_key, batch)) = l2.finish_read(request, &mut parked) else {
+            self.parked = parked;
+            return;
+        };
+        match result {
+            Ok(segments) => {
+                for (name_hash, frame) in segments {
+                    if let Ok(d) = Data::decode(frame) {
+                        self.cs.insert_hashed(now, &d, name_hash, None);
+                    }
+                }
+            }
+            Err(e) => {
+                l2.counters.read_failures += 1;
+                if matches!(e, L2Failure::Stale | L2Failure::Corrupt) {
+                    l2.forget(content_key, batch);
+                }
+            }
+        }
+        self.l2_drain(out);
+        for (&id, span) in parked.ids.iter().zip(&parked.spans) {
+            let wire = parked.wire.get(span.clone()).unwrap_or(&[]);
+            self.answer_parked(now, id, wire, out);
+        }
+        parked.ids.clear();
+        parked.spans.clear();
+        parked.wire.clear();
+        self.parked = parked;
+    }
+
+    /// Issues a prefetch of batch b+1 for a request of segment b*B + B-2.
+    fn l2_prefetch(&mut self, name: &Name<'_>, out: &mut Actions) {
+        let Some(l2) = self.l2.as_ref() else { return };
+        let b = l2.cfg.batch;
+        if !l2.cfg.prefetch || b < 2 {
+            return;
+        }
+        let (content, Some(seg)) = content_of(name) else {
+            return;
+        };
+        if seg % b != b - 2 {
+            return;
+        }
+        let next = seg / b + 1;
+        let content_key = self.cfg.hash_key.name(&content);
+        if !self
+            .l2
+            .as_ref()
+            .is_some_and(|l| l.may_prefetch(content_key, next))
+        {
+            return;
+        }
+        // Not when L1 already holds the next batch's first segment.
+        self.l2_name.clear();
+        self.l2_name.extend_from_slice(content.as_bytes());
+        put_segment(&mut self.l2_name, next * b);
+        if let Ok(first) = Name::from_value(&self.l2_name)
+            && self.cs.holds(&first, self.cfg.hash_key.name(&first))
+        {
+            return;
+        }
+        if let Some(l2) = self.l2.as_mut()
+            && let Some(read) = l2.prefetch(content_key, next)
+        {
+            out.l2_reads.push(read);
+        }
+    }
+
+    /// Parks entry `id` on a read of its batch if the L2 holds it; true when parked.
+    fn l2_park(&mut self, id: PitId, name: &Name<'_>, wire: &[u8], out: &mut Actions) -> bool {
+        let Some((content_key, batch)) = self.l2_key(name) else {
+            return false;
+        };
+        let Some(l2) = self.l2.as_mut() else {
+            return false;
+        };
+        match l2.park(id, wire, content_key, batch) {
+            Park::NewRead(read) => {
+                out.l2_reads.push(read);
+                true
+            }
+            Park::Joined => true,
+            Park::No => false,
+        }
+    }
+
+    /// Stages the Data L1 evicted into batches and emits the batches that are ready.
+    fn l2_drain(&mut self, out: &mut Actions) {
+        if !self.cs.has_evicted() {
+            return;
+        }
+        let Some(l2) = self.l2.as_mut() else { return };
+        let key = self.cfg.hash_key;
+        self.cs.drain_evicted(|hash, bytes| {
+            let Ok(d) = Data::decode(bytes) else { return };
+            let name = d.name();
+            let (content, Some(seg)) = content_of(&name) else {
+                return;
+            };
+            let content_key = key.name(&content);
+            if l2.holds(content_key, seg / l2.cfg.batch) {
+                // Came from the L2 (or was written already): nothing to write.
+                return;
+            }
+            l2.stage(
+                content_key,
+                content.as_bytes(),
+                seg,
+                hash,
+                bytes,
+                &mut |st| {
+                    let name_at = out.l2_bytes.len();
+                    out.l2_bytes.extend_from_slice(st.name);
+                    let base = out.l2_bytes.len();
+                    out.l2_bytes.extend_from_slice(st.bytes);
+                    let seg_at = out.l2_segments.len();
+                    for (_, h, r) in st.segments {
+                        out.l2_segments.push((*h, base + r.start..base + r.end));
+                    }
+                    out.l2_writes.push(L2WriteRec {
+                        content_key: st.content_key,
+                        batch: st.batch,
+                        name: name_at..base,
+                        segments: seg_at..out.l2_segments.len(),
+                    });
+                },
+            );
+        });
+    }
+
+    /// Answers a parked entry from L1, or forwards it upstream (`wire`: its Interest).
+    fn answer_parked(&mut self, now: u64, id: PitId, wire: &[u8], out: &mut Actions) {
+        let Some(e) = self.pit.get(id) else { return };
+        let Ok(name) = Name::from_value(e.name_bytes()) else {
+            return;
+        };
+        let hit = self.cs.lookup(
+            now,
+            &name,
+            e.name_hash(),
+            e.can_be_prefix(),
+            e.must_be_fresh(),
+        );
+        let Some(hit) = hit else {
+            return self.forward_parked(now, id, wire, out);
+        };
+        for r in &e.in_records {
+            if r.expiry < now {
+                continue;
+            }
+            let headers = LpHeaders {
+                pit_token: r.token.get(),
+                ..LpHeaders::default()
+            };
+            let range = out.push_packet(&headers, hit.data);
+            out.send(r.face, range);
+            self.counters.data_out += 1;
+        }
+        self.counters.cs_hits += 1;
+        if let Some(l2) = self.l2.as_mut() {
+            l2.counters.served += 1;
+        }
+        self.finish(now, id);
+    }
+
+    /// Forwards a parked entry upstream as the CS miss would have been: its Interest as
+    /// received (`received`), through the ForwardingHint or the FIB and the strategy.
+    fn forward_parked(&mut self, now: u64, id: PitId, received: &[u8], out: &mut Actions) {
+        let Some(e) = self.pit.get(id) else { return };
+        let Some((ingress, nonce)) = e.in_records.first().map(|r| (r.face, r.nonce)) else {
+            return;
+        };
+        // The wire was decoded as this Interest when it was parked.
+        let Ok(Packet::Interest(interest)) = Packet::decode(received) else {
+            return;
+        };
+        // The out-record must carry the Nonce of the bytes sent (a retransmission may have
+        // changed the in-record's).
+        let nonce = interest.nonce().unwrap_or(nonce);
+        if let Some(l2) = self.l2.as_mut() {
+            l2.counters.fallbacks += 1;
+        }
+        let snap = self.fib.guard();
+        let key = self.cfg.hash_key;
+        let mut buf = [crate::face::NextHop {
+            face: FaceId(0),
+            cost: 0,
+        }; crate::fib::MAX_NEXTHOPS];
+        let mut found = None;
+        for hint in interest
+            .forwarding_hint()
+            .into_iter()
+            .flat_map(|f| f.names())
+        {
+            if let Some(m) = lpm(&snap, &key, &hint) {
+                found = Some(copy_hops(&m, &mut buf));
+                break;
+            }
+        }
+        if found.is_none() {
+            found = lpm(&snap, &key, &interest.name()).map(|m| copy_hops(&m, &mut buf));
+        }
+        let decision = match found {
+            None => Decision::Nack(NackReason::NoRoute),
+            Some((count, kind)) => {
+                let mut ctx = Ctx {
+                    now,
+                    ingress,
+                    nexthops: &buf[..count],
+                    pending: &self.pending,
+                    rng: &mut self.rng,
+                };
+                match self.pit.get_mut(id) {
+                    Some(e) => strategy::after_receive_interest(kind, &mut ctx, e, true),
+                    None => Decision::Suppress,
+                }
+            }
+        };
+        match decision {
+            Decision::Forward(faces) => {
+                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
+                for &up in faces.as_slice() {
+                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
+                }
+            }
+            Decision::Suppress => {}
+            Decision::Nack(reason) => {
+                self.nack_downstreams(id, reason, out);
+                self.finish(now, id);
+            }
+        }
+    }
+
     /// Expires PIT entries whose lifetime ended by `now` (ns). Call it at least every
     /// millisecond or so; it costs nothing when nothing expires.
     pub fn on_timer(&mut self, now: u64, _out: &mut Actions) {
@@ -1073,6 +1421,18 @@ fn entry_matches(e: &crate::pit::PitEntry, data: &Data<'_>) -> bool {
         || Name::from_value(e.name_bytes()).is_ok_and(|n| data.matches_name(&n, e.can_be_prefix()))
 }
 
+/// Appends a SegmentNameComponent (NonNegativeInteger value, shortest encoding).
+fn put_segment(buf: &mut Vec<u8>, n: u64) {
+    let len = match n {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFFFF_FFFF => 4,
+        _ => 8,
+    };
+    put_header(buf, types::SEGMENT_NAME_COMPONENT, len);
+    buf.extend_from_slice(&n.to_be_bytes()[8 - len..]);
+}
+
 /// Appends a TLV header (type and length VAR-NUMBERs).
 fn put_header(buf: &mut Vec<u8>, typ: u64, len: usize) {
     put_varnum(buf, typ);
@@ -1115,5 +1475,36 @@ fn encode_interest(buf: &mut Vec<u8>, name: &[u8], cbp: bool, mbf: bool, nonce: 
             let _ = w.header(types::MUST_BE_FRESH, 0);
         }
         let _ = w.tlv(types::NONCE, &nonce.to_be_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndx_codec::NameBuf;
+
+    #[test]
+    fn put_segment_matches_the_codec() {
+        for n in [
+            0,
+            1,
+            255,
+            256,
+            65_535,
+            65_536,
+            u64::from(u32::MAX),
+            1 << 40,
+            u64::MAX,
+        ] {
+            let mut want = NameBuf::from_uri("/a/b").expect("name");
+            want.push_segment(n);
+            let mut got = NameBuf::from_uri("/a/b")
+                .expect("name")
+                .as_name()
+                .as_bytes()
+                .to_vec();
+            put_segment(&mut got, n);
+            assert_eq!(got, want.as_name().as_bytes(), "segment {n}");
+        }
     }
 }

@@ -28,6 +28,8 @@ use crate::face::{FaceId, NextHop};
 use crate::fib::{Fib, StrategyId};
 use crate::hash::HashKey;
 use crate::shard::{Actions, FaceInfo, Shard, ShardConfig};
+pub use crate::sim_l2::L2Log;
+use crate::sim_l2::SimL2;
 
 /// A node's index in the simulation.
 pub type NodeId = usize;
@@ -70,6 +72,7 @@ pub struct ProducerLog {
 struct Router {
     shard: Shard,
     fib: Fib,
+    l2: SimL2,
 }
 
 #[derive(Debug)]
@@ -147,8 +150,11 @@ impl Sim {
     pub fn add_router(&mut self, cfg: ShardConfig) -> NodeId {
         let (fib, reader) = Fib::new(cfg.hash_key, 2);
         let shard = Shard::new(cfg, reader, self.now);
-        self.nodes
-            .push(Node::Router(Box::new(Router { shard, fib })));
+        self.nodes.push(Node::Router(Box::new(Router {
+            shard,
+            fib,
+            l2: SimL2::default(),
+        })));
         self.nodes.len() - 1
     }
 
@@ -247,6 +253,37 @@ impl Sim {
         }
     }
 
+    fn router_mut(&mut self, r: NodeId) -> &mut Router {
+        match &mut self.nodes[r] {
+            Node::Router(router) => router,
+            _ => panic!("node {r} is not a router"),
+        }
+    }
+
+    /// Sets how long router `r`'s in-memory L2 takes to complete a read (ns).
+    pub fn set_l2_delay(&mut self, r: NodeId, delay_ns: u64) {
+        self.router_mut(r).l2.delay_ns = delay_ns;
+    }
+
+    /// Makes router `r`'s in-memory L2 fail every read (or work again).
+    pub fn set_l2_failing(&mut self, r: NodeId, failing: bool) {
+        self.router_mut(r).l2.failing = failing;
+    }
+
+    /// Drops a batch from router `r`'s in-memory L2 without telling the shard (as the L2's
+    /// FIFO log does when it overwrites a record): a later read of it fails as stale.
+    pub fn router_l2_forget_store(&mut self, r: NodeId, key: (u64, u64)) {
+        self.router_mut(r).l2.drop_batch(key);
+    }
+
+    /// What router `r`'s L2 did (reads and writes the shard asked for).
+    pub fn l2_log(&self, r: NodeId) -> &L2Log {
+        match &self.nodes[r] {
+            Node::Router(router) => &router.l2.log,
+            _ => panic!("node {r} is not a router"),
+        }
+    }
+
     /// What consumer `c` received.
     pub fn consumer(&self, c: NodeId) -> &ConsumerLog {
         match &self.nodes[c] {
@@ -318,7 +355,29 @@ impl Sim {
     /// Runs for `duration` ns of virtual time.
     pub fn run_for(&mut self, duration: u64) {
         let end = self.now + duration;
-        while let Some(Reverse(ev)) = self.queue.peek() {
+        loop {
+            let next_ev = self.queue.peek().map(|Reverse(ev)| ev.at);
+            let next_l2 = self
+                .nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| match n {
+                    Node::Router(r) => r.l2.next_due().map(|at| (at, i)),
+                    _ => None,
+                })
+                .min();
+            if let Some((at, node)) = next_l2
+                && at <= end
+                && next_ev.is_none_or(|e| at <= e)
+            {
+                self.advance_timers(at);
+                self.now = at;
+                self.complete_l2(node);
+                continue;
+            }
+            let Some(Reverse(ev)) = self.queue.peek() else {
+                break;
+            };
             if ev.at > end {
                 break;
             }
@@ -348,6 +407,21 @@ impl Sim {
         self.actions.clear();
     }
 
+    fn complete_l2(&mut self, node: NodeId) {
+        let now = self.now;
+        let Node::Router(r) = &mut self.nodes[node] else {
+            return;
+        };
+        self.actions.clear();
+        r.l2.complete_one(now, &mut r.shard, &mut self.actions);
+        r.l2.carry_out(now, &self.actions, &mut r.shard);
+        let sends: Vec<(FaceId, Vec<u8>)> =
+            self.actions.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        for (f, b) in sends {
+            self.transmit(node, f, b);
+        }
+    }
+
     fn deliver(&mut self, node: NodeId, face: FaceId, frame: &[u8]) {
         let now = self.now;
         let mut sends: Vec<(FaceId, Vec<u8>)> = Vec::new();
@@ -355,6 +429,7 @@ impl Sim {
             Node::Router(r) => {
                 self.actions.clear();
                 r.shard.process(now, face, frame, &mut self.actions);
+                r.l2.carry_out(now, &self.actions, &mut r.shard);
                 sends.extend(self.actions.sends().map(|(f, b)| (f, b.to_vec())));
             }
             Node::Consumer(log) => match Packet::decode(frame) {
