@@ -51,10 +51,7 @@ WORK=$(mktemp -d /tmp/ndx-bench.XXXXXX)
 PIDS=()
 cleanup() {
   set +e
-  for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
-  sleep 0.3
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  for ns in $C $R $P; do ip netns del "$ns" 2>/dev/null; done
+  ndx_teardown $C $R $P
   [ -n "${KEEP_WORK:-}" ] && echo "logs kept in $WORK" >&2 || rm -rf "$WORK"
 }
 trap cleanup EXIT

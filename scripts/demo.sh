@@ -20,10 +20,7 @@ PIDS=()
 
 cleanup() {
   set +e
-  for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
-  sleep 0.3
-  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  for ns in $C $R $P; do ip netns del "$ns" 2>/dev/null; done
+  ndx_teardown $C $R $P
   rm -rf "$WORK"
 }
 trap cleanup EXIT

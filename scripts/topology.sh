@@ -26,3 +26,14 @@ ndx_topology() {
     ip netns exec "$1" ethtool -K "$2" tx off >/dev/null 2>&1 || true
   done
 }
+
+# ndx_teardown C R P: stops every pid in PIDS (SIGINT, then SIGKILL) and deletes the three
+# namespaces. Callers run it from their EXIT trap, then remove their own work directory.
+ndx_teardown() {
+  local p ns
+  for p in "${PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done
+  sleep 0.3
+  for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  for ns in "$@"; do ip netns del "$ns" 2>/dev/null; done
+  return 0
+}
