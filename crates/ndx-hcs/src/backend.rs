@@ -166,4 +166,16 @@ pub trait L2Backend {
     fn is_degraded(&self) -> bool {
         self.counters().degraded
     }
+
+    /// Starts remembering the (content key, batch) pairs that leave the index (overwritten
+    /// by the log, or found corrupt), for [`drain_dropped`](L2Backend::drain_dropped): a
+    /// caller that mirrors the index (the shard) forgets them. Drain regularly once on.
+    fn track_dropped(&mut self, on: bool);
+
+    /// Hands the pairs dropped from the index since the last call to `f`, oldest first.
+    fn drain_dropped(&mut self, f: &mut dyn FnMut(u64, u64));
+
+    /// Calls `f` with every indexed (content key, batch), e.g. to refill a mirror of the
+    /// index after a recovery.
+    fn for_each_indexed(&self, f: &mut dyn FnMut(u64, u64));
 }

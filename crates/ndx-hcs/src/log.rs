@@ -94,6 +94,8 @@ pub struct Log {
     next_seq: u64,
     next_lane: usize,
     evicted: u64,
+    /// Keys whose index entry was removed (overwritten or invalidated), when tracked.
+    dropped: Option<Vec<(u64, u64)>>,
 }
 
 impl Log {
@@ -122,6 +124,7 @@ impl Log {
             next_seq: 1,
             next_lane: 0,
             evicted: 0,
+            dropped: None,
         }
     }
 
@@ -271,7 +274,13 @@ impl Log {
                 if front.offset < start {
                     break;
                 }
-                Self::evict(&mut self.index, lane_no, front, &mut on_evict);
+                Self::evict(
+                    &mut self.index,
+                    &mut self.dropped,
+                    lane_no,
+                    front,
+                    &mut on_evict,
+                );
                 self.evicted += 1;
                 lane.live.pop_front();
             }
@@ -282,7 +291,13 @@ impl Log {
             if front.offset < start || front.offset >= end {
                 break;
             }
-            Self::evict(&mut self.index, lane_no, front, &mut on_evict);
+            Self::evict(
+                &mut self.index,
+                &mut self.dropped,
+                lane_no,
+                front,
+                &mut on_evict,
+            );
             self.evicted += 1;
             lane.live.pop_front();
         }
@@ -304,10 +319,19 @@ impl Log {
         })
     }
 
-    fn evict(index: &mut Index, lane: usize, rec: Live, on_evict: &mut impl FnMut(&Location)) {
+    fn evict(
+        index: &mut Index,
+        dropped: &mut Option<Vec<(u64, u64)>>,
+        lane: usize,
+        rec: Live,
+        on_evict: &mut impl FnMut(&Location),
+    ) {
         let key = (rec.content_key, rec.batch);
         if index.get(&key).is_some_and(|l| l.seq == rec.seq) {
             index.remove(&key);
+            if let Some(d) = dropped.as_mut() {
+                d.push(key);
+            }
         }
         on_evict(&Location {
             lane: lane as u16,
@@ -361,7 +385,32 @@ impl Log {
         let key = (content_key, batch);
         if self.index.get(&key).is_some_and(|l| l == loc) {
             self.index.remove(&key);
+            if let Some(d) = self.dropped.as_mut() {
+                d.push(key);
+            }
         }
+    }
+
+    /// Starts (or stops) remembering the keys whose index entry is removed (their record was
+    /// overwritten or found corrupt), for [`Log::drain_dropped`]. Off by default: a caller
+    /// that turns it on must drain regularly.
+    pub fn track_dropped(&mut self, on: bool) {
+        self.dropped = on.then(Vec::new);
+    }
+
+    /// Hands every (content key, batch) dropped from the index since the last call to `f`,
+    /// oldest first (nothing unless [`Log::track_dropped`] is on).
+    pub fn drain_dropped(&mut self, mut f: impl FnMut(u64, u64)) {
+        if let Some(d) = self.dropped.as_mut() {
+            for (k, b) in d.drain(..) {
+                f(k, b);
+            }
+        }
+    }
+
+    /// Every indexed (content key, batch), in no particular order.
+    pub fn indexed_keys(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.index.keys().copied()
     }
 }
 
@@ -385,6 +434,36 @@ mod tests {
     use std::collections::HashMap as Map;
 
     const B: u32 = BLOCK as u32;
+
+    #[test]
+    fn dropped_keys_are_reported_once_tracked() {
+        let mut log = Log::new(&[6 * BLOCK as u64]);
+        let mut got = Vec::new();
+        log.drain_dropped(|k, b| got.push((k, b)));
+        assert!(got.is_empty());
+        log.track_dropped(true);
+        for i in 0..3 {
+            let l = log.allocate(2 * B, 7, i, |_| {}).unwrap();
+            assert!(log.commit(&l, 7, i));
+        }
+        let mut keys: Vec<_> = log.indexed_keys().collect();
+        keys.sort_unstable();
+        assert_eq!(keys, vec![(7, 0), (7, 1), (7, 2)]);
+        // Wrapping overwrites batch 0; a rewrite of batch 2 elsewhere later supersedes the
+        // old record without reporting it (the key stays indexed).
+        let l = log.allocate(2 * B, 7, 3, |_| {}).unwrap();
+        assert!(log.commit(&l, 7, 3));
+        log.drain_dropped(|k, b| got.push((k, b)));
+        assert_eq!(got, vec![(7, 0)]);
+        got.clear();
+        let corrupt = log.lookup(7, 1).unwrap();
+        log.invalidate_location(&corrupt);
+        log.drain_dropped(|k, b| got.push((k, b)));
+        assert_eq!(got, vec![(7, 1)]);
+        got.clear();
+        log.drain_dropped(|k, b| got.push((k, b)));
+        assert!(got.is_empty(), "drained once");
+    }
 
     #[test]
     fn fifo_wraps_and_drops_oldest() {

@@ -493,6 +493,20 @@ impl L2Backend for Region {
         n
     }
 
+    fn track_dropped(&mut self, on: bool) {
+        self.log.track_dropped(on);
+    }
+
+    fn drain_dropped(&mut self, f: &mut dyn FnMut(u64, u64)) {
+        self.log.drain_dropped(f);
+    }
+
+    fn for_each_indexed(&self, f: &mut dyn FnMut(u64, u64)) {
+        for (k, b) in self.log.indexed_keys() {
+            f(k, b);
+        }
+    }
+
     fn in_flight(&self) -> usize {
         self.engine.in_flight()
     }
