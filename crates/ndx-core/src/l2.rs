@@ -5,7 +5,7 @@
 //! [`Shard::on_l2_complete`](crate::Shard::on_l2_complete) and
 //! [`Shard::on_l2_written`](crate::Shard::on_l2_written).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
 use crate::pit::PitId;
@@ -44,6 +44,10 @@ pub struct L2Config {
     /// Batches remembered as stored in L2 (size it to the L2's capacity in batches); the
     /// oldest is forgotten first, as the L2's FIFO log overwrites it.
     pub index_capacity: usize,
+    /// A batch still incomplete this long (ns) after its first Data was staged is written as
+    /// it is (the tail of an object, or segments L1 never evicts), so evicted Data are not
+    /// held back from L2 for ever; checked by `Shard::on_timer`. 0: never.
+    pub stage_timeout_ns: u64,
 }
 
 impl Default for L2Config {
@@ -56,6 +60,7 @@ impl Default for L2Config {
             max_parked_per_read: 64,
             staging: 64,
             index_capacity: 1 << 16,
+            stage_timeout_ns: 1_000_000_000,
         }
     }
 }
@@ -172,47 +177,64 @@ struct Stage {
     segments: Vec<(u64, u64, Range<usize>)>,
     mask: u64,
     used: bool,
+    /// When its first Data was staged (ns).
+    since: u64,
 }
 
-/// A bounded FIFO set of (content key, batch).
+/// A bounded FIFO set of (content key, batch): inserting into a full set drops the oldest
+/// key. Removal is O(1): the order queue keeps each key's insertion stamp and skips entries
+/// whose stamp is no longer current, and is compacted when stale entries pile up.
 #[derive(Debug)]
 struct FifoSet {
-    set: HashSet<(u64, u64)>,
-    order: VecDeque<(u64, u64)>,
+    set: HashMap<(u64, u64), u64>,
+    order: VecDeque<((u64, u64), u64)>,
     cap: usize,
+    stamp: u64,
 }
 
 impl FifoSet {
     fn new(cap: usize) -> Self {
         let cap = cap.max(1);
         Self {
-            set: HashSet::with_capacity(cap),
+            set: HashMap::with_capacity(cap),
             order: VecDeque::with_capacity(cap),
             cap,
+            stamp: 0,
         }
     }
 
     fn contains(&self, k: (u64, u64)) -> bool {
-        self.set.contains(&k)
+        self.set.contains_key(&k)
     }
 
     fn insert(&mut self, k: (u64, u64)) {
-        if self.set.contains(&k) {
+        if self.set.contains_key(&k) {
             return;
         }
-        if self.order.len() == self.cap
-            && let Some(old) = self.order.pop_front()
-        {
-            self.set.remove(&old);
+        while self.set.len() >= self.cap {
+            let Some((old, stamp)) = self.order.pop_front() else {
+                break;
+            };
+            if self.set.get(&old) == Some(&stamp) {
+                self.set.remove(&old);
+            }
         }
-        self.set.insert(k);
-        self.order.push_back(k);
+        self.stamp += 1;
+        self.set.insert(k, self.stamp);
+        self.order.push_back((k, self.stamp));
+        if self.order.len() > 2 * self.cap + 16 {
+            let set = &self.set;
+            self.order.retain(|(k, st)| set.get(k) == Some(st));
+        }
     }
 
     fn remove(&mut self, k: (u64, u64)) {
-        if self.set.remove(&k) {
-            self.order.retain(|&o| o != k);
-        }
+        self.set.remove(&k);
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.set.len()
     }
 }
 
@@ -408,15 +430,13 @@ impl L2State {
         Some((r.content_key, r.batch))
     }
 
-    /// Stages an evicted Data (segment `segment` of content `content_name`); calls `emit`
-    /// with every batch that becomes ready (complete, or flushed for room).
+    /// Stages an evicted Data (segment `segment` of content `content_name`) at `now`; calls
+    /// `emit` with every batch that becomes ready (complete, or flushed for room).
     pub(crate) fn stage(
         &mut self,
-        content_key: u64,
-        content_name: &[u8],
-        segment: u64,
-        name_hash: u64,
-        data: &[u8],
+        now: u64,
+        (content_key, content_name): (u64, &[u8]),
+        (segment, name_hash, data): (u64, u64, &[u8]),
         emit: &mut dyn FnMut(&Stage2<'_>),
     ) {
         let b = self.cfg.batch;
@@ -441,6 +461,7 @@ impl L2State {
                 s.bytes.clear();
                 s.segments.clear();
                 s.mask = 0;
+                s.since = now;
                 self.stage_of.insert(key, slot);
                 self.stage_age.push_back(slot);
                 slot
@@ -459,6 +480,26 @@ impl L2State {
             self.stage_age.retain(|&x| x != slot);
             self.flush(slot, emit);
         }
+    }
+
+    /// Writes (as they are) the batches staged `stage_timeout_ns` or longer ago.
+    pub(crate) fn flush_stale(&mut self, now: u64, emit: &mut dyn FnMut(&Stage2<'_>)) {
+        let timeout = self.cfg.stage_timeout_ns;
+        if timeout == 0 {
+            return;
+        }
+        while let Some(&slot) = self.stage_age.front() {
+            if self.stages[slot].since.saturating_add(timeout) > now {
+                break;
+            }
+            self.stage_age.pop_front();
+            self.flush(slot, emit);
+        }
+    }
+
+    /// Whether any batch is being staged.
+    pub(crate) fn staging(&self) -> bool {
+        !self.stage_age.is_empty()
     }
 
     fn flush(&mut self, slot: usize, emit: &mut dyn FnMut(&Stage2<'_>)) {
@@ -531,7 +572,7 @@ mod tests {
         let mut out = Vec::new();
         for &s in segments {
             let data = vec![s as u8; 3 + s as usize % 5];
-            l2.stage(ck, b"name", s, 1000 + s, &data, &mut |st| {
+            l2.stage(0, (ck, b"name"), (s, 1000 + s, &data), &mut |st| {
                 assert_eq!(st.name, b"name");
                 out.push((
                     st.content_key,
@@ -544,6 +585,52 @@ mod tests {
             });
         }
         out
+    }
+
+    #[test]
+    fn fifo_set_drops_oldest_and_removes_in_constant_time() {
+        let mut f = FifoSet::new(3);
+        for k in 0..3 {
+            f.insert((k, 0));
+        }
+        f.remove((0, 0));
+        f.insert((0, 0)); // re-inserted: now the newest
+        f.insert((9, 0)); // full: drops (1, 0), the oldest current key
+        assert!(!f.contains((1, 0)));
+        assert!(f.contains((0, 0)) && f.contains((2, 0)) && f.contains((9, 0)));
+        assert_eq!(f.len(), 3);
+        // Many removals and re-insertions keep the order queue bounded.
+        for i in 0..10_000 {
+            f.remove((0, 0));
+            f.insert((0, 0));
+            assert!(f.order.len() <= 2 * 3 + 16, "at {i}: {}", f.order.len());
+        }
+        assert_eq!(f.len(), 3);
+        assert!(f.contains((0, 0)));
+    }
+
+    #[test]
+    fn an_incomplete_batch_is_written_after_the_stage_timeout() {
+        let mut l2 = L2State::new(L2Config {
+            stage_timeout_ns: 1000,
+            ..cfg(4, 4, L2Admission::WriteAll)
+        });
+        let mut out = Vec::new();
+        l2.stage(100, (7, b"name"), (8, 1, b"a"), &mut |_| {
+            panic!("incomplete")
+        });
+        l2.stage(600, (7, b"name"), (0, 2, b"b"), &mut |_| {
+            panic!("incomplete")
+        });
+        assert!(l2.staging());
+        l2.flush_stale(1099, &mut |st| out.push((st.batch, st.segments.len())));
+        assert!(out.is_empty(), "not stale yet");
+        l2.flush_stale(1100, &mut |st| out.push((st.batch, st.segments.len())));
+        assert_eq!(out, vec![(2, 1)], "only the batch staged at 100");
+        l2.flush_stale(1600, &mut |st| out.push((st.batch, st.segments.len())));
+        assert_eq!(out, vec![(2, 1), (0, 1)]);
+        assert!(!l2.staging());
+        assert_eq!(l2.counters.writes, 2);
     }
 
     #[test]

@@ -924,7 +924,7 @@ impl Shard {
             if self.cfg.unsolicited == Unsolicited::Cache {
                 let h = name_hash.unwrap_or_else(|| key.name(&name));
                 self.cs.insert_hashed(now, data, h, None);
-                self.l2_drain(out);
+                self.l2_drain(now, out);
             }
             return self.dropped(out, face, DropReason::Unsolicited);
         }
@@ -945,7 +945,7 @@ impl Shard {
         let name_hash = name_hash.unwrap_or_else(|| key.name(&name));
         self.cs
             .insert_hashed(now, data, name_hash, alias.as_ref().map(|(p, h)| (p, *h)));
-        self.l2_drain(out);
+        self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         let mut bare: Option<Range<usize>> = None;
         let matched = std::mem::take(&mut self.matched);
@@ -1163,7 +1163,7 @@ impl Shard {
                 }
             }
         }
-        self.l2_drain(out);
+        self.l2_drain(now, out);
         for (&id, span) in parked.ids.iter().zip(&parked.spans) {
             let wire = parked.wire.get(span.clone()).unwrap_or(&[]);
             self.answer_parked(now, id, wire, out);
@@ -1231,7 +1231,7 @@ impl Shard {
     }
 
     /// Stages the Data L1 evicted into batches and emits the batches that are ready.
-    fn l2_drain(&mut self, out: &mut Actions) {
+    fn l2_drain(&mut self, now: u64, out: &mut Actions) {
         if !self.cs.has_evicted() {
             return;
         }
@@ -1249,27 +1249,10 @@ impl Shard {
                 return;
             }
             l2.stage(
-                content_key,
-                content.as_bytes(),
-                seg,
-                hash,
-                bytes,
-                &mut |st| {
-                    let name_at = out.l2_bytes.len();
-                    out.l2_bytes.extend_from_slice(st.name);
-                    let base = out.l2_bytes.len();
-                    out.l2_bytes.extend_from_slice(st.bytes);
-                    let seg_at = out.l2_segments.len();
-                    for (_, h, r) in st.segments {
-                        out.l2_segments.push((*h, base + r.start..base + r.end));
-                    }
-                    out.l2_writes.push(L2WriteRec {
-                        content_key: st.content_key,
-                        batch: st.batch,
-                        name: name_at..base,
-                        segments: seg_at..out.l2_segments.len(),
-                    });
-                },
+                now,
+                (content_key, content.as_bytes()),
+                (seg, hash, bytes),
+                &mut |st| push_l2_write(out, st),
             );
         });
     }
@@ -1379,12 +1362,35 @@ impl Shard {
 
     /// Expires PIT entries whose lifetime ended by `now` (ns). Call it at least every
     /// millisecond or so; it costs nothing when nothing expires.
-    pub fn on_timer(&mut self, now: u64, _out: &mut Actions) {
+    pub fn on_timer(&mut self, now: u64, out: &mut Actions) {
         while let Some(id) = self.pit.next_expired(now) {
             self.finish(now, id);
         }
+        if let Some(l2) = self.l2.as_mut()
+            && l2.staging()
+        {
+            l2.flush_stale(now, &mut |st| push_l2_write(out, st));
+        }
         self.reassembler.expire(now);
     }
+}
+
+/// Appends a batch ready for L2 to the action list.
+fn push_l2_write(out: &mut Actions, st: &crate::l2::Stage2<'_>) {
+    let name_at = out.l2_bytes.len();
+    out.l2_bytes.extend_from_slice(st.name);
+    let base = out.l2_bytes.len();
+    out.l2_bytes.extend_from_slice(st.bytes);
+    let seg_at = out.l2_segments.len();
+    for (_, h, r) in st.segments {
+        out.l2_segments.push((*h, base + r.start..base + r.end));
+    }
+    out.l2_writes.push(L2WriteRec {
+        content_key: st.content_key,
+        batch: st.batch,
+        name: name_at..base,
+        segments: seg_at..out.l2_segments.len(),
+    });
 }
 
 impl Incoming<'_> {

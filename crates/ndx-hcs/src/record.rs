@@ -366,7 +366,7 @@ impl<'a> RecordView<'a> {
     }
 
     /// The segments in order: (name key, frame bytes).
-    pub fn segments(&self) -> impl Iterator<Item = Segment<'a>> + 'a {
+    pub fn segments(&self) -> impl Iterator<Item = Segment<'a>> + use<'a> {
         let bytes = self.bytes;
         let count = self.len();
         let mut at = self.header.header_len as usize;

@@ -136,6 +136,7 @@ struct RawCs {
     admission: String,
     admission_probability: f64,
     second_hit_window: usize,
+    l2: RawL2,
 }
 
 impl Default for RawCs {
@@ -148,6 +149,86 @@ impl Default for RawCs {
             admission: "always".into(),
             admission_probability: 0.5,
             second_hit_window: 1 << 16,
+            l2: RawL2::default(),
+        }
+    }
+}
+
+/// A byte size: a number, or a string with a binary unit ("512MiB", "4G", "1 TiB").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum RawSize {
+    Bytes(u64),
+    Text(String),
+}
+
+impl RawSize {
+    fn bytes(&self) -> Result<u64, String> {
+        let t = match self {
+            RawSize::Bytes(n) => return Ok(*n),
+            RawSize::Text(t) => t.trim(),
+        };
+        let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+        let (num, unit) = t.split_at(split);
+        let num: u64 = num
+            .parse()
+            .map_err(|_| format!("{t:?}: expected a number of bytes, e.g. \"4GiB\""))?;
+        let shift = match unit.trim().trim_end_matches("iB").trim_end_matches('B') {
+            "" => 0,
+            "K" | "k" => 10,
+            "M" => 20,
+            "G" => 30,
+            "T" => 40,
+            other => return Err(format!("{t:?}: unknown unit {other:?} (K, M, G or T)")),
+        };
+        num.checked_mul(1 << shift)
+            .ok_or_else(|| format!("{t:?}: too large"))
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawL2 {
+    enabled: bool,
+    backend: String,
+    dirs: Vec<PathBuf>,
+    size: RawSize,
+    batch: u64,
+    prefetch: bool,
+    queue_depth: usize,
+    write_depth: usize,
+    admission: String,
+    second_hit_window: usize,
+    max_parked_per_read: usize,
+    staging: usize,
+    stage_timeout_ms: u64,
+    direct_io: bool,
+    on_start: String,
+    verify: String,
+    tau_gbps: f64,
+}
+
+impl Default for RawL2 {
+    fn default() -> Self {
+        let d = ndx_core::L2Config::default();
+        Self {
+            enabled: false,
+            backend: "files".into(),
+            dirs: vec![PathBuf::from("/var/lib/ndx/l2")],
+            size: RawSize::Text("1GiB".into()),
+            batch: d.batch,
+            prefetch: d.prefetch,
+            queue_depth: 16,
+            write_depth: 4,
+            admission: "write-all".into(),
+            second_hit_window: 1 << 16,
+            max_parked_per_read: d.max_parked_per_read,
+            staging: d.staging,
+            stage_timeout_ms: d.stage_timeout_ns / 1_000_000,
+            direct_io: true,
+            on_start: "recover".into(),
+            verify: "full".into(),
+            tau_gbps: 4.0,
         }
     }
 }
@@ -392,6 +473,9 @@ pub struct Config {
     pub hash_key: HashKey,
     /// The key's halves, as the XDP program needs them.
     pub hash_key_halves: (u64, u64),
+    /// True when the key was drawn at random (`hash_key = "random"`): a persistent L2 store
+    /// then supplies the key its records were written with (see [`Config::set_hash_key`]).
+    pub hash_key_random: bool,
     /// Shard dispatch.
     pub dispatch: DispatchMode,
     /// Indirection-table entries.
@@ -420,6 +504,64 @@ pub struct Config {
     pub routes: Vec<RouteConfig>,
     /// Strategies by prefix.
     pub strategies: Vec<(NameBuf, StrategyKind)>,
+    /// The content store's second level (`[cs.l2]`); `None` when disabled. The shard side
+    /// is in `shard.l2`.
+    pub l2: Option<L2Settings>,
+}
+
+impl Config {
+    /// Replaces the name-hash key everywhere it is used (tables, dispatch, XDP).
+    pub fn set_hash_key(&mut self, k0: u64, k1: u64) {
+        self.hash_key = HashKey::new(k0, k1);
+        self.hash_key_halves = (k0, k1);
+        self.shard.hash_key = self.hash_key;
+        self.hash_key_random = false;
+    }
+}
+
+/// Where a shard's L2 lives.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum L2Kind {
+    /// Files (one per shard in each of `dirs`, one io_uring lane each).
+    Files,
+    /// DRAM with the read delay of a device of `tau_bps` bits/s (seed 000 §3.2), to explore
+    /// L2 speeds this machine's disks do not have.
+    Emulated {
+        /// Device throughput in bits/s.
+        tau_bps: f64,
+    },
+}
+
+/// What happens to an existing L2 store at start-up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L2OnStart {
+    /// Scan the files and keep every valid record.
+    Recover,
+    /// Empty the files.
+    Clear,
+}
+
+/// The I/O side of the L2 (`[cs.l2]`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct L2Settings {
+    /// Files or emulated.
+    pub kind: L2Kind,
+    /// Directories holding each shard's file (`shard-<i>.l2`); one per device.
+    pub dirs: Vec<PathBuf>,
+    /// Bytes of log per shard per directory (emulated: per shard).
+    pub size: u64,
+    /// Reads in flight per shard (Q).
+    pub queue_depth: usize,
+    /// Writes in flight per shard.
+    pub write_depth: usize,
+    /// Try O_DIRECT.
+    pub direct_io: bool,
+    /// Recover or clear at start-up.
+    pub on_start: L2OnStart,
+    /// Verify whole records (true) or headers only when recovering.
+    pub verify_full: bool,
+    /// Largest Data frame stored (the L1 slot size).
+    pub max_frame: usize,
 }
 
 impl Config {
@@ -636,6 +778,8 @@ impl RawConfig {
             }
         };
 
+        let (l2, l2_core) = check_l2(&c.l2, c.slot_size)?;
+
         let u = &self.udp;
         if u.ports.is_empty() || u.ports.len() > 8 {
             return bad("udp.ports", "between 1 and 8 ports");
@@ -782,6 +926,7 @@ impl RawConfig {
             max_lifetime_ms: tb.max_lifetime_ms,
             unsolicited,
             hash_key,
+            l2: l2_core,
             ..ShardConfig::default()
         };
         Ok(Config {
@@ -789,6 +934,7 @@ impl RawConfig {
             cpus: r.cpus.clone(),
             hash_key,
             hash_key_halves: (k0, k1),
+            hash_key_random: r.hash_key == "random",
             dispatch,
             dispatch_table: r.dispatch_table,
             control_socket: r.control_socket.clone(),
@@ -803,8 +949,150 @@ impl RawConfig {
             faces,
             routes,
             strategies,
+            l2,
         })
     }
+}
+
+/// Checks `[cs.l2]`: the I/O settings and the shard's side.
+fn check_l2(
+    l: &RawL2,
+    slot_size: usize,
+) -> Check<(Option<L2Settings>, Option<ndx_core::L2Config>)> {
+    let key = |k: &str| format!("cs.l2.{k}");
+    let kind = match l.backend.as_str() {
+        "files" => L2Kind::Files,
+        "emulated" => {
+            if !(l.tau_gbps > 0.0 && l.tau_gbps <= 10_000.0) {
+                return bad(key("tau_gbps"), format!("{}: in (0, 10000]", l.tau_gbps));
+            }
+            L2Kind::Emulated {
+                tau_bps: l.tau_gbps * 1e9,
+            }
+        }
+        other => {
+            return bad(
+                key("backend"),
+                format!("{other:?}: \"files\" or \"emulated\""),
+            );
+        }
+    };
+    let size = l.size.bytes().or_else(|e| bad(key("size"), e))?;
+    if !(1..=64).contains(&l.batch) {
+        return bad(key("batch"), format!("{}: between 1 and 64", l.batch));
+    }
+    if l.prefetch && l.batch < 2 {
+        return bad(key("prefetch"), "prefetching needs batch >= 2");
+    }
+    if !(1..=1024).contains(&l.queue_depth) {
+        return bad(
+            key("queue_depth"),
+            format!("{}: between 1 and 1024", l.queue_depth),
+        );
+    }
+    if !(1..=256).contains(&l.write_depth) {
+        return bad(
+            key("write_depth"),
+            format!("{}: between 1 and 256", l.write_depth),
+        );
+    }
+    let admission = match l.admission.as_str() {
+        "write-all" => ndx_core::L2Admission::WriteAll,
+        "second-hit" => {
+            if l.second_hit_window == 0 {
+                return bad(key("second_hit_window"), "must be at least 1");
+            }
+            ndx_core::L2Admission::SecondHit {
+                window: l.second_hit_window,
+            }
+        }
+        other => {
+            return bad(
+                key("admission"),
+                format!("{other:?}: \"write-all\" or \"second-hit\""),
+            );
+        }
+    };
+    if l.max_parked_per_read == 0 {
+        return bad(key("max_parked_per_read"), "must be at least 1");
+    }
+    if l.staging == 0 {
+        return bad(key("staging"), "must be at least 1");
+    }
+    let on_start = match l.on_start.as_str() {
+        "recover" => L2OnStart::Recover,
+        "clear" => L2OnStart::Clear,
+        other => {
+            return bad(
+                key("on_start"),
+                format!("{other:?}: \"recover\" or \"clear\""),
+            );
+        }
+    };
+    let verify_full = match l.verify.as_str() {
+        "full" => true,
+        "headers" => false,
+        other => {
+            return bad(key("verify"), format!("{other:?}: \"full\" or \"headers\""));
+        }
+    };
+    if !l.enabled {
+        return Ok((None, None));
+    }
+    if matches!(kind, L2Kind::Files) && (l.dirs.is_empty() || l.dirs.len() > 16) {
+        return bad(key("dirs"), "between 1 and 16 directories");
+    }
+    if let Some(d) = l.dirs.iter().find(|d| !d.is_absolute()) {
+        return bad(
+            key("dirs"),
+            format!("{}: not an absolute path", d.display()),
+        );
+    }
+    // The largest record: a header block plus B full slots, padded to 4 KiB.
+    let max_record = 4096 + (l.batch as usize * slot_size).div_ceil(4096) * 4096;
+    if size < 2 * max_record as u64 {
+        return bad(
+            key("size"),
+            format!(
+                "{size} bytes: at least two batch records ({} bytes with batch = {} and \
+                 cs.slot_size = {slot_size})",
+                2 * max_record,
+                l.batch
+            ),
+        );
+    }
+    let lanes = if matches!(kind, L2Kind::Files) {
+        l.dirs.len() as u64
+    } else {
+        1
+    };
+    // Batches the L2 can hold at most (records are at least two blocks); the shard's
+    // mirror is bounded by it and kept exact by the store's drop reports.
+    let index_capacity = (size * lanes / 8192).clamp(1024, 1 << 24) as usize;
+    let core = ndx_core::L2Config {
+        batch: l.batch,
+        prefetch: l.prefetch,
+        admission,
+        max_reads: l.queue_depth,
+        max_parked_per_read: l.max_parked_per_read,
+        staging: l.staging,
+        index_capacity,
+        stage_timeout_ns: l.stage_timeout_ms.saturating_mul(1_000_000),
+    };
+    Ok((
+        Some(L2Settings {
+            kind,
+            dirs: l.dirs.clone(),
+            size,
+            queue_depth: l.queue_depth,
+            write_depth: l.write_depth,
+            direct_io: l.direct_io,
+            on_start,
+            verify_full,
+            max_frame: slot_size,
+        }),
+        Some(core),
+    ))
 }
 
 #[cfg(test)]
@@ -927,6 +1215,81 @@ mod tests {
         assert_eq!(c.interfaces[0].xdp_mode, XdpMode::Auto);
         assert_eq!(c.interfaces[0].frags, Frags::Auto);
         assert_eq!(c.routes[0].prefix.to_string(), "/example");
+        assert!(c.l2.is_none(), "the example documents [cs.l2] disabled");
+        // Every [cs.l2] key is documented with its default: enabling it gives the defaults.
+        let on = parse(&text.replace("enabled = false", "enabled = true")).unwrap();
+        let l2 = on.l2.unwrap();
+        assert_eq!(l2.size, 1 << 30);
+        assert_eq!(l2.queue_depth, 16);
+        assert_eq!(
+            on.shard.l2.unwrap(),
+            ndx_core::L2Config {
+                max_reads: 16,
+                index_capacity: on.shard.l2.unwrap().index_capacity,
+                ..Default::default()
+            }
+        );
+    }
+
+    #[test]
+    fn l2_section_parses_and_is_checked() {
+        let c = parse(
+            r#"
+            [cs]
+            slot_size = 4096
+            [cs.l2]
+            enabled = true
+            dirs = ["/var/lib/ndx/a", "/mnt/nvme1/ndx"]
+            size = "2GiB"
+            batch = 8
+            queue_depth = 32
+            admission = "second-hit"
+            second_hit_window = 100
+            on_start = "clear"
+            verify = "headers"
+            stage_timeout_ms = 250
+            "#,
+        )
+        .unwrap();
+        let l2 = c.l2.as_ref().unwrap();
+        assert_eq!(l2.kind, L2Kind::Files);
+        assert_eq!(l2.size, 2 << 30);
+        assert_eq!(l2.dirs.len(), 2);
+        assert_eq!(l2.queue_depth, 32);
+        assert_eq!(l2.on_start, L2OnStart::Clear);
+        assert!(!l2.verify_full);
+        assert_eq!(l2.max_frame, 4096);
+        let core = c.shard.l2.unwrap();
+        assert_eq!(core.batch, 8);
+        assert_eq!(core.max_reads, 32);
+        assert_eq!(core.stage_timeout_ns, 250_000_000);
+        assert_eq!(
+            core.admission,
+            ndx_core::L2Admission::SecondHit { window: 100 }
+        );
+        let e = parse(
+            "[cs.l2]\nenabled = true\nbackend = \"emulated\"\ntau_gbps = 32\nsize = 67108864",
+        )
+        .unwrap();
+        assert_eq!(e.l2.unwrap().kind, L2Kind::Emulated { tau_bps: 32e9 });
+        // Disabled (the default): nothing for the shard either.
+        let d = parse("").unwrap();
+        assert!(d.l2.is_none() && d.shard.l2.is_none());
+        let l2err = |body: &str| err(&format!("[cs.l2]\nenabled = true\n{body}"));
+        assert!(l2err("size = \"12XB\"").contains("cs.l2.size"));
+        assert!(l2err("size = \"64KiB\"").contains("at least two batch records"));
+        assert!(l2err("batch = 65").contains("cs.l2.batch"));
+        assert!(l2err("batch = 1").contains("cs.l2.prefetch"));
+        assert!(l2err("backend = \"nvme\"").contains("cs.l2.backend"));
+        assert!(l2err("dirs = [\"rel/dir\"]").contains("absolute"));
+        assert!(l2err("dirs = []").contains("cs.l2.dirs"));
+        assert!(l2err("admission = \"never\"").contains("cs.l2.admission"));
+        assert!(l2err("on_start = \"wipe\"").contains("cs.l2.on_start"));
+        assert!(l2err("queue_depth = 0").contains("cs.l2.queue_depth"));
+        assert!(l2err("sise = 1").contains("unknown field `sise`"));
+        assert_eq!(RawSize::Text("1 TiB".into()).bytes(), Ok(1 << 40));
+        assert_eq!(RawSize::Text("512M".into()).bytes(), Ok(512 << 20));
+        assert_eq!(RawSize::Text("4096".into()).bytes(), Ok(4096));
     }
 
     #[test]

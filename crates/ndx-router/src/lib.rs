@@ -4,6 +4,8 @@ pub mod config;
 pub mod control;
 pub mod faces;
 pub mod iface;
+pub mod l2;
+pub mod log;
 pub mod notify;
 pub mod plane;
 pub mod runtime;

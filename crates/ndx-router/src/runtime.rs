@@ -66,6 +66,9 @@ pub enum StartError {
     /// A thread could not be started.
     #[error("cannot start a shard thread: {0}")]
     Thread(std::io::Error),
+    /// The content store's L2 could not be opened.
+    #[error(transparent)]
+    L2(#[from] crate::l2::L2OpenError),
 }
 
 /// One attached interface: its program, its bpf_link and what the workers know of it.
@@ -112,10 +115,13 @@ fn attach_mode(m: XdpMode) -> AttachMode {
 impl Router {
     /// Attaches to every configured interface, opens the sockets, starts one pinned worker
     /// per shard and binds the control socket. On error nothing stays attached.
-    pub fn start(cfg: Config) -> Result<Router, StartError> {
+    pub fn start(mut cfg: Config) -> Result<Router, StartError> {
         if cfg.interfaces.is_empty() {
             return Err(StartError::NoInterface);
         }
+        crate::log::install();
+        // First: a kept L2 store may supply the hash key its records were written with.
+        let mut l2 = crate::l2::open(&mut cfg)?.into_iter();
         let shards = cfg.shards as u32;
         let dispatch = Dispatch::new(cfg.hash_key, cfg.dispatch, cfg.shards, cfg.dispatch_table)
             .map_err(|e| StartError::Setup(e.to_string()))?;
@@ -327,7 +333,11 @@ impl Router {
             for f in plane.faces.table().iter() {
                 shard.add_face(f.id, f.info);
             }
-            let core = Core::new(
+            let shard_l2 = l2.next();
+            if let Some(l) = &shard_l2 {
+                l.refill(&mut shard);
+            }
+            let mut core = Core::new(
                 s as u8,
                 shard,
                 face_reader.clone(),
@@ -341,6 +351,7 @@ impl Router {
                 },
                 redispatch.next().flatten(),
             );
+            core.l2 = shard_l2;
             let worker = Worker {
                 me: s as u8,
                 eps,

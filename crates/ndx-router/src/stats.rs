@@ -53,6 +53,27 @@ pub const COUNTERS: &[&str] = &[
     "cs_lookup_misses",
     "cs_insertions",
     "cs_evictions",
+    "l2_parked",
+    "l2_reads",
+    "l2_prefetches",
+    "l2_read_failures",
+    "l2_served",
+    "l2_fallbacks",
+    "l2_busy",
+    "l2_writes",
+    "l2_rejected",
+    "l2_reads_ok",
+    "l2_read_bytes",
+    "l2_writes_ok",
+    "l2_write_bytes",
+    "l2_corrupt",
+    "l2_stale",
+    "l2_io_errors",
+    "l2_evicted",
+    "l2_indexed",
+    "l2_degraded",
+    "l2_write_backlog",
+    "l2_writes_dropped",
 ];
 
 /// Indexes into [`COUNTERS`] for the I/O layer's own counters.
@@ -98,6 +119,7 @@ pub enum Io {
 }
 
 const CORE_BASE: usize = 18;
+const L2_BASE: usize = CORE_BASE + 24;
 
 /// One shard's published counters.
 #[derive(Debug)]
@@ -182,6 +204,43 @@ impl Snapshot {
         self.0[CORE_BASE..CORE_BASE + v.len()].copy_from_slice(&v);
     }
 
+    /// Copies the L2 counters in: the shard's side (parked Interests, reads asked for, ...)
+    /// and the store's (reads done, bytes, corrupt records, ...). Zero without an L2.
+    /// `backlog` is (batches waiting for a write slot, batches dropped for lack of room).
+    pub fn set_l2(
+        &mut self,
+        core: Option<ndx_core::L2Counters>,
+        io: Option<ndx_hcs::L2Counters>,
+        backlog: (usize, u64),
+    ) {
+        let c = core.unwrap_or_default();
+        let s = io.unwrap_or_default();
+        let v = [
+            c.parked,
+            c.reads,
+            c.prefetches,
+            c.read_failures,
+            c.served,
+            c.fallbacks,
+            c.busy,
+            c.writes,
+            c.rejected,
+            s.reads_ok,
+            s.read_bytes,
+            s.writes_ok,
+            s.write_bytes,
+            s.corrupt,
+            s.stale,
+            s.io_errors,
+            s.evicted,
+            s.indexed,
+            u64::from(s.degraded),
+            backlog.0 as u64,
+            backlog.1,
+        ];
+        self.0[L2_BASE..L2_BASE + v.len()].copy_from_slice(&v);
+    }
+
     /// Adds another snapshot (totals over shards).
     pub fn accumulate(&mut self, other: &Snapshot) {
         for (a, b) in self.0.iter_mut().zip(&other.0) {
@@ -244,6 +303,31 @@ mod tests {
         assert_eq!(s.get("cs_evictions"), Some(5));
         assert_eq!(s.get("rx_frames"), Some(4));
         assert_eq!(s.get("loops"), Some(1));
+        assert_eq!(s.get("cs_lookup_hits"), Some(0));
+        s.set_l2(
+            Some(ndx_core::L2Counters {
+                parked: 6,
+                rejected: 8,
+                ..Default::default()
+            }),
+            Some(ndx_hcs::L2Counters {
+                reads_ok: 4,
+                degraded: true,
+                ..Default::default()
+            }),
+            (2, 3),
+        );
+        assert_eq!(s.get("l2_write_backlog"), Some(2));
+        assert_eq!(s.get("l2_writes_dropped"), Some(3));
+        assert_eq!(s.get("l2_parked"), Some(6));
+        assert_eq!(s.get("l2_rejected"), Some(8));
+        assert_eq!(s.get("l2_reads_ok"), Some(4));
+        assert_eq!(s.get("l2_degraded"), Some(1));
+        assert_eq!(
+            s.get("cs_evictions"),
+            Some(5),
+            "L2 block after the core block"
+        );
         let stats = ShardStats::default();
         stats.publish(&s);
         let mut total = stats.read();

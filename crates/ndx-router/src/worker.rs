@@ -140,6 +140,8 @@ pub struct Core {
     pub redispatch: Option<Redispatch>,
     /// Worker-level reassembler (used with `redispatch`).
     pub reassembler: Reassembler,
+    /// The content store's second level, when configured.
+    pub l2: Option<crate::l2::ShardL2>,
     actions: Actions,
     copy: Vec<u8>,
     frag: Vec<u8>,
@@ -148,6 +150,8 @@ pub struct Core {
     local: LocalFaces,
     snap: Snapshot,
     seq: u64,
+    /// The loop turn's time (ns since the worker started).
+    now: u64,
 }
 
 /// Faces this shard created on demand that the published table does not have yet.
@@ -175,6 +179,7 @@ impl Core {
             cfg,
             redispatch,
             reassembler: Reassembler::new(ReassemblerConfig::default()),
+            l2: None,
             actions: Actions::new(),
             copy: Vec::with_capacity(16 * 1024),
             frag: Vec::with_capacity(16 * 1024),
@@ -183,6 +188,7 @@ impl Core {
             local: LocalFaces::default(),
             snap: Snapshot::default(),
             seq: u64::from(me) << 56,
+            now: 0,
         }
     }
 
@@ -210,7 +216,19 @@ impl Core {
             cs.len(),
             cs.counters(),
         );
+        self.snap.set_l2(
+            self.shard.l2_counters(),
+            self.l2.as_ref().map(|l| l.counters()),
+            self.l2.as_ref().map_or((0, 0), |l| l.write_backlog()),
+        );
         stats.publish(&self.snap);
+    }
+
+    /// Delivers finished L2 reads and writes; true if any finished.
+    fn poll_l2(&mut self, now: u64) -> bool {
+        self.l2
+            .as_mut()
+            .is_some_and(|l2| l2.poll(now, &mut self.shard, &mut self.actions) > 0)
     }
 }
 
@@ -237,6 +255,7 @@ impl Worker {
         let mut empty_turns = 0u32;
         while !stop.load(Ordering::Relaxed) {
             let now = start.elapsed().as_nanos() as u64;
+            self.core.now = now;
             self.core.snap.add(Io::Loops, 1);
             let mut idle = true;
             for i in 0..self.eps.len() {
@@ -295,6 +314,12 @@ impl Worker {
                 self.core.transmit(&mut self.eps, &table);
                 self.core.reassembler.expire(now);
                 next_timer = now + 1_000_000;
+            }
+            if self.core.poll_l2(now) {
+                idle = false;
+            }
+            if !self.core.actions.is_empty() {
+                self.core.transmit(&mut self.eps, &table);
             }
             for e in &mut self.eps {
                 e.ep.poll();
@@ -609,8 +634,13 @@ impl Core {
         }
     }
 
-    /// Sends everything the pipeline asked for and clears the action list.
+    /// Submits the L2 reads and writes the pipeline asked for, sends everything it asked
+    /// for and clears the action list.
     fn transmit(&mut self, eps: &mut [Ep], table: &FaceTable) {
+        if let Some(l2) = self.l2.as_mut() {
+            l2.execute(self.now, &mut self.shard, &mut self.actions);
+            l2.reset();
+        }
         for (face, bytes) in self.actions.sends() {
             let Some(f) = table.get(face).or_else(|| self.local.faces.get(&face)) else {
                 self.snap.add(Io::UnknownFace, 1);

@@ -562,3 +562,96 @@ fn first_interests_to_a_resolved_face_are_sent() {
     assert_eq!(total(&s, "unresolved_face"), 0, "{}", s["counters"]);
     assert_eq!(retransmissions(&got), 0);
 }
+
+/// The hierarchical content store through the AF_XDP data path: an L1 of 64 Data evicts a
+/// 2048-segment object into the L2 (io_uring on a file) in batches of 8; with the producer
+/// gone the object is served again from L2 (each missed batch read back, the Interests parked
+/// on the read answered from it), and again after a restart, from the recovered files.
+#[test]
+fn evicted_data_are_served_from_l2_also_after_a_restart() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    // 2048 segments of 1000 bytes: 256 whole batches of 8.
+    let (file, data) = line.content("obj", 2048 * 1000, 11);
+    let l2dir = line.scratch.path("l2");
+    let extra = format!(
+        "[cs]\ncapacity = 64\nslot_size = 2048\n\
+         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"32MiB\"\nbatch = 8\n\
+         queue_depth = 16\n",
+        l2dir.display()
+    );
+    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
+    let router = line.start_router(&config);
+    let producer = line.put(
+        "/t/l2",
+        &file,
+        &["-f", "600000", "--version", "5", "--segment-size", "1000"],
+    );
+    let out1 = line.scratch.path("got1");
+    let got = line.get("/t/l2/v=5", &out1, &[]);
+    ok(&got, "first ndx get");
+    same_bytes(&out1, &data);
+    let n = segments(&got);
+    assert_eq!(n, 2048);
+    // All but the batches still in L1 are written to L2 (the stage timeout flushes any
+    // incomplete one within a second).
+    let before = router.settle(|s| total(s, "l2_writes_ok") >= (n - 64) / 8);
+    assert!(
+        total(&before, "l2_writes_ok") >= (n - 64) / 8,
+        "evicted batches not written: {}",
+        before["counters"]
+    );
+    assert_eq!(total(&before, "l2_io_errors"), 0);
+    assert!(l2dir.join("shard-0.l2").exists() && l2dir.join("ndx-l2.layout").exists());
+    drop(producer);
+
+    // Second fetch: the producer is gone; L1 holds only the object's tail.
+    let out2 = line.scratch.path("got2");
+    let got = line.get("/t/l2/v=5", &out2, &[]);
+    ok(&got, "second ndx get (producer stopped)");
+    same_bytes(&out2, &data);
+    let after = router.settle(|s| total(s, "cs_hits") >= total(&before, "cs_hits") + n);
+    let c = &after["counters"];
+    eprintln!("second fetch (from L2): {c}");
+    assert_eq!(
+        total(&after, "interests_out"),
+        total(&before, "interests_out"),
+        "the second fetch forwarded Interests: {c}"
+    );
+    let reads = total(&after, "l2_reads_ok") - total(&before, "l2_reads_ok");
+    assert!(reads >= (n - 64) / 8, "{reads} batch reads: {c}");
+    assert!(total(&after, "l2_served") > 0, "{c}");
+    assert_eq!(total(&after, "l2_corrupt"), 0, "{c}");
+    assert_eq!(total(&after, "l2_read_failures"), 0, "{c}");
+    // Stop cleanly, then start again on the same files.
+    let stopped = router.proc.stop("INT");
+    assert!(stopped.status.success() || stopped.status.code().is_some());
+    let router = line.start_router(&config);
+    let start = router.settle(|s| total(s, "l2_indexed") >= n / 8);
+    assert!(
+        total(&start, "l2_indexed") >= n / 8,
+        "recovered index: {}\n{}",
+        start["counters"],
+        router.log()
+    );
+    let out3 = line.scratch.path("got3");
+    let got = line.get("/t/l2/v=5", &out3, &[]);
+    ok(&got, "third ndx get (after a restart, producer stopped)");
+    same_bytes(&out3, &data);
+    let end = router.settle(|s| total(s, "cs_hits") >= n);
+    eprintln!("after the restart: {}", end["counters"]);
+    assert_eq!(
+        total(&end, "interests_out"),
+        0,
+        "after the restart every Interest was answered here: {}",
+        end["counters"]
+    );
+    assert!(total(&end, "l2_reads_ok") >= n / 8, "{}", end["counters"]);
+    assert!(
+        router.log().contains("batches recovered"),
+        "recovery logged: {}",
+        router.log()
+    );
+}
