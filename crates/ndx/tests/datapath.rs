@@ -655,3 +655,113 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
         router.log()
     );
 }
+
+/// A tmpfs mounted for one test, unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    fn mount(at: PathBuf, size: &str) -> Self {
+        std::fs::create_dir_all(&at).unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "ndx-test"])
+            .arg(&at)
+            .output()
+            .expect("mount runs");
+        ok(&out, "mount tmpfs");
+        Self(at)
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk under the L2: the first writes that do not fit fail with ENOSPC, the router
+/// logs one line, runs L1-only from then on and keeps forwarding; nothing crashes.
+#[test]
+fn a_full_l2_disk_degrades_to_l1_only() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, data) = line.content("obj", 1024 * 1000, 12);
+    // 32 MiB of log on a 512 KiB file system (tmpfs also refuses O_DIRECT: buffered I/O).
+    let disk = Tmpfs::mount(line.scratch.path("small"), "512k");
+    let extra = format!(
+        "[cs]\ncapacity = 64\nslot_size = 2048\n\
+         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"32MiB\"\nbatch = 8\n",
+        disk.0.display()
+    );
+    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
+    let router = line.start_router(&config);
+    let _producer = line.put(
+        "/t/full",
+        &file,
+        &["-f", "600000", "--version", "1", "--segment-size", "1000"],
+    );
+    let out1 = line.scratch.path("got1");
+    let got = line.get("/t/full/v=1", &out1, &[]);
+    ok(&got, "ndx get while the L2 fills up");
+    same_bytes(&out1, &data);
+    let s = router.settle(|s| total(s, "l2_degraded") == 1);
+    let c = &s["counters"];
+    assert_eq!(total(&s, "l2_degraded"), 1, "{c}");
+    assert!(total(&s, "l2_io_errors") >= 1, "{c}");
+    assert!(total(&s, "l2_writes_ok") >= 1, "some batches fit: {c}");
+    let log = router.log();
+    assert!(
+        log.contains("L2 disabled, the content store runs L1-only"),
+        "one clear log line: {log}"
+    );
+    // Still forwarding, L1-only: a second fetch with the producer alive works.
+    let out2 = line.scratch.path("got2");
+    let got = line.get("/t/full/v=1", &out2, &[]);
+    ok(&got, "ndx get after the L2 degraded");
+    same_bytes(&out2, &data);
+    assert!(!router.exited(), "ndx must not crash: {}", router.log());
+    let end = router.status();
+    assert_eq!(total(&end, "l2_corrupt"), 0);
+    drop(router);
+}
+
+/// The emulated L2 (DRAM with a device delay, seed 000 §3.2) through the same data path.
+#[test]
+fn the_emulated_l2_serves_evicted_data() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, data) = line.content("obj", 1024 * 1000, 13);
+    let extra = "[cs]\ncapacity = 64\nslot_size = 2048\n\
+                 [cs.l2]\nenabled = true\nbackend = \"emulated\"\ntau_gbps = 4\n\
+                 size = \"16MiB\"\nbatch = 8\n";
+    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), extra);
+    let router = line.start_router(&config);
+    let producer = line.put(
+        "/t/emu",
+        &file,
+        &["-f", "600000", "--version", "2", "--segment-size", "1000"],
+    );
+    let out1 = line.scratch.path("got1");
+    ok(&line.get("/t/emu/v=2", &out1, &[]), "first ndx get");
+    same_bytes(&out1, &data);
+    let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
+    drop(producer);
+    let out2 = line.scratch.path("got2");
+    ok(
+        &line.get("/t/emu/v=2", &out2, &[]),
+        "second ndx get (producer stopped)",
+    );
+    same_bytes(&out2, &data);
+    let after = router.settle(|s| total(s, "cs_hits") >= 1024);
+    assert_eq!(
+        total(&after, "interests_out"),
+        total(&before, "interests_out"),
+        "{}",
+        after["counters"]
+    );
+    assert!(total(&after, "l2_reads_ok") >= (1024 - 64) / 8);
+    assert!(router.log().contains("L2 emulated"), "{}", router.log());
+}
