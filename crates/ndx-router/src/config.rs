@@ -509,6 +509,34 @@ pub struct Config {
     pub l2: Option<L2Settings>,
 }
 
+impl L2Settings {
+    /// One line on what this sets up (with the shard side `core`).
+    pub fn describe(&self, core: &ndx_core::L2Config) -> String {
+        let store = match self.kind {
+            L2Kind::Files => format!(
+                "{} MiB per shard in each of {}",
+                self.size >> 20,
+                self.dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            L2Kind::Emulated { tau_bps } => format!(
+                "emulated, {} MiB per shard at {} Gbit/s",
+                self.size >> 20,
+                tau_bps / 1e9
+            ),
+        };
+        format!(
+            "L2: {store}; batch {}, {}, queue depth {}",
+            core.batch,
+            if core.prefetch { "prefetch" } else { "serial" },
+            self.queue_depth
+        )
+    }
+}
+
 impl Config {
     /// Replaces the name-hash key everywhere it is used (tables, dispatch, XDP).
     pub fn set_hash_key(&mut self, k0: u64, k1: u64) {
@@ -1259,6 +1287,11 @@ mod tests {
         assert_eq!(l2.on_start, L2OnStart::Clear);
         assert!(!l2.verify_full);
         assert_eq!(l2.max_frame, 4096);
+        assert_eq!(
+            l2.describe(&c.shard.l2.unwrap()),
+            "L2: 2048 MiB per shard in each of /var/lib/ndx/a, /mnt/nvme1/ndx; batch 8, \
+             prefetch, queue depth 32"
+        );
         let core = c.shard.l2.unwrap();
         assert_eq!(core.batch, 8);
         assert_eq!(core.max_reads, 32);

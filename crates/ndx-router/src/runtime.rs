@@ -426,6 +426,9 @@ impl Router {
                 a.info.name, a.info.ifindex, a.info.mtu, a.mode
             ));
         }
+        if let (Some(l2), Some(core)) = (&self.cfg.l2, &self.cfg.shard.l2) {
+            s.push_str(&format!("\nndx: {}", l2.describe(core)));
+        }
         s
     }
 

@@ -124,6 +124,9 @@ fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
         c.faces.len(),
         c.routes.len()
     );
+    if let (Some(l2), Some(core)) = (&c.l2, &c.shard.l2) {
+        println!("  {}", l2.describe(core));
+    }
     Ok(0)
 }
 
