@@ -8,11 +8,17 @@
 # ndx twice with `ndx get` (the second time from ndx's content store), verifies the bytes,
 # prints throughput and ndx's counters, and removes everything it created, also when
 # interrupted.
+#
+# DEMO_L2=1 shows the hierarchical content store instead: an L1 of 512 Data per shard (a
+# quarter of the file) over an L2 of files in the work directory (io_uring); the first fetch
+# fills L1 and spills the rest into L2 in batches, the second is answered from L1 + L2 (the
+# `l2_*` counters show the batch reads, prefetches and parked Interests).
 set -euo pipefail
 . "$(dirname "$0")/topology.sh"
 NDX=${NDX:?path to the ndx binary}
 SIZE_MB=${DEMO_SIZE_MB:-16}
 SHARDS=${DEMO_SHARDS:-2}
+L2=${DEMO_L2:-}
 TAG=$$
 C=ndxdemo-c-$TAG R=ndxdemo-r-$TAG P=ndxdemo-p-$TAG
 WORK=$(mktemp -d /tmp/ndx-demo.XXXXXX)
@@ -50,6 +56,17 @@ remote = "udp://10.77.2.1:6363"
 prefix = "/demo"
 face = "producer"
 CFG
+if [ -n "$L2" ]; then
+  cat >> "$WORK/ndx.toml" <<CFG
+[cs]
+capacity = 512
+[cs.l2]
+enabled = true
+dirs = ["$WORK/l2"]
+size = "256MiB"
+batch = 16
+CFG
+fi
 
 step "producer: ndx put /demo/file ($SIZE_MB MiB)"
 ip netns exec $P "$NDX" put /demo/file -i "$WORK/file" -b 0.0.0.0:6363 > "$WORK/put.log" 2>&1 &
@@ -63,7 +80,8 @@ for _ in $(seq 100); do [ -S "$WORK/ndx.sock" ] && break; sleep 0.1; done
 cat "$WORK/ndx.log"
 
 for round in 1 2; do
-  step "consumer: ndx get /demo/file, round $round$([ $round = 2 ] && echo ' (from the CS)')"
+  from=' (from the CS)'; [ -n "$L2" ] && from=' (from the CS: L1 + L2)'
+  step "consumer: ndx get /demo/file, round $round$([ $round = 2 ] && echo "$from")"
   ip netns exec $C "$NDX" get /demo/file -t 10.77.1.2:6363 -o "$WORK/got$round" --no-progress --max-cwnd ${DEMO_MAX_CWND:-32}
   cmp "$WORK/file" "$WORK/got$round" && echo "bytes verified: identical to the served file"
 done
