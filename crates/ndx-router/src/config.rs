@@ -807,6 +807,20 @@ impl RawConfig {
         };
 
         let (l2, l2_core) = check_l2(&c.l2, c.slot_size)?;
+        if let (Some(core), DispatchMode::Batch(bd)) = (&l2_core, dispatch)
+            && r.shards > 1
+            && bd % core.batch != 0
+        {
+            return bad(
+                "router.dispatch",
+                format!(
+                    "batch:{bd} would split the L2's batches of {} segments across shards \
+                     (each shard writes and reads only whole batches): use a multiple of \
+                     cs.l2.batch",
+                    core.batch
+                ),
+            );
+        }
 
         let u = &self.udp;
         if u.ports.is_empty() || u.ports.len() > 8 {
@@ -1320,6 +1334,18 @@ mod tests {
         assert!(l2err("on_start = \"wipe\"").contains("cs.l2.on_start"));
         assert!(l2err("queue_depth = 0").contains("cs.l2.queue_depth"));
         assert!(l2err("sise = 1").contains("unknown field `sise`"));
+        let split =
+            err("[router]\nshards = 2\ndispatch = \"batch:4\"\n[cs.l2]\nenabled = true\nbatch = 8");
+        assert!(
+            split.contains("router.dispatch") && split.contains("multiple"),
+            "{split}"
+        );
+        assert!(
+            parse(
+                "[router]\nshards = 2\ndispatch = \"batch:16\"\n[cs.l2]\nenabled = true\nbatch = 8"
+            )
+            .is_ok()
+        );
         assert_eq!(RawSize::Text("1 TiB".into()).bytes(), Ok(1 << 40));
         assert_eq!(RawSize::Text("512M".into()).bytes(), Ok(512 << 20));
         assert_eq!(RawSize::Text("4096".into()).bytes(), Ok(4096));

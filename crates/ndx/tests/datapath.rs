@@ -765,3 +765,60 @@ fn the_emulated_l2_serves_evicted_data() {
     assert!(total(&after, "l2_reads_ok") >= (1024 - 64) / 8);
     assert!(router.log().contains("L2 emulated"), "{}", router.log());
 }
+
+/// Two shards, objects spread over them by batch (seed 000's H=Batch, with the dispatch batch
+/// equal to the L2 batch): each shard writes its own batches to its own file and serves them
+/// back.
+#[test]
+fn two_shards_each_serve_their_batches_from_their_own_l2() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 2, 1500);
+    let (file, data) = line.content("obj", 1024 * 1000, 14);
+    let l2dir = line.scratch.path("l2");
+    let extra = format!(
+        "dispatch = \"batch:8\"\n[cs]\ncapacity = 32\nslot_size = 2048\n\
+         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"16MiB\"\nbatch = 8\n",
+        l2dir.display()
+    );
+    let config = line.config(2, &format!("udp://{}", line.producer_endpoint()), &extra);
+    let router = line.start_router(&config);
+    let producer = line.put(
+        "/t/l2s",
+        &file,
+        &["-f", "600000", "--version", "4", "--segment-size", "1000"],
+    );
+    let out1 = line.scratch.path("got1");
+    ok(&line.get("/t/l2s/v=4", &out1, &[]), "first ndx get");
+    same_bytes(&out1, &data);
+    let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
+    drop(producer);
+    let out2 = line.scratch.path("got2");
+    ok(
+        &line.get("/t/l2s/v=4", &out2, &[]),
+        "second ndx get (producer stopped)",
+    );
+    same_bytes(&out2, &data);
+    let after = router.settle(|s| total(s, "cs_hits") >= 1024);
+    eprintln!("{}", after["shards"]);
+    assert_eq!(
+        total(&after, "interests_out"),
+        total(&before, "interests_out"),
+        "{}",
+        after["counters"]
+    );
+    let reads = per_shard(&after, "l2_reads_ok");
+    let writes = per_shard(&after, "l2_writes_ok");
+    assert!(
+        reads.iter().all(|&r| r > 0) && writes.iter().all(|&w| w > 0),
+        "both shards use their L2: reads {reads:?}, writes {writes:?}"
+    );
+    assert!(l2dir.join("shard-0.l2").exists() && l2dir.join("shard-1.l2").exists());
+    assert_eq!(
+        total(&after, "l2_read_failures"),
+        0,
+        "{}",
+        after["counters"]
+    );
+}
