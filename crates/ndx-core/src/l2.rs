@@ -482,10 +482,11 @@ impl L2State {
         }
     }
 
-    /// Writes (as they are) the batches staged `stage_timeout_ns` or longer ago.
+    /// Writes (as they are) the batches staged `stage_timeout_ns` or longer ago (every one
+    /// when `now` is `u64::MAX`).
     pub(crate) fn flush_stale(&mut self, now: u64, emit: &mut dyn FnMut(&Stage2<'_>)) {
         let timeout = self.cfg.stage_timeout_ns;
-        if timeout == 0 {
+        if timeout == 0 && now != u64::MAX {
             return;
         }
         while let Some(&slot) = self.stage_age.front() {

@@ -1122,6 +1122,14 @@ impl Shard {
         }
     }
 
+    /// Emits every batch being staged as an L2 write, complete or not (a clean stop, so
+    /// the Data L1 evicted last are not lost).
+    pub fn l2_flush_staged(&mut self, out: &mut Actions) {
+        if let Some(l2) = self.l2.as_mut() {
+            l2.flush_stale(u64::MAX, &mut |st| push_l2_write(out, st));
+        }
+    }
+
     /// Forgets that the L2 holds a batch (the I/O layer's log overwrote it).
     pub fn l2_forget(&mut self, content_key: u64, batch: u64) {
         if let Some(l2) = self.l2.as_mut() {

@@ -441,6 +441,27 @@ impl ShardL2 {
         self.store.flush();
     }
 
+    /// A clean stop: writes every staged batch (complete or not) and waits, up to `limit`,
+    /// for the writes in flight and in the backlog to finish, so a restart finds them.
+    /// Leaves whatever the completions produced in `actions` (the caller clears it).
+    pub fn finish(
+        &mut self,
+        now: u64,
+        shard: &mut Shard,
+        actions: &mut Actions,
+        limit: std::time::Duration,
+    ) {
+        shard.l2_flush_staged(actions);
+        self.execute(now, shard, actions);
+        let t0 = std::time::Instant::now();
+        while (self.store.in_flight() > 0 || !self.backlog.is_empty()) && t0.elapsed() < limit {
+            if self.poll(now, shard, actions) == 0 {
+                std::thread::sleep(std::time::Duration::from_micros(200));
+            }
+            self.execute(now, shard, actions);
+        }
+    }
+
     /// The action list was sent and cleared.
     pub fn reset(&mut self) {
         self.reads_done = 0;

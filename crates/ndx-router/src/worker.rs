@@ -350,6 +350,17 @@ impl Worker {
                 empty_turns = 0;
             }
         }
+        // A clean stop keeps what the L2 was about to receive.
+        if let Some(l2) = self.core.l2.as_mut() {
+            l2.finish(
+                self.core.now,
+                &mut self.core.shard,
+                &mut self.core.actions,
+                std::time::Duration::from_secs(2),
+            );
+            l2.reset();
+            self.core.actions.clear();
+        }
         self.core.publish_sockets(&self.eps);
         self.core.publish(&self.stats);
         self.core.snap

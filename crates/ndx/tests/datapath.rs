@@ -822,3 +822,49 @@ fn two_shards_each_serve_their_batches_from_their_own_l2() {
         after["counters"]
     );
 }
+
+/// A clean stop writes the batches still being staged (here an incomplete one, with the stage
+/// timeout off), so the restarted router finds them.
+#[test]
+fn a_clean_stop_writes_the_staged_batches() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    // 1020 segments; L1 keeps the last 64, so 956 are evicted: 119 whole batches of 8 and
+    // segments 952..=955 of batch 119, staged and incomplete.
+    let (file, data) = line.content("obj", 1020 * 1000, 15);
+    let l2dir = line.scratch.path("l2");
+    let extra = format!(
+        "[cs]\ncapacity = 64\nslot_size = 2048\n\
+         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"16MiB\"\nbatch = 8\n\
+         stage_timeout_ms = 0\n",
+        l2dir.display()
+    );
+    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
+    let router = line.start_router(&config);
+    let _producer = line.put(
+        "/t/stop",
+        &file,
+        &["-f", "600000", "--version", "6", "--segment-size", "1000"],
+    );
+    let out = line.scratch.path("got");
+    ok(&line.get("/t/stop/v=6", &out, &[]), "ndx get");
+    same_bytes(&out, &data);
+    let s = router.settle(|s| total(s, "l2_writes_ok") >= 119);
+    assert_eq!(total(&s, "l2_writes_ok"), 119, "{}", s["counters"]);
+    let stopped = router.proc.stop("INT");
+    assert!(
+        stopped.status.success(),
+        "ndx run exit: {:?}",
+        stopped.status
+    );
+    let router = line.start_router(&config);
+    let s = router.settle(|s| total(s, "l2_indexed") >= 120);
+    assert_eq!(
+        total(&s, "l2_indexed"),
+        120,
+        "the incomplete batch was written at the stop: {}",
+        s["counters"]
+    );
+}
