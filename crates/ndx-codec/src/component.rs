@@ -73,6 +73,13 @@ impl<'a> Component<'a> {
         })
     }
 
+    /// A component from parts already validated (by a Name's decode): `wire` is the whole
+    /// TLV of type `typ` and `value` its TLV-VALUE.
+    #[inline]
+    pub(crate) fn from_validated(typ: u16, value: &'a [u8], wire: &'a [u8]) -> Self {
+        Self { typ, value, wire }
+    }
+
     /// TLV-TYPE.
     pub fn typ(&self) -> u16 {
         self.typ

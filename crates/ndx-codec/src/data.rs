@@ -101,32 +101,25 @@ impl<'a> Data<'a> {
         let mut order = Order::new(Element::Data);
         while !r.is_empty() {
             let e = r.read()?;
-            let rank = match e.typ {
-                tt::META_INFO => Some(1),
-                tt::CONTENT => Some(2),
-                tt::SIGNATURE_INFO => Some(3),
-                tt::SIGNATURE_VALUE => Some(4),
-                _ => None,
-            };
-            if !order.accept(&e, rank)? {
-                continue;
-            }
+            // One dispatch on the TLV-TYPE: each arm first claims its rank in the element
+            // order; an element that cannot (repeated or out of order) is unrecognised.
             match e.typ {
-                tt::META_INFO => d.decode_meta_info(e)?,
-                tt::CONTENT => d.content = Some(e.value),
-                tt::SIGNATURE_INFO => {
+                tt::META_INFO if order.advance(1) => d.decode_meta_info(e)?,
+                tt::CONTENT if order.advance(2) => d.content = Some(e.value),
+                tt::SIGNATURE_INFO if order.advance(3) => {
                     d.signature_type = signature_type_of(e)?;
                     d.signature_info = e.value;
                     d.signed_end = e.offset - t.offset + e.wire.len();
                     have_sig_info = true;
                 }
-                _ => {
+                tt::SIGNATURE_VALUE if order.advance(4) => {
                     if !have_sig_info {
                         return Err(e.error(ErrorKind::Missing(Element::SignatureInfo)));
                     }
                     d.signature_value = e.value;
                     have_sig_value = true;
                 }
+                _ => order.unrecognised(&e)?,
             }
         }
         if !have_sig_info {
@@ -148,19 +141,14 @@ impl<'a> Data<'a> {
         let mut order = Order::new(Element::MetaInfo);
         for e in m.children() {
             let e = e?;
-            let rank = match e.typ {
-                tt::CONTENT_TYPE => Some(1),
-                tt::FRESHNESS_PERIOD => Some(2),
-                tt::FINAL_BLOCK_ID => Some(3),
-                _ => None,
-            };
-            if !order.accept(&e, rank)? {
-                continue;
-            }
             match e.typ {
-                tt::CONTENT_TYPE => self.content_type = Some(e.nni(Element::ContentType)?),
-                tt::FRESHNESS_PERIOD => self.freshness = Some(e.nni(Element::FreshnessPeriod)?),
-                _ => {
+                tt::CONTENT_TYPE if order.advance(1) => {
+                    self.content_type = Some(e.nni(Element::ContentType)?);
+                }
+                tt::FRESHNESS_PERIOD if order.advance(2) => {
+                    self.freshness = Some(e.nni(Element::FreshnessPeriod)?);
+                }
+                tt::FINAL_BLOCK_ID if order.advance(3) => {
                     let mut r = e.children();
                     let c = r
                         .read()
@@ -170,6 +158,7 @@ impl<'a> Data<'a> {
                     }
                     self.final_block_id = Some(Component::from_tlv(c)?);
                 }
+                _ => order.unrecognised(&e)?,
             }
         }
         Ok(())

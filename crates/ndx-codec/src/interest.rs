@@ -38,6 +38,7 @@ impl<'a> Interest<'a> {
     }
 
     /// Decodes an Interest from an already-framed TLV (offsets stay those of the outer buffer).
+    #[inline]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
         if t.typ != tt::INTEREST {
             return Err(t.error(ErrorKind::Unexpected {
@@ -79,57 +80,51 @@ impl<'a> Interest<'a> {
         let mut order = Order::new(Element::Interest);
         while !r.is_empty() {
             let e = r.read()?;
-            let rank = match e.typ {
-                tt::CAN_BE_PREFIX => 1,
-                tt::MUST_BE_FRESH => 2,
-                tt::FORWARDING_HINT => 3,
-                tt::NONCE => 4,
-                tt::INTEREST_LIFETIME => 5,
-                tt::HOP_LIMIT => 6,
-                tt::APPLICATION_PARAMETERS => 7,
-                tt::INTEREST_SIGNATURE_INFO => 8,
-                tt::INTEREST_SIGNATURE_VALUE => 9,
-                _ => 0,
-            };
-            if !order.accept(&e, (rank > 0).then_some(rank))? {
-                continue;
-            }
+            // One dispatch on the TLV-TYPE: each arm first claims its rank in the element
+            // order; an element that cannot (repeated or out of order) is unrecognised.
             match e.typ {
-                tt::CAN_BE_PREFIX => {
+                tt::CAN_BE_PREFIX if order.advance(1) => {
                     e.expect_len(Element::CanBePrefix, 0)?;
                     i.can_be_prefix = true;
                 }
-                tt::MUST_BE_FRESH => {
+                tt::MUST_BE_FRESH if order.advance(2) => {
                     e.expect_len(Element::MustBeFresh, 0)?;
                     i.must_be_fresh = true;
                 }
-                tt::FORWARDING_HINT => i.forwarding_hint = Some(ForwardingHint::from_tlv(e)?),
-                tt::NONCE => {
+                tt::FORWARDING_HINT if order.advance(3) => {
+                    i.forwarding_hint = Some(ForwardingHint::from_tlv(e)?);
+                }
+                tt::NONCE if order.advance(4) => {
                     let n =
                         <[u8; 4]>::try_from(e.value).map_err(|_| e.bad_length(Element::Nonce))?;
                     i.nonce = Some(u32::from_be_bytes(n));
                 }
-                tt::INTEREST_LIFETIME => i.lifetime = Some(e.nni(Element::InterestLifetime)?),
-                tt::HOP_LIMIT => {
-                    e.expect_len(Element::HopLimit, 1)?;
-                    i.hop_limit = Some((e.value[0], e.value_offset()));
+                tt::INTEREST_LIFETIME if order.advance(5) => {
+                    i.lifetime = Some(e.nni(Element::InterestLifetime)?);
                 }
-                tt::APPLICATION_PARAMETERS => {
+                tt::HOP_LIMIT if order.advance(6) => {
+                    let [h] = e.value else {
+                        return Err(e.bad_length(Element::HopLimit));
+                    };
+                    i.hop_limit = Some((*h, e.value_offset()));
+                }
+                tt::APPLICATION_PARAMETERS if order.advance(7) => {
                     i.app_params = Some(e.value);
                     i.params_start = e.offset - t.offset;
                 }
-                tt::INTEREST_SIGNATURE_INFO => {
+                tt::INTEREST_SIGNATURE_INFO if order.advance(8) => {
                     if i.app_params.is_none() {
                         return Err(e.error(ErrorKind::Missing(Element::ApplicationParameters)));
                     }
                     i.signature_info = Some(e.value);
                 }
-                _ => {
+                tt::INTEREST_SIGNATURE_VALUE if order.advance(9) => {
                     if i.signature_info.is_none() {
                         return Err(e.error(ErrorKind::Missing(Element::InterestSignatureInfo)));
                     }
                     i.signature_value = Some(e.value);
                 }
+                _ => order.unrecognised(&e)?,
             }
         }
         if i.signature_info.is_some() && i.signature_value.is_none() {

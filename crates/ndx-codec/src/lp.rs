@@ -67,8 +67,10 @@ pub struct LpPacket<'a> {
     wire: &'a [u8],
     offset: usize,
     headers: LpHeaders<'a>,
-    acks: Option<(&'a [u8], usize)>,
-    fragment: Option<Tlv<'a>>,
+    /// Whether an Ack field is present ([`LpPacket::acks`] re-reads them from `wire`).
+    has_acks: bool,
+    /// The Fragment's TLV-VALUE and its offset in the outermost decoded buffer.
+    fragment: Option<(&'a [u8], usize)>,
 }
 
 impl<'a> LpPacket<'a> {
@@ -83,6 +85,7 @@ impl<'a> LpPacket<'a> {
     /// Rules (NDNLPv2): header fields precede Fragment; known fields other than Ack appear at
     /// most once; an unknown field is skipped when ignorable (800..=959 with the low two bits
     /// 00) and rejected otherwise; FragIndex < FragCount; PitToken is 1..=32 bytes.
+    #[inline]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
         if t.typ != tt::LP_PACKET {
             return Err(t.error(ErrorKind::Unexpected {
@@ -90,14 +93,14 @@ impl<'a> LpPacket<'a> {
                 found: t.typ,
             }));
         }
-        let mut h = LpHeaders::default();
         let mut lp = LpPacket {
             wire: t.wire,
             offset: t.offset,
-            headers: h,
-            acks: None,
+            headers: LpHeaders::default(),
+            has_acks: false,
             fragment: None,
         };
+        let h = &mut lp.headers;
         let mut seen: u32 = 0;
         for e in t.children() {
             let e = e?;
@@ -140,7 +143,7 @@ impl<'a> LpPacket<'a> {
             }
             seen |= 1 << bit;
             match e.typ {
-                tt::LP_FRAGMENT => lp.fragment = Some(e),
+                tt::LP_FRAGMENT => lp.fragment = Some((e.value, e.value_offset())),
                 tt::LP_SEQUENCE => h.sequence = Some(e.nni(Element::Sequence)?),
                 tt::LP_FRAG_INDEX => h.frag_index = Some(e.nni(Element::FragIndex)?),
                 tt::LP_FRAG_COUNT => h.frag_count = Some(e.nni(Element::FragCount)?),
@@ -170,7 +173,7 @@ impl<'a> LpPacket<'a> {
                 tt::LP_HOP_COUNT_TAG => h.hop_count = Some(e.nni(Element::NonNegativeInteger)?),
                 _ => {
                     e.nni(Element::Ack)?;
-                    lp.acks = Some((t.value, t.value_offset()));
+                    lp.has_acks = true;
                 }
             }
         }
@@ -181,7 +184,6 @@ impl<'a> LpPacket<'a> {
         if h.frag_index.unwrap_or(0) >= count {
             return Err(t.error(ErrorKind::Invalid(Element::FragIndex)));
         }
-        lp.headers = h;
         Ok(lp)
     }
 
@@ -233,17 +235,21 @@ impl<'a> LpPacket<'a> {
     /// The Fragment's bytes (a whole network packet, or one piece of it); `None` for an IDLE
     /// packet.
     pub fn fragment(&self) -> Option<&'a [u8]> {
-        self.fragment.map(|f| f.value)
+        self.fragment.map(|(value, _)| value)
     }
 
     /// Offset of the Fragment's first byte in the outermost decoded buffer.
     pub fn fragment_offset(&self) -> Option<usize> {
-        self.fragment.map(|f| f.value_offset())
+        self.fragment.map(|(_, offset)| offset)
     }
 
     /// The Ack values, in order.
     pub fn acks(&self) -> impl Iterator<Item = u64> + 'a {
-        let (value, base) = self.acks.unwrap_or((&[], 0));
+        // The whole LpPacket was decoded already, so reading it again cannot fail.
+        let (value, base) = match crate::tlv::read_one(self.wire) {
+            Ok(t) if self.has_acks => (t.value, self.offset + t.value_offset()),
+            _ => (&[][..], 0),
+        };
         Reader::with_base(value, base)
             .map_while(|e| e.ok())
             .filter(|e| e.typ == tt::LP_ACK)
@@ -255,13 +261,13 @@ impl<'a> LpPacket<'a> {
     /// `Ok(None)` for IDLE packets and for pieces of a fragmented packet (feed those to a
     /// [`Reassembler`](crate::Reassembler)). A Nack must carry an Interest.
     pub fn network_packet(&self) -> Result<Option<Packet<'a>>> {
-        let Some(f) = self.fragment else {
+        let Some((value, offset)) = self.fragment else {
             return Ok(None);
         };
         if self.is_fragment() {
             return Ok(None);
         }
-        let mut r = f.children();
+        let mut r = Reader::with_base(value, offset);
         let t = r.read()?;
         if !r.is_empty() {
             return Err(Error::new(

@@ -58,13 +58,36 @@ impl<'a> Name<'a> {
     pub(crate) fn from_components_counting(value: &'a [u8], base: usize) -> Result<(Self, usize)> {
         let mut len = 0;
         let mut params_digests = 0;
-        for c in Reader::with_base(value, base) {
-            let c = Component::from_tlv(c?)?;
-            params_digests +=
-                usize::from(u64::from(c.typ()) == tt::PARAMETERS_SHA256_DIGEST_COMPONENT);
+        let mut pos = 0;
+        while let Some(rest) = value.get(pos..)
+            && !rest.is_empty()
+        {
             len += 1;
+            // Fast path, one pass: a one-byte TLV-TYPE that needs no further check (neither 0
+            // nor a digest type) and a one-byte TLV-LENGTH that fits.
+            if let [3..=252, l @ 0..=252, ..] = rest {
+                let end = 2 + usize::from(*l);
+                if end <= rest.len() {
+                    pos += end;
+                    continue;
+                }
+            }
+            let (n, digest) = Self::check_component(rest, base + pos)?;
+            params_digests += usize::from(digest);
+            pos += n;
         }
         Ok((Self { value, len }, params_digests))
+    }
+
+    /// The full checks of the component at the start of `rest` (at `base` in the outermost
+    /// buffer), with the errors and offsets they report: its size, and whether it is a
+    /// ParametersSha256DigestComponent.
+    #[inline(never)]
+    fn check_component(rest: &[u8], base: usize) -> Result<(usize, bool)> {
+        let t = Reader::with_base(rest, base).read()?;
+        let c = Component::from_tlv(t)?;
+        let digest = u64::from(c.typ()) == tt::PARAMETERS_SHA256_DIGEST_COMPONENT;
+        Ok((t.wire.len(), digest))
     }
 
     /// Number of components.
@@ -84,9 +107,7 @@ impl<'a> Name<'a> {
 
     /// The components in order.
     pub fn components(&self) -> Components<'a> {
-        Components {
-            reader: Reader::new(self.value),
-        }
+        Components { rest: self.value }
     }
 
     /// Component `i`, if there is one.
@@ -201,16 +222,52 @@ impl fmt::Debug for Name<'_> {
 /// Iterator over the components of a [`Name`].
 #[derive(Debug, Clone)]
 pub struct Components<'a> {
-    reader: Reader<'a>,
+    /// The components not yet returned.
+    rest: &'a [u8],
 }
 
 impl<'a> Iterator for Components<'a> {
     type Item = Component<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<Component<'a>> {
-        // The name was validated on decode, so neither step can fail; stop if one does anyway.
-        let t = self.reader.next()?.ok()?;
-        Component::from_tlv(t).ok()
+        // The name was validated on decode, so a component with one-byte TLV-TYPE and
+        // TLV-LENGTH needs no checks beyond the bounds (digest lengths were checked then).
+        let rest = self.rest;
+        if let [t @ 1..=252, l @ 0..=252, ..] = rest {
+            let end = 2 + usize::from(*l);
+            if let (Some(wire), Some(after)) = (rest.get(..end), rest.get(end..)) {
+                self.rest = after;
+                return Some(Component::from_validated(
+                    u16::from(*t),
+                    wire.get(2..).unwrap_or(&[]),
+                    wire,
+                ));
+            }
+        }
+        self.next_slow()
+    }
+}
+
+impl<'a> Components<'a> {
+    /// Longer TLV-TYPE or TLV-LENGTH forms: the full checks. Neither can fail on a validated
+    /// name; stop if one does anyway.
+    #[inline(never)]
+    fn next_slow(&mut self) -> Option<Component<'a>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let r = Reader::new(self.rest).read().and_then(Component::from_tlv);
+        match r {
+            Ok(c) => {
+                self.rest = self.rest.get(c.wire().len()..).unwrap_or(&[]);
+                Some(c)
+            }
+            Err(_) => {
+                self.rest = &[];
+                None
+            }
+        }
     }
 }
 

@@ -21,19 +21,30 @@ impl Order {
         Self { last: 0, context }
     }
 
-    /// Decides what to do with element `t`, whose rank in the order is `rank` (1-based;
-    /// `None` when the type is not recognised here). `Ok(true)`: decode it; `Ok(false)`: skip.
-    pub(crate) fn accept(&mut self, t: &Tlv<'_>, rank: Option<usize>) -> Result<bool> {
-        match rank {
-            Some(r) if r > self.last => {
-                self.last = r;
-                Ok(true)
-            }
-            _ if is_critical(t.typ) => Err(t.error(ErrorKind::UnknownCritical {
+    /// Claims rank `rank` (1-based) for the element just read: true, and the order advances,
+    /// when the rank is past the last accepted one; false when the element is repeated or out
+    /// of order, which makes it unrecognised (see [`Order::unrecognised`]).
+    #[inline]
+    pub(crate) fn advance(&mut self, rank: usize) -> bool {
+        if rank > self.last {
+            self.last = rank;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// An unrecognised element `t` (unknown type, or a known one repeated or out of order):
+    /// an error when its TLV-TYPE is critical, skipped otherwise.
+    #[inline]
+    pub(crate) fn unrecognised(&self, t: &Tlv<'_>) -> Result<()> {
+        if is_critical(t.typ) {
+            Err(t.error(ErrorKind::UnknownCritical {
                 typ: t.typ,
                 context: self.context,
-            })),
-            _ => Ok(false),
+            }))
+        } else {
+            Ok(())
         }
     }
 }

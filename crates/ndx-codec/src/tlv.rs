@@ -53,9 +53,13 @@ pub const fn tlv_len(typ: u64, value_len: usize) -> usize {
 }
 
 /// Decodes a NonNegativeInteger value (1, 2, 4 or 8 bytes, big-endian).
+#[inline]
 pub fn read_nni(value: &[u8]) -> Option<u64> {
-    match value.len() {
-        1 | 2 | 4 | 8 => Some(be_uint(value)),
+    match *value {
+        [a] => Some(u64::from(a)),
+        [a, b] => Some(u64::from(u16::from_be_bytes([a, b]))),
+        [a, b, c, d] => Some(u64::from(u32::from_be_bytes([a, b, c, d]))),
+        [a, b, c, d, e, f, g, h] => Some(u64::from_be_bytes([a, b, c, d, e, f, g, h])),
         _ => None,
     }
 }
@@ -185,18 +189,23 @@ impl<'a> Reader<'a> {
     pub fn read(&mut self) -> Result<Tlv<'a>> {
         let start = self.pos;
         let rest = self.remaining();
-        // Fast path: one-byte TLV-TYPE and TLV-LENGTH, the common case in NDN packets.
-        if let [t @ 1..=252, l @ 0..=252, body @ ..] = rest {
-            let len = usize::from(*l);
-            if let (Some(value), Some(wire)) = (body.get(..len), rest.get(..len + 2)) {
-                self.pos = start + 2 + len;
-                return Ok(Tlv {
-                    typ: u64::from(*t),
-                    value,
-                    wire,
-                    offset: self.base + start,
-                });
+        // Fast paths: one-byte TLV-TYPE with a one-byte TLV-LENGTH (the common case in NDN
+        // packets) or a minimal three-byte one (Data with a payload, LpPacket, Fragment).
+        let (typ, header, len) = match rest {
+            [t @ 1..=252, l @ 0..=252, ..] => (*t, 2, usize::from(*l)),
+            [t @ 1..=252, 253, hi, lo, ..] if *hi != 0 || *lo >= 253 => {
+                (*t, 4, usize::from(u16::from_be_bytes([*hi, *lo])))
             }
+            _ => return self.read_slow(start, rest),
+        };
+        if let Some(wire) = rest.get(..header + len) {
+            self.pos = start + header + len;
+            return Ok(Tlv {
+                typ: u64::from(typ),
+                value: wire.get(header..).unwrap_or(&[]),
+                wire,
+                offset: self.base + start,
+            });
         }
         self.read_slow(start, rest)
     }
@@ -247,6 +256,7 @@ impl<'a> Reader<'a> {
 impl<'a> Iterator for Reader<'a> {
     type Item = Result<Tlv<'a>>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.is_empty() {
             return None;
