@@ -21,7 +21,9 @@
 # Pinning (2-CPU VM): consumer and producer on CPU $GEN_CPU, the router under test (reflector,
 # ndx's shard, ndnd) on CPU $FWD_CPU. Environment knobs: BENCH_SECS (10), BENCH_WINDOW (256),
 # BENCH_DISTINCT (1024), NDND_SMALL_WINDOW (32), NDX_SHARDS (1), NDND (/opt/ndx-interop/go/ndnd), GEN_CPU (0),
-# FWD_CPU (1), NO_BUILD=1 (use existing binaries in $CARGO_TARGET_DIR or target/).
+# FWD_CPU (1), NO_BUILD=1 (use existing binaries in $CARGO_TARGET_DIR or target/),
+# BENCH_PHASES (Rabc: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector and
+# the CS hits only; phase b fills the CS through the producer either way).
 set -euo pipefail
 . "$(dirname "$0")/topology.sh"
 cd "$(dirname "$0")/.."
@@ -31,6 +33,8 @@ K=${BENCH_DISTINCT:-1024}
 ROUNDS=${BENCH_ROUNDS:-3}
 NDND_SMALL_WINDOW=${NDND_SMALL_WINDOW:-32}
 SHARDS=${NDX_SHARDS:-1}
+PHASES=${BENCH_PHASES:-Rabc}
+has() { [[ $PHASES == *"$1"* ]]; }
 NDND=${NDND:-/opt/ndx-interop/go/ndnd}
 GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
@@ -71,16 +75,30 @@ ip -n $R neigh replace 10.77.2.1 lladdr "$MP" dev p0 nud permanent
 ip -n $C neigh replace 10.77.1.2 lladdr "$MRC" dev eth0 nud permanent
 ip -n $P neigh replace 10.77.2.2 lladdr "$MRP" dev eth0 nud permanent
 
-# perf_start NAME: with PERF=1, samples every CPU (call graphs) while a phase runs.
+# perf_start NAME [PID]: with PERF=1, samples every CPU (call graphs) while a phase runs; with
+# PERF=stat, counts PID's sendto calls and its user/system CPU ticks instead (perf.NAME.txt;
+# per exchange: divide by the phase's exchanges; no hardware counters in this VM).
 perf_start() {
   PERFPID=
   [ -n "${PERF:-}" ] || return 0
+  if [ "$PERF" = stat ]; then
+    [ -n "${2:-}" ] || return 0
+    STATPID=$2
+    awk '{print "ticks-before", $14, $15}' "/proc/$2/stat" > "$WORK/perf.$1.ticks"
+    perf stat -x, -e task-clock,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_poll \
+      -p "$2" -o "$WORK/perf.$1.txt" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
+    PERFPID=$!
+    return 0
+  fi
   perf record -C "$FWD_CPU,$GEN_CPU" -F 999 -o "$WORK/perf.$1.data" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
   PERFPID=$!
 }
 perf_end() {
   [ -n "${PERFPID:-}" ] || return 0
   wait "$PERFPID" || true
+  if [ "$PERF" = stat ]; then
+    awk '{print "ticks-after", $14, $15}' "/proc/$STATPID/stat" >> "$WORK/perf.$1.ticks" 2>/dev/null || true
+    echo "perf counts of phase $1: $WORK/perf.$1.txt" >&2; return 0; fi
   perf report -i "$WORK/perf.$1.data" --no-children --sort cpu,pid,dso,sym --stdio 2>/dev/null \
     | grep -v "^#" | grep "%" | head -60 > "$WORK/perf.$1.txt" || true
   echo "perf profile of phase $1: $WORK/perf.$1.txt" >&2
@@ -142,7 +160,7 @@ phase_reflector() { # ROUND
   say "[$1] R: raw AF_XDP reflector on c0 (CPU $FWD_CPU), consumer --echo (CPU $GEN_CPU)"
   ip netns exec $R taskset -c "$FWD_CPU" "$REFLECTOR" c0 0 "$((SECS + 4))" > "$WORK/reflector.$1.txt" 2>&1 &
   REFL=$!; PIDS+=($REFL); sleep 1
-  perf_start "R.$1"
+  perf_start "R.$1" "$REFL"
   consumer "R.$1" --echo --seconds "$SECS"
   perf_end "R.$1"
   wait "$REFL" || true; cat "$WORK/reflector.$1.txt" >&2
@@ -170,14 +188,17 @@ phase_ndx() { # ROUND
       && break
     sleep 0.1
   done
-  perf_start "a.$1"
-  consumer "a.$1" --unique --prefix "/bench/u$1" --seconds "$SECS"
-  perf_end "a.$1"
-  "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.a.$1.json"
+  if has a; then
+    perf_start "a.$1" "$NDXPID"
+    consumer "a.$1" --unique --prefix "/bench/u$1" --seconds "$SECS"
+    perf_end "a.$1"
+    "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.a.$1.json"
+  fi
+  if ! has b; then stop "$PRODUCER"; stop "$NDXPID"; return 0; fi
   say "[$1] b: fill the CS with $K names, stop the producer"
   consumer "b-fill.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds 1 --warmup 1 > /dev/null
   stop "$PRODUCER"; cat "$WORK/producer.ndx.$1.json" >&2
-  perf_start "b.$1"
+  perf_start "b.$1" "$NDXPID"
   consumer "b.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds "$SECS"
   perf_end "b.$1"
   "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.b.$1.json"
@@ -207,9 +228,9 @@ phase_ndnd() { # ROUND
 }
 
 for r in $(seq "$ROUNDS"); do
-  phase_reflector "$r"
-  phase_ndx "$r"
-  phase_ndnd "$r"
+  if has R; then phase_reflector "$r"; fi
+  if has a || has b; then phase_ndx "$r"; fi
+  if has c; then phase_ndnd "$r"; fi
 done
 
 python3 - "$WORK" "$ROUNDS" <<'PY'

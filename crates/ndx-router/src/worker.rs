@@ -148,10 +148,32 @@ pub struct Core {
     hdr: Vec<u8>,
     pool: Vec<Vec<u8>>,
     local: LocalFaces,
+    cache: FaceCache,
     snap: Snapshot,
     seq: u64,
     /// The loop turn's time (ns since the worker started).
     now: u64,
+}
+
+/// The last face found for an incoming link and the last face sent to, so a steady flow
+/// skips the face table's hash lookups. Valid for one face-table generation (the worker's
+/// table changes only with the generation; local faces are only added in between).
+#[derive(Debug, Default)]
+struct FaceCache {
+    generation: u64,
+    rx: Option<(Link, FaceId)>,
+    tx: Option<(FaceId, Link, Option<L2Path>)>,
+}
+
+impl FaceCache {
+    fn sync(&mut self, table: &FaceTable) {
+        if self.generation != table.generation() {
+            *self = FaceCache {
+                generation: table.generation(),
+                ..FaceCache::default()
+            };
+        }
+    }
 }
 
 /// Faces this shard created on demand that the published table does not have yet.
@@ -186,6 +208,7 @@ impl Core {
             hdr: vec![0u8; 128],
             pool: Vec::new(),
             local: LocalFaces::default(),
+            cache: FaceCache::default(),
             snap: Snapshot::default(),
             seq: u64::from(me) << 56,
             now: 0,
@@ -341,10 +364,14 @@ impl Worker {
             }
             if idle {
                 empty_turns += 1;
-                if self.core.cfg.idle == crate::config::Idle::Yield && empty_turns > IDLE_TURNS {
-                    std::thread::yield_now();
-                } else {
-                    std::hint::spin_loop();
+                // Poll flat out for a while (the next burst usually follows closely; a PAUSE
+                // costs up to ~140 cycles), then yield or pause.
+                if empty_turns > IDLE_TURNS {
+                    if self.core.cfg.idle == crate::config::Idle::Yield {
+                        std::thread::yield_now();
+                    } else {
+                        std::hint::spin_loop();
+                    }
                 }
             } else {
                 empty_turns = 0;
@@ -377,10 +404,14 @@ impl Worker {
         mine: &mut Vec<RxFrame>,
         table: &FaceTable,
     ) {
+        // With no other shard to hand frames to, every frame is ours: no metadata to read.
+        let alone = self.to.iter().all(Option::is_none);
         for frame in rx.drain(..) {
             self.core.snap.add(Io::RxFrames, 1);
             self.core.snap.add(Io::RxBytes, frame.len() as u64);
-            if let Some(f) = self.steer(ep, frame) {
+            if alone {
+                mine.push(frame);
+            } else if let Some(f) = self.steer(ep, frame) {
                 mine.push(f);
             }
         }
@@ -405,11 +436,16 @@ impl Worker {
                     continue;
                 }
                 let bytes = frame.first();
-                // The XDP program already said whether this is a fragment: no second decode.
-                let fragment = frame
-                    .meta()
-                    .and_then(XdpMeta::parse)
-                    .map(|m| m.kind == Kind::Fragment);
+                // The XDP program already said whether this is a fragment: no second decode
+                // (only asked with several shards, where the worker reassembles).
+                let fragment = if core.redispatch.is_some() {
+                    frame
+                        .meta()
+                        .and_then(XdpMeta::parse)
+                        .map(|m| m.kind == Kind::Fragment)
+                } else {
+                    None
+                };
                 if let Some((face, range)) =
                     core.classify(now, ifindex, bytes, f.len(), fragment, table)
                     && let Some(ndn) = bytes.get(range)
@@ -522,10 +558,20 @@ impl Core {
                 return None;
             }
         };
-        let face = match table
-            .lookup(&link)
-            .or_else(|| self.local.by_link.get(&link).copied())
-        {
+        self.cache.sync(table);
+        let cached = match self.cache.rx {
+            Some((l, f)) if l == link => Some(f),
+            _ => None,
+        };
+        let face = match cached.or_else(|| {
+            let f = table
+                .lookup(&link)
+                .or_else(|| self.local.by_link.get(&link).copied());
+            if let Some(f) = f {
+                self.cache.rx = Some((link, f));
+            }
+            f
+        }) {
             Some(f) => f,
             None if self.cfg.on_demand && !matches!(link, Link::EtherMulticast { .. }) => {
                 let Ok(id) = self.faces.ids.next() else {
@@ -652,12 +698,20 @@ impl Core {
             l2.execute(self.now, &mut self.shard, &mut self.actions);
             l2.reset();
         }
+        self.cache.sync(table);
         for (face, bytes) in self.actions.sends() {
-            let Some(f) = table.get(face).or_else(|| self.local.faces.get(&face)) else {
-                self.snap.add(Io::UnknownFace, 1);
-                continue;
+            let (link, path) = match self.cache.tx {
+                Some((id, link, path)) if id == face => (link, path),
+                _ => {
+                    let Some(f) = table.get(face).or_else(|| self.local.faces.get(&face)) else {
+                        self.snap.add(Io::UnknownFace, 1);
+                        continue;
+                    };
+                    self.cache.tx = Some((face, f.link, f.path));
+                    (f.link, f.path)
+                }
             };
-            let Some(path) = f.path else {
+            let Some(path) = path else {
                 self.snap.add(Io::UnresolvedFace, 1);
                 continue;
             };
@@ -671,7 +725,7 @@ impl Core {
                 .iter()
                 .find(|i| i.ifindex == path.ifindex)
                 .map_or(1500, |i| i.mtu);
-            let room = match f.link {
+            let room = match link {
                 Link::Udp(a) if a.is_ipv4() => mtu - wire::IPV4_LEN - wire::UDP_LEN,
                 Link::Udp(_) => mtu - wire::IPV6_LEN - wire::UDP_LEN,
                 _ => mtu,
@@ -679,7 +733,7 @@ impl Core {
             if bytes.len() <= room {
                 send_one(
                     ep,
-                    f,
+                    link,
                     &path,
                     &self.cfg,
                     bytes,
@@ -708,7 +762,7 @@ impl Core {
                 match frags.next_into(&mut self.frag) {
                     Some(Ok(len)) => send_one(
                         ep,
-                        f,
+                        link,
                         &path,
                         &self.cfg,
                         &self.frag[..len],
@@ -741,14 +795,14 @@ fn owner(d: &Dispatch, r: &Reassembled<'_>) -> u8 {
 /// Builds the link headers for one packet and queues it on `ep`.
 fn send_one(
     ep: &mut Ep,
-    f: &Face,
+    link: Link,
     path: &L2Path,
     cfg: &WorkerConfig,
     ndn: &[u8],
     hdr: &mut [u8],
     snap: &mut Snapshot,
 ) {
-    let hlen = match f.link {
+    let hlen = match link {
         Link::Udp(dst) => {
             let src = path.src.unwrap_or_else(|| {
                 SocketAddr::new(
