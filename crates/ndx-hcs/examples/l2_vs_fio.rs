@@ -3,9 +3,15 @@
 //!
 //! ```text
 //! cargo run --release -p ndx-hcs --example l2_vs_fio -- [--dir /var/tmp] [--size-mib 1024]
-//!     [--batch 16] [--frame 8800] [--qd 16] [--seconds 5] [--rounds 3]
+//!     [--batch 16] [--frame 8800] [--qd 16] [--backlog Q[,N...]] [--seconds 5] [--rounds 3]
 //!     [--wait spin|yield|block]
 //! ```
+//! The store keeps at most Q reads at the device, like fio's `iodepth`. `--backlog N` (default
+//! Q) lets it accept N more reads (`Region::with_read_backlog`), which `poll` hands to the
+//! device as reads finish, before checksumming those; `--backlog 0` is the store without a
+//! backlog (the device then waits for each finished batch's validation before its next read).
+//! A list (`--backlog 0,16`) measures one store per value in every round, next to fio, in a
+//! rotating order: paired numbers on a device and a machine whose speed drifts.
 //! When a poll delivered nothing, `--wait spin` (default) polls again at once, like a shard
 //! loop; `yield` yields the core first; `block` waits in the kernel for one completion
 //! (`Region::wait`), which is what fio does. On a loaded machine a busy-polling loop shares
@@ -25,6 +31,7 @@ struct Args {
     batch: usize,
     frame: usize,
     qd: usize,
+    backlogs: Option<Vec<usize>>,
     seconds: u64,
     rounds: usize,
     wait: Wait,
@@ -48,6 +55,7 @@ fn parse_args() -> Args {
         batch: 16,
         frame: 8800,
         qd: 16,
+        backlogs: None,
         seconds: 5,
         rounds: 3,
         wait: Wait::Spin,
@@ -62,6 +70,13 @@ fn parse_args() -> Args {
             "--batch" => a.batch = v.parse().expect("--batch N"),
             "--frame" => a.frame = v.parse().expect("--frame N"),
             "--qd" => a.qd = v.parse().expect("--qd N"),
+            "--backlog" => {
+                a.backlogs = Some(
+                    v.split(',')
+                        .map(|n| n.parse().expect("--backlog N[,N...]"))
+                        .collect(),
+                )
+            }
             "--seconds" => a.seconds = v.parse().expect("--seconds N"),
             "--rounds" => a.rounds = v.parse().expect("--rounds N"),
             "--wait" => {
@@ -133,7 +148,7 @@ fn fill(r: &mut Region, a: &Args) -> Vec<Location> {
 }
 
 /// Random batch reads at queue depth Q for `secs`; returns (batches/s, bytes/s).
-fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait) -> (f64, f64) {
+fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -> (f64, f64) {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut batches, mut bytes, mut bad) = (0u64, 0u64, 0u64);
     let t0 = Instant::now();
@@ -147,6 +162,8 @@ fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait) -> (f64, f64
                 r.submit_read(loc, id).expect("submit read");
                 id += 1;
             }
+            // The fairness condition: never more reads at the device than fio's iodepth.
+            assert!(r.device_reads() <= qd, "more than Q reads at the device");
         } else if r.in_flight() == 0 {
             break;
         }
@@ -225,14 +242,19 @@ fn main() {
     let mut cfg = RegionConfig::new(vec![path.clone()], a.size_mib << 20, a.batch, a.frame);
     cfg.read_depth = a.qd;
     cfg.write_depth = 8;
-    let mut r = Region::create(cfg).expect("create region");
+    let backlogs = a.backlogs.clone().unwrap_or_else(|| vec![a.qd]);
+    let mut r = Region::create(cfg)
+        .and_then(|r| r.with_read_backlog(backlogs[0]))
+        .expect("create region");
     println!(
-        "L2 file {} ({} MiB), B={} frames of {} bytes, Q={}, O_DIRECT={}, registered buffers={}",
+        "L2 file {} ({} MiB), B={} frames of {} bytes, Q={}, read backlog {:?}, O_DIRECT={}, \
+         registered buffers={}",
         path.display(),
         a.size_mib,
         a.batch,
         a.frame,
         a.qd,
+        backlogs,
         r.direct_io(),
         r.registered_buffers()
     );
@@ -246,45 +268,78 @@ fn main() {
         bs,
         t.elapsed().as_secs_f64()
     );
-    println!("round  fio batches/s  fio MiB/s  ndx batches/s  ndx MiB/s  ratio");
-    let mut ratios = Vec::new();
-    let (mut fio_total, mut l2_total) = (0.0, 0.0);
+    // One store per backlog, over the same file (the others rebuild the index from headers).
+    let cfg = r.config().clone();
+    let mut stores = vec![(r, locs)];
+    for &b in &backlogs[1..] {
+        let r = Region::recover(RegionConfig {
+            verify: ndx_hcs::Verify::Header,
+            ..cfg.clone()
+        })
+        .and_then(|r| r.with_read_backlog(b))
+        .expect("open a second store");
+        let locs: Vec<Location> = (0..stores[0].1.len() as u64)
+            .filter_map(|b| r.lookup(0, b))
+            .collect();
+        assert_eq!(locs, stores[0].1, "the recovered index differs");
+        stores.push((r, locs));
+    }
+    print!("round  fio batches/s  fio MiB/s");
+    for b in &backlogs {
+        print!("  | backlog {b:>2}: ndx batches/s  ndx MiB/s  ratio");
+    }
+    println!();
+    let mut ratios = vec![Vec::new(); stores.len()];
+    let mut fio_total = 0.0;
+    let mut l2_totals = vec![0.0; stores.len()];
     // Warm-up (discarded): the freshly written file's metadata settles first.
-    run_l2(&mut r, &locs, 1, a.wait);
+    for (r, locs) in &mut stores {
+        run_l2(r, locs, 1, a.wait, a.qd);
+    }
     for round in 0..a.rounds {
-        // Alternate which one goes first so a drifting device favours neither.
-        let (fio_iops, fio_bw, l2_iops, l2_bw);
-        if round % 2 == 0 {
-            (fio_iops, fio_bw) = run_fio(path.to_str().unwrap(), bs, used, a.qd, a.seconds);
-            (l2_iops, l2_bw) = run_l2(&mut r, &locs, a.seconds, a.wait);
-        } else {
-            (l2_iops, l2_bw) = run_l2(&mut r, &locs, a.seconds, a.wait);
-            (fio_iops, fio_bw) = run_fio(path.to_str().unwrap(), bs, used, a.qd, a.seconds);
+        // Rotate the order (fio, then each store) so a drifting device favours none.
+        let n = stores.len() + 1;
+        let (mut fio, mut l2) = ((0.0, 0.0), vec![(0.0, 0.0); stores.len()]);
+        for k in 0..n {
+            match (k + round) % n {
+                0 => fio = run_fio(path.to_str().unwrap(), bs, used, a.qd, a.seconds),
+                i => {
+                    let (r, locs) = &mut stores[i - 1];
+                    l2[i - 1] = run_l2(r, locs, a.seconds, a.wait, a.qd);
+                }
+            }
         }
-        let ratio = l2_iops / fio_iops;
-        fio_total += fio_iops;
-        l2_total += l2_iops;
-        ratios.push(ratio);
+        fio_total += fio.0;
+        print!("{round:>5}  {:>13.0}  {:>9.1}", fio.0, fio.1 / 1048576.0);
+        for (i, &(iops, bw)) in l2.iter().enumerate() {
+            let ratio = iops / fio.0;
+            ratios[i].push(ratio);
+            l2_totals[i] += iops;
+            print!(
+                "  |             {iops:>13.0}  {:>9.1}  {ratio:>5.2}",
+                bw / 1048576.0
+            );
+        }
+        println!();
+    }
+    for (i, (r, _)) in stores.iter().enumerate() {
+        ratios[i].sort_by(f64::total_cmp);
+        let c = r.counters();
         println!(
-            "{round:>5}  {fio_iops:>13.0}  {:>9.1}  {l2_iops:>13.0}  {:>9.1}  {ratio:>5.2}",
-            fio_bw / 1048576.0,
-            l2_bw / 1048576.0
+            "backlog {}: median ndx/fio ratio: {:.2}, ratio of means: {:.2} (target >= 0.9); \
+             reads {} ok {} corrupt {} io_errors {}, io_uring_enter calls {}",
+            backlogs[i],
+            ratios[i][ratios[i].len() / 2],
+            l2_totals[i] / fio_total,
+            c.reads,
+            c.reads_ok,
+            c.corrupt,
+            c.io_errors,
+            r.ring_enters(),
         );
     }
-    ratios.sort_by(f64::total_cmp);
-    println!(
-        "median ndx/fio ratio: {:.2}, ratio of means: {:.2} (target >= 0.9)",
-        ratios[ratios.len() / 2],
-        l2_total / fio_total
-    );
-    let c = r.counters();
-    println!(
-        "counters: reads {} ok {} corrupt {} io_errors {}",
-        c.reads, c.reads_ok, c.corrupt, c.io_errors
-    );
+    drop(stores);
     // Restart: rebuild the index from the file, verifying whole records, then headers only.
-    let cfg = r.config().clone();
-    drop(r);
     for verify in [ndx_hcs::Verify::Full, ndx_hcs::Verify::Header] {
         let t = Instant::now();
         let r = Region::recover(RegionConfig {

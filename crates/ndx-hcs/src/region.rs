@@ -1,5 +1,6 @@
 //! [`Region`]: one shard's L2 on files, read and written with io_uring.
 
+use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -15,6 +16,10 @@ use crate::record::{BLOCK, BatchRecord, RecordView, encode, pad_to_block};
 use crate::recover::{LaneReader, RecoveryReport, Verify, recover};
 use crate::uring::{Engine, Op, PushError};
 
+/// `io_uring_enter` calls a `poll` may make to hand waiting reads to the device, on top of the
+/// one that submits what was queued before it.
+const POLL_REFILL_ENTERS: u32 = 2;
+
 /// Configuration of a [`Region`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RegionConfig {
@@ -25,7 +30,8 @@ pub struct RegionConfig {
     pub file_size: u64,
     /// Largest record (header block + B frames, padded); sizes the buffers.
     pub max_record: usize,
-    /// Q: reads in flight at most (one registered buffer each).
+    /// Q: reads in flight at the device at most (one registered buffer each, plus one per
+    /// read of the backlog: see [`Region::with_read_backlog`]).
     pub read_depth: usize,
     /// Writes in flight at most (one registered buffer each).
     pub write_depth: usize,
@@ -89,21 +95,38 @@ enum Slot {
 /// One shard's L2: a FIFO log of batch records over one or more files, driven through
 /// io_uring with registered files and buffers, `O_DIRECT` where the file system allows it.
 ///
-/// Buffers `0..read_depth` receive reads; the next `write_depth` hold encoded writes. A read
-/// lands straight in its registered buffer and the completion lends the validated frames from
-/// it. See [`L2Backend`] for the calling contract.
+/// Buffers `0..Q + backlog` receive reads (Q = `read_depth`, backlog: see
+/// [`Region::with_read_backlog`], 0 by default); the next `write_depth` hold encoded writes.
+/// A read lands straight in its registered buffer and the completion lends the validated
+/// frames from it. See [`L2Backend`] for the calling contract.
+///
+/// At most Q reads are at the device (handed to the kernel and not yet reaped), like fio's
+/// `iodepth`. With a backlog, [`submit_read`](L2Backend::submit_read) accepts up to
+/// Q + backlog reads; the ones beyond Q wait in a FIFO. [`poll`](L2Backend::poll) reaps the
+/// finished reads, hands waiting reads to the device in their place (one `io_uring_enter`),
+/// and only then validates (checksum) and delivers the finished ones, so the device keeps Q
+/// reads while the CPU checks records.
 #[derive(Debug)]
 pub struct Region {
     cfg: RegionConfig,
     // The engine owns the buffers and waits for in-flight operations when dropped; it is
     // declared before `files` so the files are closed after it.
     engine: Engine,
-    #[expect(dead_code, reason = "keeps the registered file descriptors open")]
+    /// Keeps the registered file descriptors open (a new engine registers them again).
     files: Vec<File>,
     direct: Vec<bool>,
     log: Log,
     slots: Vec<Slot>,
     free_reads: Vec<usize>,
+    /// Reads accepted beyond the Q at the device, at most (one more read buffer each).
+    read_backlog: usize,
+    /// Accepted reads waiting for a device slot, oldest first (their slots are `Slot::Read`).
+    pending: VecDeque<usize>,
+    /// Reads pushed to the ring and not yet reaped (<= Q).
+    device_reads: usize,
+    /// Test probe, per read validated: (reads handed to the kernel, reads waiting) then.
+    #[cfg(test)]
+    device_at_validation: Vec<(usize, usize)>,
     free_writes: Vec<usize>,
     counters: L2Counters,
     recovery: RecoveryReport,
@@ -209,22 +232,42 @@ impl Region {
                 RecoveryReport::default(),
             )
         };
-        let nbufs = cfg.read_depth + cfg.write_depth;
-        let bufs = (0..nbufs)
-            .map(|_| AlignedBuf::new(cfg.max_record))
-            .collect();
-        let fds: Vec<i32> = files.iter().map(AsRawFd::as_raw_fd).collect();
-        let engine = Engine::new(&fds, bufs, nbufs as u32).map_err(OpenError::Uring)?;
         let counters = L2Counters {
             corrupt: recovery.corrupt,
             truncated: recovery.truncated,
             indexed: log.indexed() as u64,
             ..L2Counters::default()
         };
+        Self::assemble(cfg, files, direct, log, counters, recovery, 0)
+    }
+
+    /// Sets up the ring and the buffers (Q + `backlog` for reads, then `write_depth` for
+    /// writes) over the open files and wraps them into an idle region.
+    fn assemble(
+        cfg: RegionConfig,
+        files: Vec<File>,
+        direct: Vec<bool>,
+        log: Log,
+        counters: L2Counters,
+        recovery: RecoveryReport,
+        backlog: usize,
+    ) -> Result<Self, OpenError> {
+        let read_bufs = cfg.read_depth + backlog;
+        let nbufs = read_bufs + cfg.write_depth;
+        let bufs = (0..nbufs)
+            .map(|_| AlignedBuf::new(cfg.max_record))
+            .collect();
+        let fds: Vec<i32> = files.iter().map(AsRawFd::as_raw_fd).collect();
+        let engine = Engine::new(&fds, bufs, nbufs as u32).map_err(OpenError::Uring)?;
         Ok(Self {
-            free_reads: (0..cfg.read_depth).rev().collect(),
-            free_writes: (cfg.read_depth..nbufs).rev().collect(),
+            free_reads: (0..read_bufs).rev().collect(),
+            free_writes: (read_bufs..nbufs).rev().collect(),
             slots: vec![Slot::Free; nbufs],
+            read_backlog: backlog,
+            pending: VecDeque::with_capacity(backlog),
+            device_reads: 0,
+            #[cfg(test)]
+            device_at_validation: Vec::new(),
             cfg,
             engine,
             files,
@@ -233,6 +276,48 @@ impl Region {
             counters,
             recovery,
         })
+    }
+
+    /// Lets [`submit_read`](L2Backend::submit_read) accept `reads` reads beyond the Q =
+    /// `read_depth` at the device (default 0: `Busy` as soon as Q reads are outstanding).
+    /// They wait in order in a buffer of their own, and `poll` hands them to the device the
+    /// moment reads finish, *before* validating those: the device keeps Q reads while the CPU
+    /// checksums records, as fio keeps its `iodepth` (which has no checksum to compute).
+    /// Never more than Q reads are at the device. A backlog of Q costs Q more buffers of
+    /// `max_record` bytes (registered ones count against `RLIMIT_MEMLOCK` without
+    /// `CAP_IPC_LOCK`; past it the region falls back to unregistered I/O, with a log line).
+    ///
+    /// Call it right after [`Region::create`] or [`Region::recover`]: it sets up the ring and
+    /// buffers again, so the region must be idle (`in_flight() == 0`), and a failure drops the
+    /// region (the files stay as they are).
+    pub fn with_read_backlog(self, reads: usize) -> Result<Self, OpenError> {
+        if reads == self.read_backlog {
+            return Ok(self);
+        }
+        if self.in_flight() > 0 {
+            return Err(OpenError::Config(
+                "the read backlog can only change while nothing is in flight",
+            ));
+        }
+        if self.cfg.read_depth + reads + self.cfg.write_depth > 4096 {
+            return Err(OpenError::Config(
+                "read depth, read backlog and write depth must be 4096 in total at most",
+            ));
+        }
+        let Self {
+            cfg,
+            engine,
+            files,
+            direct,
+            log,
+            counters,
+            recovery,
+            ..
+        } = self;
+        // Free the old buffers (and their registration) first: both sets at once could pass
+        // RLIMIT_MEMLOCK.
+        drop(engine);
+        Self::assemble(cfg, files, direct, log, counters, recovery, reads)
     }
 
     /// What the recovery scan found (all zero for a created region).
@@ -260,15 +345,66 @@ impl Region {
         &self.log
     }
 
-    /// Reads in flight can take this many more.
+    /// How many more reads [`submit_read`](L2Backend::submit_read) accepts now (Q + backlog
+    /// at most, see [`Region::with_read_backlog`]).
     pub fn free_read_slots(&self) -> usize {
         self.free_reads.len()
+    }
+
+    /// Reads accepted beyond the Q at the device, at most (see [`Region::with_read_backlog`]).
+    pub fn read_backlog(&self) -> usize {
+        self.read_backlog
+    }
+
+    /// Reads at the device: handed to the kernel (or queued for it in the ring, until the next
+    /// `poll` or `flush`) and not yet reaped. Never more than Q = `read_depth`.
+    pub fn device_reads(&self) -> usize {
+        self.device_reads
+    }
+
+    /// Reads accepted and waiting for a device slot (`poll` hands them over as reads finish).
+    pub fn waiting_reads(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// `io_uring_enter` system calls made so far (submissions and waits): a cost figure.
+    pub fn ring_enters(&self) -> u64 {
+        self.engine.enters()
+    }
+
+    /// Moves waiting reads to the ring while fewer than Q are at the device; returns how many.
+    fn start_waiting_reads(&mut self) -> usize {
+        let mut n = 0;
+        while self.device_reads < self.cfg.read_depth {
+            let Some(&buf) = self.pending.front() else {
+                break;
+            };
+            let Slot::Read { loc, .. } = self.slots[buf] else {
+                // Never happens: a waiting buffer always holds a read.
+                self.pending.pop_front();
+                continue;
+            };
+            if self
+                .engine
+                .push(Op::Read, u32::from(loc.lane), loc.offset, buf, loc.len)
+                .is_err()
+            {
+                // The ring is full (it is sized for every buffer, so not expected): retry at
+                // the next poll.
+                break;
+            }
+            self.pending.pop_front();
+            self.device_reads += 1;
+            n += 1;
+        }
+        n
     }
 
     /// **Blocks** until at least `min` operations have completed (after submitting what is
     /// queued), then delivers completions like [`L2Backend::poll`]. For a dedicated I/O thread,
     /// an idle loop or a benchmark: a forwarding shard must call `poll` instead.
     pub fn wait(&mut self, min: usize, on_done: &mut dyn FnMut(Completion<'_>)) -> usize {
+        self.start_waiting_reads();
         if let Err(e) = self.engine.submit_and_wait(min) {
             self.degrade("submit", e.raw_os_error().unwrap_or(libc::EIO));
         }
@@ -291,6 +427,11 @@ impl Region {
         match slot {
             Slot::Free => {}
             Slot::Read { request_id, loc } => {
+                #[cfg(test)]
+                self.device_at_validation.push((
+                    self.device_reads - self.engine.queued().min(self.device_reads),
+                    self.pending.len(),
+                ));
                 self.free_reads.push(buf);
                 let result = if res < 0 {
                     self.degrade("read", -res);
@@ -391,6 +532,16 @@ impl L2Backend for Region {
             self.counters.busy += 1;
             return Err(SubmitError::Busy);
         };
+        if self.device_reads >= self.cfg.read_depth || !self.pending.is_empty() {
+            // Q reads at the device: wait (in order) for one to finish.
+            self.slots[buf] = Slot::Read {
+                request_id,
+                loc: location,
+            };
+            self.pending.push_back(buf);
+            self.counters.reads += 1;
+            return Ok(());
+        }
         match self.engine.push(
             Op::Read,
             u32::from(location.lane),
@@ -403,6 +554,7 @@ impl L2Backend for Region {
                     request_id,
                     loc: location,
                 };
+                self.device_reads += 1;
                 self.counters.reads += 1;
                 Ok(())
             }
@@ -460,6 +612,7 @@ impl L2Backend for Region {
     }
 
     fn flush(&mut self) {
+        self.start_waiting_reads();
         if let Err(e) = self.engine.submit() {
             self.degrade("submit", e.raw_os_error().unwrap_or(libc::EIO));
         }
@@ -469,6 +622,8 @@ impl L2Backend for Region {
         self.flush();
         let mut done = Vec::<(usize, i32)>::new();
         let mut n = 0;
+        // Kernel entries left for handing waiting reads to the device (besides `flush`).
+        let mut refills = POLL_REFILL_ENTERS;
         // Reap into a small stack list so completions can borrow `self` mutably.
         loop {
             let mut batch = [(0usize, 0i32); 32];
@@ -481,14 +636,25 @@ impl L2Backend for Region {
                     done.push((buf, res));
                 }
             });
+            if reaped == 0 {
+                break;
+            }
+            // The finished reads leave the device first; waiting reads take their places and
+            // go to the kernel before the finished ones are validated.
+            for &(buf, _) in batch[..k].iter().chain(done.iter()) {
+                if matches!(self.slots[buf], Slot::Read { .. }) {
+                    self.device_reads = self.device_reads.saturating_sub(1);
+                }
+            }
+            if self.start_waiting_reads() > 0 && refills > 0 {
+                refills -= 1;
+                self.flush();
+            }
             for &(buf, res) in batch[..k].iter().chain(done.iter()) {
                 self.complete(buf, res, on_done);
             }
             done.clear();
             n += reaped;
-            if reaped == 0 {
-                break;
-            }
         }
         n
     }
@@ -508,7 +674,7 @@ impl L2Backend for Region {
     }
 
     fn in_flight(&self) -> usize {
-        self.engine.in_flight()
+        self.engine.in_flight() + self.pending.len()
     }
 
     fn counters(&self) -> L2Counters {
@@ -517,5 +683,289 @@ impl L2Backend for Region {
             evicted: self.log.evicted(),
             ..self.counters
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+    use crate::record::Segment;
+
+    const SEGS: usize = 4;
+    const FRAME: usize = 3000;
+    /// One record: header, entries, name and 12000 bytes of frames, padded to 4096.
+    const RECORD: u64 = 12288;
+
+    fn tempdir() -> tempfile::TempDir {
+        tempfile::Builder::new()
+            .prefix("ndx-hcs-unit-")
+            .tempdir_in("/var/tmp")
+            .expect("temp dir in /var/tmp")
+    }
+
+    /// A region of `records` record slots with queue depth `q` and read backlog `backlog`, or
+    /// `None` (test skipped) when io_uring is unavailable, unless NDX_REQUIRE_ROOT_TESTS=1.
+    fn region(dir: &Path, records: u64, q: usize, backlog: usize) -> Option<Region> {
+        let mut cfg = RegionConfig::new(vec![dir.join("l2")], records * RECORD, SEGS, FRAME);
+        cfg.read_depth = q;
+        cfg.write_depth = 2;
+        match Region::create(cfg).and_then(|r| r.with_read_backlog(backlog)) {
+            Ok(r) => Some(r),
+            Err(OpenError::Uring(e))
+                if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
+            {
+                eprintln!("skipping: io_uring unavailable: {e}");
+                None
+            }
+            Err(e) => panic!("open region: {e}"),
+        }
+    }
+
+    fn frame(batch: u64, seg: usize) -> Vec<u8> {
+        (0..FRAME)
+            .map(|i| (batch as usize * 31 + seg * 7 + i) as u8)
+            .collect()
+    }
+
+    fn write(r: &mut Region, batch: u64) -> Result<Location, SubmitError> {
+        let frames: Vec<Vec<u8>> = (0..SEGS).map(|i| frame(batch, i)).collect();
+        let segs: Vec<Segment<'_>> = frames
+            .iter()
+            .enumerate()
+            .map(|(i, f)| Segment {
+                name_key: batch * 100 + i as u64,
+                frame: f,
+            })
+            .collect();
+        let rec = BatchRecord {
+            content_key: 9,
+            batch,
+            content_name: b"/unit",
+            segments: &segs,
+        };
+        let loc = r.submit_write(&rec, batch)?;
+        assert_eq!(loc.len as u64, RECORD);
+        Ok(loc)
+    }
+
+    /// One poll, checking the device depth and the kernel entries; returns the reads
+    /// delivered as (request id, the batch read with its frames checked, or the failure).
+    fn poll_checked(r: &mut Region) -> Vec<(u64, Result<u64, ReadFailure>)> {
+        let mut out = Vec::new();
+        let enters = r.ring_enters();
+        r.poll(&mut |c| {
+            if let Completion::Read {
+                request_id, result, ..
+            } = c
+            {
+                out.push((
+                    request_id,
+                    result.map(|v| {
+                        for (i, seg) in v.segments().enumerate() {
+                            assert_eq!(seg.name_key, v.batch() * 100 + i as u64);
+                            assert_eq!(seg.frame, frame(v.batch(), i));
+                        }
+                        v.batch()
+                    }),
+                ));
+            }
+        });
+        assert!(r.ring_enters() - enters <= 1 + u64::from(POLL_REFILL_ENTERS));
+        assert!(r.device_reads() <= r.config().read_depth);
+        out
+    }
+
+    fn drain(r: &mut Region) -> Vec<(u64, Result<u64, ReadFailure>)> {
+        let mut out = Vec::new();
+        let mut spins = 0u64;
+        while r.in_flight() > 0 {
+            out.extend(poll_checked(r));
+            spins += 1;
+            if spins.is_multiple_of(1000) {
+                std::thread::yield_now();
+            }
+            assert!(spins < 100_000_000, "io_uring operations never completed");
+        }
+        out
+    }
+
+    fn fill(r: &mut Region, batches: u64) -> Vec<Location> {
+        (0..batches)
+            .map(|b| {
+                let loc = write(r, b).unwrap();
+                drain(r);
+                loc
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_a_backlog_reads_are_refused_at_the_queue_depth() {
+        let dir = tempdir();
+        let Some(mut r) = region(dir.path(), 8, 2, 0) else {
+            return;
+        };
+        assert_eq!(r.read_backlog(), 0);
+        let locs = fill(&mut r, 2);
+        r.submit_read(locs[0], 0).unwrap();
+        r.submit_read(locs[1], 1).unwrap();
+        assert_eq!(r.submit_read(locs[0], 2), Err(SubmitError::Busy));
+        assert_eq!((r.device_reads(), r.waiting_reads()), (2, 0));
+        let mut got = drain(&mut r);
+        got.sort_by_key(|g| g.0);
+        assert_eq!(got, vec![(0, Ok(0)), (1, Ok(1))]);
+        assert_eq!(r.counters().busy, 1);
+    }
+
+    #[test]
+    fn backlog_reads_wait_and_reach_the_device_before_finished_reads_are_validated() {
+        let dir = tempdir();
+        let Some(mut r) = region(dir.path(), 8, 2, 3) else {
+            return;
+        };
+        let locs = fill(&mut r, 6);
+        for (i, loc) in locs.iter().take(5).enumerate() {
+            r.submit_read(*loc, i as u64).unwrap();
+        }
+        assert_eq!(r.free_read_slots(), 0);
+        assert_eq!(r.submit_read(locs[5], 5), Err(SubmitError::Busy));
+        assert_eq!((r.device_reads(), r.waiting_reads()), (2, 3));
+        assert_eq!(r.in_flight(), 5);
+        let mut got = drain(&mut r);
+        got.sort_by_key(|g| g.0);
+        let want: Vec<(u64, Result<u64, ReadFailure>)> = (0..5).map(|b| (b, Ok(b))).collect();
+        assert_eq!(got, want);
+        let c = r.counters();
+        assert_eq!((c.reads, c.reads_ok, c.busy), (5, 5, 1));
+        // Whenever reads were still waiting, the device already held Q reads, handed to the
+        // kernel, while a finished one was being validated; the first validation found the
+        // device refilled.
+        let probe = &r.device_at_validation;
+        assert_eq!(probe.len(), 5);
+        assert_eq!(probe[0].0, 2);
+        for &(device, waiting) in probe {
+            assert!(waiting == 0 || device == 2, "{probe:?}");
+        }
+        assert_eq!(
+            (r.device_reads(), r.waiting_reads(), r.free_read_slots()),
+            (0, 0, 5)
+        );
+    }
+
+    #[test]
+    fn the_device_never_holds_more_than_q_reads_and_overwritten_waiting_reads_are_stale() {
+        let dir = tempdir();
+        // 16 record slots: the writes below wrap the log many times.
+        let Some(mut r) = region(dir.path(), 16, 3, 4) else {
+            return;
+        };
+        r.track_dropped(true);
+        let mut next_batch = 16;
+        let locs = fill(&mut r, next_batch);
+        let mut live: Vec<(u64, Location)> = locs
+            .into_iter()
+            .enumerate()
+            .map(|(b, l)| (b as u64, l))
+            .collect();
+        let mut asked = HashMap::new();
+        let (mut ok, mut stale, mut id, mut rng) = (0, 0, 0u64, 0x2545_F491_4F6C_DD1Du64);
+        while id < 400 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            // Fill the queue and the backlog with reads of live records...
+            while r.free_read_slots() > 0 && id < 400 {
+                let (b, loc) = live[(rng % live.len() as u64) as usize];
+                rng = rng.rotate_left(7);
+                match r.submit_read(loc, id) {
+                    Ok(()) => {
+                        asked.insert(id, b);
+                        id += 1;
+                    }
+                    Err(SubmitError::Stale) => break,
+                    Err(e) => panic!("submit read: {e}"),
+                }
+            }
+            assert!(r.device_reads() <= 3 && r.waiting_reads() <= 4);
+            // ... and overwrite some, possibly while reads of them wait.
+            if rng % 3 == 0 && write(&mut r, next_batch).is_ok() {
+                next_batch += 1;
+            }
+            for (rid, res) in poll_checked(&mut r) {
+                match res {
+                    Ok(b) => {
+                        assert_eq!(b, asked[&rid]);
+                        ok += 1;
+                    }
+                    Err(ReadFailure::Stale) => stale += 1,
+                    Err(e) => panic!("read {rid}: {e}"),
+                }
+            }
+            let mut dropped = Vec::new();
+            r.drain_dropped(&mut |_, b| dropped.push(b));
+            live.retain(|(b, _)| !dropped.contains(b));
+            for b in live.last().map_or(0, |l| l.0 + 1)..next_batch {
+                if let Some(loc) = r.lookup(9, b) {
+                    live.push((b, loc));
+                }
+            }
+        }
+        for (rid, res) in drain(&mut r) {
+            match res {
+                Ok(b) => {
+                    assert_eq!(b, asked[&rid]);
+                    ok += 1;
+                }
+                Err(ReadFailure::Stale) => stale += 1,
+                Err(e) => panic!("read {rid}: {e}"),
+            }
+        }
+        assert_eq!(ok + stale, 400);
+        assert!(ok > 0);
+        let c = r.counters();
+        assert_eq!(
+            (c.reads, c.reads_ok, c.stale, c.corrupt),
+            (400, ok, stale, 0)
+        );
+        assert!(r.device_at_validation.iter().all(|&(d, _)| d <= 3));
+    }
+
+    #[test]
+    fn the_backlog_changes_only_while_idle_and_keeps_the_log() {
+        let dir = tempdir();
+        let Some(mut r) = region(dir.path(), 8, 2, 0) else {
+            return;
+        };
+        let locs = fill(&mut r, 3);
+        r.submit_read(locs[0], 0).unwrap();
+        assert!(matches!(r.with_read_backlog(2), Err(OpenError::Config(_))));
+        let Some(r) = region(dir.path(), 8, 2, 0) else {
+            return;
+        };
+        assert!(matches!(
+            r.with_read_backlog(5000),
+            Err(OpenError::Config(_))
+        ));
+        let Some(mut r) = region(dir.path(), 8, 2, 0) else {
+            return;
+        };
+        let locs = fill(&mut r, 3);
+        let mut r = r.with_read_backlog(2).unwrap();
+        assert_eq!((r.read_backlog(), r.free_read_slots()), (2, 4));
+        assert_eq!(r.lookup(9, 2), Some(locs[2]));
+        for (i, loc) in locs.iter().enumerate() {
+            r.submit_read(*loc, i as u64).unwrap();
+        }
+        r.submit_read(locs[0], 3).unwrap();
+        assert_eq!(r.waiting_reads(), 2);
+        let mut got = drain(&mut r);
+        got.sort_by_key(|g| g.0);
+        assert_eq!(got, vec![(0, Ok(0)), (1, Ok(1)), (2, Ok(2)), (3, Ok(0))]);
+        // Writes still use their own buffers.
+        write(&mut r, 3).unwrap();
+        drain(&mut r);
+        assert!(r.lookup(9, 3).is_some());
     }
 }

@@ -38,6 +38,7 @@ pub(crate) struct Engine {
     in_flight: usize,
     queued: usize,
     idle_calls: u32,
+    enters: u64,
 }
 
 /// Submission errors that only mean "try again later" (CQ overflow, memory pressure, signal).
@@ -115,6 +116,7 @@ impl Engine {
             in_flight: 0,
             queued: 0,
             idle_calls: 0,
+            enters: 0,
         })
     }
 
@@ -126,6 +128,17 @@ impl Engine {
     /// Operations pushed and not yet reaped.
     pub(crate) fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// Operations pushed and not yet handed to the kernel.
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> usize {
+        self.queued
+    }
+
+    /// `io_uring_enter` calls made so far (submissions and waits).
+    pub(crate) fn enters(&self) -> u64 {
+        self.enters
     }
 
     /// Buffer `i`'s bytes, unless an operation on it is in flight.
@@ -199,6 +212,7 @@ impl Engine {
             }
         }
         self.idle_calls = 0;
+        self.enters += 1;
         match self.ring.submit() {
             Ok(n) => {
                 self.queued = self.queued.saturating_sub(n);
@@ -213,6 +227,7 @@ impl Engine {
     /// (capped at the number in flight).
     pub(crate) fn submit_and_wait(&mut self, min: usize) -> io::Result<usize> {
         let want = min.min(self.in_flight);
+        self.enters += 1;
         match self.ring.submit_and_wait(want) {
             Ok(n) => {
                 self.queued = self.queued.saturating_sub(n);
