@@ -1115,7 +1115,8 @@ fn check_l2(
         batch: l.batch,
         prefetch: l.prefetch,
         admission,
-        max_reads: l.queue_depth,
+        // Q at the device plus Q waiting in the store's read backlog.
+        max_reads: 2 * l.queue_depth,
         max_parked_per_read: l.max_parked_per_read,
         staging: l.staging,
         index_capacity,
@@ -1266,7 +1267,7 @@ mod tests {
         assert_eq!(
             on.shard.l2.unwrap(),
             ndx_core::L2Config {
-                max_reads: 16,
+                max_reads: 32,
                 index_capacity: on.shard.l2.unwrap().index_capacity,
                 ..Default::default()
             }
@@ -1308,7 +1309,7 @@ mod tests {
         );
         let core = c.shard.l2.unwrap();
         assert_eq!(core.batch, 8);
-        assert_eq!(core.max_reads, 32);
+        assert_eq!(core.max_reads, 64, "Q at the device + Q in the backlog");
         assert_eq!(core.stage_timeout_ns, 250_000_000);
         assert_eq!(
             core.admission,

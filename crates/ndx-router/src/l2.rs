@@ -188,6 +188,9 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
                 } else {
                     Region::recover(rc)
                 }
+                // As many reads again may wait in the region: the device keeps Q reads while
+                // finished ones are validated (the shard asks for up to 2Q).
+                .and_then(|r| r.with_read_backlog(l2.queue_depth))
                 .map_err(|source| L2OpenError::Store { shard, source })?;
                 let r = region.recovery_report();
                 tracing::info!(
