@@ -155,7 +155,9 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
                     tau_bps,
                     delay: DelayMode::Deadline,
                     memory: MemoryMode::Static,
-                    read_depth: l2.queue_depth,
+                    // The emulated device serves reads one after another anyway; accept as
+                    // many as the shard asks for (Q + the backlog a file store has).
+                    read_depth: 2 * l2.queue_depth,
                     write_depth: l2.write_depth,
                 });
                 out.push(ShardL2::new(Box::new(e)));
