@@ -87,7 +87,12 @@ pub struct CsCounters {
 
 const NIL: u32 = u32::MAX;
 
+const _: () = assert!(std::mem::size_of::<Meta>() == 64);
+
+/// One slot's metadata: exactly one cache line, aligned to one (a lookup's probe touches a
+/// single line, and `touch_entries` prefetches all of it).
 #[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
 struct Meta {
     live: bool,
     hash: u64,
