@@ -2,7 +2,7 @@
 
 use thiserror::Error;
 
-use crate::log::{AllocError, Location};
+use crate::log::{AllocError, Location, Log};
 use crate::record::{BatchRecord, EncodeError, RecordError, RecordView};
 
 /// Why a read or write could not be queued (the caller keeps serving from L1).
@@ -170,12 +170,26 @@ pub trait L2Backend {
     /// Starts remembering the (content key, batch) pairs that leave the index (overwritten
     /// by the log, or found corrupt), for [`drain_dropped`](L2Backend::drain_dropped): a
     /// caller that mirrors the index (the shard) forgets them. Drain regularly once on.
-    fn track_dropped(&mut self, on: bool);
+    fn track_dropped(&mut self, on: bool) {
+        self.index_log_mut().track_dropped(on);
+    }
 
     /// Hands the pairs dropped from the index since the last call to `f`, oldest first.
-    fn drain_dropped(&mut self, f: &mut dyn FnMut(u64, u64));
+    fn drain_dropped(&mut self, f: &mut dyn FnMut(u64, u64)) {
+        self.index_log_mut().drain_dropped(f);
+    }
 
     /// Calls `f` with every indexed (content key, batch), e.g. to refill a mirror of the
     /// index after a recovery.
-    fn for_each_indexed(&self, f: &mut dyn FnMut(u64, u64));
+    fn for_each_indexed(&self, f: &mut dyn FnMut(u64, u64)) {
+        for (k, b) in self.index_log().indexed_keys() {
+            f(k, b);
+        }
+    }
+
+    /// The backend's placement and index.
+    fn index_log(&self) -> &Log;
+
+    /// The backend's placement and index, mutably (for the methods above).
+    fn index_log_mut(&mut self) -> &mut Log;
 }

@@ -659,18 +659,12 @@ impl L2Backend for Region {
         n
     }
 
-    fn track_dropped(&mut self, on: bool) {
-        self.log.track_dropped(on);
+    fn index_log(&self) -> &Log {
+        &self.log
     }
 
-    fn drain_dropped(&mut self, f: &mut dyn FnMut(u64, u64)) {
-        self.log.drain_dropped(f);
-    }
-
-    fn for_each_indexed(&self, f: &mut dyn FnMut(u64, u64)) {
-        for (k, b) in self.log.indexed_keys() {
-            f(k, b);
-        }
+    fn index_log_mut(&mut self) -> &mut Log {
+        &mut self.log
     }
 
     fn in_flight(&self) -> usize {
