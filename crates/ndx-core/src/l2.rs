@@ -482,15 +482,23 @@ impl L2State {
         }
     }
 
-    /// Writes (as they are) the batches staged `stage_timeout_ns` or longer ago (every one
-    /// when `now` is `u64::MAX`).
+    /// Writes (as they are) the batches staged `stage_timeout_ns` or longer ago.
     pub(crate) fn flush_stale(&mut self, now: u64, emit: &mut dyn FnMut(&Stage2<'_>)) {
         let timeout = self.cfg.stage_timeout_ns;
-        if timeout == 0 && now != u64::MAX {
-            return;
+        if timeout != 0 && now >= timeout {
+            self.flush_staged_until(now - timeout, emit);
         }
+    }
+
+    /// Writes (as they are) every batch being staged.
+    pub(crate) fn flush_all(&mut self, emit: &mut dyn FnMut(&Stage2<'_>)) {
+        self.flush_staged_until(u64::MAX, emit);
+    }
+
+    /// Writes the batches whose first Data was staged at or before `last` (oldest first).
+    fn flush_staged_until(&mut self, last: u64, emit: &mut dyn FnMut(&Stage2<'_>)) {
         while let Some(&slot) = self.stage_age.front() {
-            if self.stages[slot].since.saturating_add(timeout) > now {
+            if self.stages[slot].since > last {
                 break;
             }
             self.stage_age.pop_front();

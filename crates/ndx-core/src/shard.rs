@@ -1126,7 +1126,7 @@ impl Shard {
     /// the Data L1 evicted last are not lost).
     pub fn l2_flush_staged(&mut self, out: &mut Actions) {
         if let Some(l2) = self.l2.as_mut() {
-            l2.flush_stale(u64::MAX, &mut |st| push_l2_write(out, st));
+            l2.flush_all(&mut |st| push_l2_write(out, st));
         }
     }
 

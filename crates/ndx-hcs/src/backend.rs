@@ -159,8 +159,18 @@ pub trait L2Backend {
     /// Operations queued or in flight.
     fn in_flight(&self) -> usize;
 
-    /// Counters.
-    fn counters(&self) -> L2Counters;
+    /// Counters: the backend's own, with the index's `indexed` and `evicted`.
+    fn counters(&self) -> L2Counters {
+        let log = self.index_log();
+        L2Counters {
+            indexed: log.indexed() as u64,
+            evicted: log.evicted(),
+            ..self.own_counters()
+        }
+    }
+
+    /// The counters the backend keeps itself (`indexed` and `evicted` come from the index).
+    fn own_counters(&self) -> L2Counters;
 
     /// True once the backend degraded to L1-only.
     fn is_degraded(&self) -> bool {

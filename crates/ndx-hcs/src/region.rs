@@ -671,12 +671,8 @@ impl L2Backend for Region {
         self.engine.in_flight() + self.pending.len()
     }
 
-    fn counters(&self) -> L2Counters {
-        L2Counters {
-            indexed: self.log.indexed() as u64,
-            evicted: self.log.evicted(),
-            ..self.counters
-        }
+    fn own_counters(&self) -> L2Counters {
+        self.counters
     }
 }
 

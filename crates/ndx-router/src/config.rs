@@ -590,6 +590,8 @@ pub struct L2Settings {
     pub verify_full: bool,
     /// Largest Data frame stored (the L1 slot size).
     pub max_frame: usize,
+    /// Largest batch record: a header block plus `batch` full frames, padded to blocks.
+    pub max_record: usize,
 }
 
 impl Config {
@@ -1091,7 +1093,7 @@ fn check_l2(
         );
     }
     // The largest record: a header block plus B full slots, padded to 4 KiB.
-    let max_record = 4096 + (l.batch as usize * slot_size).div_ceil(4096) * 4096;
+    let max_record = ndx_hcs::BLOCK + ndx_hcs::pad_to_block(l.batch as usize * slot_size);
     if size < 2 * max_record as u64 {
         return bad(
             key("size"),
@@ -1133,6 +1135,7 @@ fn check_l2(
             on_start,
             verify_full,
             max_frame: slot_size,
+            max_record,
         }),
         Some(core),
     ))

@@ -143,8 +143,7 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
     let Some(l2) = cfg.l2.clone() else {
         return Ok(Vec::new());
     };
-    let batch = cfg.shard.l2.map_or(1, |c| c.batch) as usize;
-    let max_record = 4096 + (batch * l2.max_frame).div_ceil(4096) * 4096;
+    let max_record = l2.max_record;
     let mut out = Vec::with_capacity(cfg.shards);
     match l2.kind {
         L2Kind::Emulated { tau_bps } => {
@@ -361,6 +360,7 @@ impl ShardL2 {
     /// that cannot be submitted complete at once as failures, which may add actions; they
     /// are executed too). Call before the action list is sent and cleared.
     pub fn execute(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) {
+        let mut submitted = false;
         loop {
             let mut progressed = false;
             for w in actions.l2_writes().skip(self.writes_done) {
@@ -442,8 +442,13 @@ impl ShardL2 {
             if !progressed {
                 break;
             }
+            submitted = true;
         }
-        self.store.flush();
+        // Into the device now (with nothing submitted, no call at all: this runs after
+        // every burst).
+        if submitted {
+            self.store.flush();
+        }
     }
 
     /// A clean stop: writes every staged batch (complete or not) and waits, up to `limit`,
@@ -477,6 +482,11 @@ impl ShardL2 {
     /// `actions`) and tells it which batches the store dropped. Never blocks. Returns the
     /// number of operations completed.
     pub fn poll(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) -> usize {
+        if self.store.in_flight() == 0 && self.backlog.is_empty() {
+            // Nothing can complete (every loop turn comes here); drops only follow writes,
+            // which are in flight until their completion is polled.
+            return 0;
+        }
         let writes = &mut self.writes;
         let n = self.store.poll(&mut |c| match c {
             Completion::Read {

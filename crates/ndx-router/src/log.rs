@@ -3,6 +3,7 @@
 //! Info and above by default; `NDX_LOG=debug` (or `trace`, `warn`, `error`) changes the level.
 
 use std::fmt::{self, Write as _};
+use std::sync::{Arc, Mutex};
 
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -12,12 +13,22 @@ use tracing::{Event, Level, Metadata, Subscriber};
 #[derive(Debug)]
 pub struct StderrLog {
     max: Level,
+    /// Where lines go instead of stderr (tests).
+    capture: Option<Arc<Mutex<Vec<String>>>>,
 }
 
 impl StderrLog {
     /// Events up to `max` (by verbosity: `Level::INFO` prints info, warn and error).
     pub fn new(max: Level) -> Self {
-        Self { max }
+        Self { max, capture: None }
+    }
+
+    /// Like [`StderrLog::new`], keeping the lines in `lines` instead of printing them.
+    pub fn capturing(max: Level, lines: Arc<Mutex<Vec<String>>>) -> Self {
+        Self {
+            max,
+            capture: Some(lines),
+        }
     }
 
     /// The level `NDX_LOG` asks for (default info).
@@ -91,7 +102,11 @@ impl Subscriber for StderrLog {
     fn event(&self, event: &Event<'_>) {
         let mut f = Fields::default();
         event.record(&mut f);
-        eprintln!("{}", Self::format(*event.metadata().level(), &f.0));
+        let line = Self::format(*event.metadata().level(), &f.0);
+        match &self.capture {
+            Some(lines) => lines.lock().unwrap_or_else(|e| e.into_inner()).push(line),
+            None => eprintln!("{line}"),
+        }
     }
 
     fn enter(&self, _: &Id) {}
@@ -105,19 +120,24 @@ mod tests {
 
     #[test]
     fn events_are_formatted_and_filtered() {
-        assert_eq!(
-            StderrLog::format(Level::ERROR, "L2 write failed"),
-            "ndx: error: L2 write failed"
-        );
-        assert_eq!(StderrLog::format(Level::INFO, "x"), "ndx: x");
-        let s = StderrLog::new(Level::INFO);
-        let sub: &dyn Subscriber = &s;
-        let fields = Fields(String::new());
-        drop(fields);
-        tracing::subscriber::with_default(StderrLog::new(Level::WARN), || {
-            assert!(tracing::enabled!(Level::ERROR));
-            assert!(!tracing::enabled!(Level::INFO));
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let log = StderrLog::capturing(Level::INFO, lines.clone());
+        tracing::subscriber::with_default(log, || {
+            tracing::error!(
+                "L2 write failed ({}): L2 disabled",
+                "No space left on device"
+            );
+            tracing::warn!(file = "a.l2", "refuses O_DIRECT");
+            tracing::info!("L2 recovered 3 records");
+            tracing::debug!("not shown at info");
         });
-        let _ = sub;
+        assert_eq!(
+            *lines.lock().unwrap(),
+            vec![
+                "ndx: error: L2 write failed (No space left on device): L2 disabled",
+                "ndx: warning: refuses O_DIRECT file=\"a.l2\"",
+                "ndx: L2 recovered 3 records",
+            ]
+        );
     }
 }
