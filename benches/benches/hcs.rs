@@ -31,6 +31,31 @@ use ndx_lab::hcs::{self, HcsConfig};
 use ndx_lab::hitratio::Design;
 use ndx_lab::workload::{Kind, WorkloadConfig};
 
+/// The router's allocator: large tables on transparent huge pages (`NDX_BENCH_HUGE=0` gives
+/// them base pages, the reference).
+#[global_allocator]
+static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
+
+/// Applies `NDX_BENCH_HUGE` (default 1) before any table is built.
+fn huge_pages_from_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(huge_pages_from_env_now);
+}
+
+fn huge_pages_from_env_now() {
+    let on = std::env::var("NDX_BENCH_HUGE").map_or(true, |v| v != "0");
+    ndx_mem::set_huge_pages(on);
+    eprintln!(
+        "huge pages: {} (THP mode {})",
+        if on {
+            "advised"
+        } else {
+            "off (NDX_BENCH_HUGE=0)"
+        },
+        ndx_mem::thp_mode().unwrap_or_else(|| "absent".into())
+    );
+}
+
 const KEY: HashKey = HashKey::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
 
 /// Slot size of the L1 sweep: the ~80-byte Data below fit, and 10^7 slots stay ~2.2 GB.
@@ -111,6 +136,17 @@ fn env_u64(var: &str, default: u64) -> u64 {
         .unwrap_or(default)
 }
 
+/// The L1 sweep's replacement policy: `NDX_BENCH_L1_POLICY` = `lru` (default, the
+/// router's), `fifo` or `clock`.
+fn l1_policy() -> Replacement {
+    match std::env::var("NDX_BENCH_L1_POLICY").as_deref() {
+        Ok("fifo") => Replacement::Fifo,
+        Ok("clock") => Replacement::Clock,
+        Ok("lru") | Err(_) => Replacement::Lru,
+        Ok(other) => panic!("NDX_BENCH_L1_POLICY={other}: expected lru, fifo or clock"),
+    }
+}
+
 /// An L1 holding entries `0..n`, and the next fresh id for inserts.
 struct L1Fixture {
     cs: Cs,
@@ -123,7 +159,7 @@ fn fill_l1(t: &Template, n: u64) -> L1Fixture {
         CsConfig {
             capacity: n as usize,
             slot_size: SMALL_SLOT,
-            replacement: Replacement::Lru,
+            replacement: l1_policy(),
             admission: Admission::Always,
             seed: 1,
         },
@@ -137,17 +173,20 @@ fn fill_l1(t: &Template, n: u64) -> L1Fixture {
     }
     assert_eq!(cs.len() as u64, n, "every entry stored");
     eprintln!(
-        "l1 {n}: filled in {:.1} s, {} bytes per entry ({SMALL_SLOT}-byte slots, Data {} bytes), {} MB",
+        "l1 {n} ({:?}): filled in {:.1} s, {} bytes per entry ({SMALL_SLOT}-byte slots, Data {} bytes), {} MB, {} MB of the process on huge pages",
+        l1_policy(),
         t0.elapsed().as_secs_f64(),
         cs.bytes_per_entry(),
         t.wire.len(),
-        (cs.bytes_per_entry() as u64 * n) >> 20
+        (cs.bytes_per_entry() as u64 * n) >> 20,
+        ndx_mem::huge_bytes().unwrap_or(0) >> 20
     );
     L1Fixture { cs, next: n }
 }
 
 /// L1 lookup (hit) and insert (with eviction) vs the number of entries.
 fn l1(c: &mut Criterion) {
+    huge_pages_from_env();
     let max = env_u64("NDX_BENCH_L1_MAX", 10_000_000);
     let t = Template::new(b"bench", 16);
     let mut g = c.benchmark_group("l1");
@@ -189,8 +228,9 @@ fn l1(c: &mut Criterion) {
                 black_box(f.cs.lookup(0, name, KEY.name(name), false, false).is_some())
             })
         });
-        // The shard's burst path (`Shard::process_burst`, 32 packets): touch the index
-        // buckets of the whole burst, then the slots of likely hits, then look up, so the
+        // The shard's burst path (`Shard::process_burst`, 32 packets): prefetch the index
+        // buckets of the whole burst, then the slots of likely hits, then (LRU) their list
+        // neighbours, then look up, so the
         // cache misses of the burst overlap. Throughput counts lookups.
         g.throughput(Throughput::Elements(BURST as u64));
         g.bench_function(BenchmarkId::new("lookup_burst32", n), |b| {
@@ -204,16 +244,15 @@ fn l1(c: &mut Criterion) {
                         k = 0;
                     }
                 }
-                let mut acc = 0u64;
                 for &i in &idx {
-                    acc ^= f.cs.touch(hashes[i]);
+                    f.cs.prefetch(hashes[i]);
                 }
                 for &i in &idx {
-                    if f.cs.may_hold(hashes[i]) {
-                        acc ^= f.cs.touch_entries(hashes[i]);
-                    }
+                    f.cs.prefetch_entries(hashes[i]);
                 }
-                black_box(acc);
+                for &i in &idx {
+                    f.cs.prefetch_neighbours(hashes[i]);
+                }
                 let mut hits = 0;
                 for &i in &idx {
                     hits +=
@@ -276,6 +315,7 @@ fn l1(c: &mut Criterion) {
 
 /// One batch of B = 16 Data of 8192 bytes into a full L1, as an L2 read completion does.
 fn batch_insert(c: &mut Criterion) {
+    huge_pages_from_env();
     const B: usize = 16;
     // 2^15 slots of ~8.3 KB (~270 MB): far beyond the CPU caches, like a real L1.
     let slots: usize = env_u64("NDX_BENCH_BATCH_L1", 1 << 15) as usize;
@@ -364,6 +404,7 @@ struct Totals {
 
 /// HCS service rate: the ndx-lab loop (L1 Cs + emulated L2) on seed 000's Real workload.
 fn hcs_service(c: &mut Criterion) {
+    huge_pages_from_env();
     // seed 000 Table 3 scaled as ndx-lab's `throughput` (README): 200 × 100 chunks of 8 KB
     // (|C| = |L2| = 20,000 chunks, 164 MB), |L1| = 0.1 |C| (paper: 1 GB / 10 GB), B = 10.
     let workload = WorkloadConfig {

@@ -89,8 +89,8 @@ const NIL: u32 = u32::MAX;
 
 const _: () = assert!(std::mem::size_of::<Meta>() == 64);
 
-/// One slot's metadata: exactly one cache line, aligned to one (a lookup's probe touches a
-/// single line, and `touch_entries` prefetches all of it).
+/// One slot's metadata: exactly one cache line, aligned to one (a lookup's probe reads a
+/// single line, and `prefetch_entries` fetches all of it).
 #[derive(Debug, Clone, Copy)]
 #[repr(align(64))]
 struct Meta {
@@ -218,10 +218,10 @@ impl Cs {
             .unwrap_or(&[])
     }
 
-    /// Touches the index bucket of `hash` (a safe prefetch; see the shard's burst path).
+    /// Prefetches the index bucket of `hash` (see the shard's burst path).
     #[inline]
-    pub fn touch(&self, hash: u64) -> u64 {
-        self.index.touch(hash)
+    pub fn prefetch(&self, hash: u64) {
+        self.index.prefetch(hash);
     }
 
     /// Whether `hash`'s home bucket holds an entry with its tag (a hit is likely).
@@ -230,19 +230,44 @@ impl Cs {
         self.index.home_candidates(hash).next().is_some()
     }
 
-    /// Touches the metadata and first bytes of the slots `hash`'s home bucket points to (call
-    /// after [`touch`](Self::touch) has brought the bucket in).
+    /// Prefetches the metadata and first bytes of the slots `hash`'s home bucket points to
+    /// (reads the bucket: call after [`prefetch`](Self::prefetch) has brought it in).
     #[inline]
-    pub fn touch_entries(&self, hash: u64) -> u64 {
-        let mut acc = 0;
+    pub fn prefetch_entries(&self, hash: u64) {
         for slot in self.index.home_candidates(hash) {
-            acc ^= self.meta.get(slot as usize).map_or(0, |m| m.hash);
-            acc ^= self
-                .slab
-                .get(slot as usize * self.cfg.slot_size)
-                .map_or(0, |&b| u64::from(b));
+            if let Some(m) = self.meta.get(slot as usize) {
+                ndx_mem::prefetch(m);
+            }
+            if let Some(b) = self.slab.get(slot as usize * self.cfg.slot_size) {
+                ndx_mem::prefetch(b);
+            }
         }
-        acc
+    }
+
+    /// Whether a hit rewrites other slots' metadata (LRU's recency list).
+    #[inline]
+    pub fn relinks_on_hit(&self) -> bool {
+        self.cfg.replacement == Replacement::Lru
+    }
+
+    /// Prefetches the recency-list neighbours of the slots `hash`'s home bucket points to:
+    /// an LRU hit moves its slot to the front and so writes both neighbours' metadata, two
+    /// more random lines (reads the slots' metadata: call after
+    /// [`prefetch_entries`](Self::prefetch_entries)). Nothing to do for FIFO and CLOCK.
+    #[inline]
+    pub fn prefetch_neighbours(&self, hash: u64) {
+        if !self.relinks_on_hit() {
+            return;
+        }
+        for slot in self.index.home_candidates(hash) {
+            if let Some(m) = self.meta.get(slot as usize) {
+                for n in [m.prev, m.next] {
+                    if let Some(x) = self.meta.get(n as usize) {
+                        ndx_mem::prefetch(x);
+                    }
+                }
+            }
+        }
     }
 
     /// Looks up a Data for an Interest named `name` (its hash is `name_hash`).

@@ -58,10 +58,10 @@ impl DeadNonceList {
         }
     }
 
-    /// Touches the index bucket of (`name_hash`, `nonce`) (a safe prefetch).
+    /// Prefetches the index bucket of (`name_hash`, `nonce`) (see the shard's burst path).
     #[inline]
-    pub fn touch(&self, name_hash: u64, nonce: u32) -> u64 {
-        self.index.touch(key(name_hash, nonce))
+    pub fn prefetch(&self, name_hash: u64, nonce: u32) {
+        self.index.prefetch(key(name_hash, nonce));
     }
 
     /// Records a dead pair at `now` (ns); the oldest pair makes room when full.

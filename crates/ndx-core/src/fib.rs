@@ -9,10 +9,10 @@
 //! most 40 bytes, as most routes are) in the first, next hops in the second; longer names
 //! live in a chunk-local byte array. A probe therefore costs two cache misses (bucket, entry)
 //! at most, and [`Shard::process_burst`](crate::Shard::process_burst) overlaps them across a
-//! burst by touching buckets, then entries, before the lookups run ([`FibSnapshot::touch`]).
-//! Huge pages would remove the TLB misses that remain at 10^7 prefixes, but asking for them
-//! (`madvise(MADV_HUGEPAGE)`; THP is in `madvise` mode here) needs `unsafe`, which this crate
-//! forbids: the I/O layer could allocate the tables' memory instead.
+//! burst by prefetching buckets, then entries, before the lookups run
+//! ([`FibSnapshot::prefetch`]). The tables are plain `Vec`s: the `ndx` binary's allocator
+//! (`ndx_mem::HugePages`) puts every large one on transparent huge pages, which removes the
+//! TLB misses of random probes at 10^6..10^7 prefixes, with no `unsafe` here.
 //!
 //! # Lookup
 //! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components
@@ -134,35 +134,31 @@ impl Chunk {
             .unwrap_or(&[])
     }
 
-    /// Reads the first word of `hash`'s home bucket (a prefetch that safe code can issue: the
-    /// CPU overlaps the misses of independent touches).
+    /// Prefetches `hash`'s home bucket.
     #[inline]
-    fn touch(&self, hash: u64) -> u64 {
+    fn prefetch(&self, hash: u64) {
         let mask = self.buckets.len() - 1;
-        self.buckets
-            .get(hash as usize & mask)
-            .map_or(0, |b| u64::from(b.tags[0]))
+        if let Some(b) = self.buckets.get(hash as usize & mask) {
+            ndx_mem::prefetch(b);
+        }
     }
 
-    /// Reads the first word of every entry whose tag matches in `hash`'s home bucket (the
-    /// bucket should be in cache by now: see [`touch`](Self::touch)).
+    /// Prefetches every entry whose tag matches in `hash`'s home bucket (reads the bucket,
+    /// which should be in cache by now: see [`prefetch`](Self::prefetch)).
     #[inline]
-    fn touch_entries(&self, hash: u64) -> u64 {
+    fn prefetch_entries(&self, hash: u64) {
         let mask = self.buckets.len() - 1;
         let tag = tag_of(hash);
         let Some(bucket) = self.buckets.get(hash as usize & mask) else {
-            return 0;
+            return;
         };
-        let mut acc = 0;
         for s in 0..SLOTS {
-            if bucket.tags[s] == tag {
-                acc ^= self
-                    .entries
-                    .get(bucket.index[s] as usize)
-                    .map_or(0, |e| e.hash);
+            if bucket.tags[s] == tag
+                && let Some(e) = self.entries.get(bucket.index[s] as usize)
+            {
+                ndx_mem::prefetch(e);
             }
         }
-        acc
     }
 
     fn find(&self, hash: u64, name: &[u8]) -> Option<u32> {
@@ -384,29 +380,28 @@ impl FibSnapshot {
         self.root.as_ref().map(|e| self.matched(e))
     }
 
-    /// Touches the home bucket of the name's `k`-component prefix (`1..=min(len, 32)`;
-    /// other depths touch nothing), a prefetch in safe code: the touches of a burst overlap
-    /// their cache misses. Returns a value to feed to [`std::hint::black_box`]. The stage-1
-    /// prefix's hash is already computed; other depths are hashed now.
+    /// Prefetches the home bucket of the name's `k`-component prefix (`1..=min(len, 32)`;
+    /// other depths prefetch nothing): the prefetches of a burst overlap their cache misses.
+    /// The stage-1 prefix's hash is already computed; other depths are hashed now.
     #[inline]
-    pub fn touch(&self, hashes: &mut NameHashes<'_>, k: usize) -> u64 {
+    pub fn prefetch(&self, hashes: &mut NameHashes<'_>, k: usize) {
         if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
-            return 0;
+            return;
         }
         let h = hashes.prefix(k);
-        self.chunk(h).touch(h)
+        self.chunk(h).prefetch(h);
     }
 
-    /// Touches the entries the home bucket of the `k`-component prefix points to (after
-    /// [`touch`](Self::touch) has brought the bucket in).
+    /// Prefetches the entries the home bucket of the `k`-component prefix points to (after
+    /// [`prefetch`](Self::prefetch) has brought the bucket in).
     #[inline]
-    pub fn touch_entries(&self, hashes: &NameHashes<'_>, k: usize) -> u64 {
+    pub fn prefetch_entries(&self, hashes: &NameHashes<'_>, k: usize) {
         if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
-            return 0;
+            return;
         }
-        hashes
-            .cached(k)
-            .map_or(0, |h| self.chunk(h).touch_entries(h))
+        if let Some(h) = hashes.cached(k) {
+            self.chunk(h).prefetch_entries(h);
+        }
     }
 
     /// Components in the first lookup stage (build [`NameHashes`] with it).

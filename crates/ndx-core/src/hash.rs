@@ -217,18 +217,22 @@ fn component_end(bytes: &[u8], at: usize) -> Option<usize> {
 pub const HASHED_DEPTH: usize = 32;
 
 /// The keyed hashes of one name's prefixes, computed once per packet and only as deep as the
-/// tables ask: [`NameHashes::new`] walks the name once (component boundaries), hashes the
-/// whole name and its `stage1`-component prefix in one SipHash pass, and keeps the SipHash
-/// state at that prefix so deeper prefixes (the FIB's second stage) resume from it instead
-/// of starting over. Every value equals [`HashKey::hash`] of the prefix's bytes.
+/// tables ask. [`NameHashes::new`] hashes the whole name in one SipHash pass and keeps the
+/// SipHash state at the last whole word before the end of the `stage1`-component prefix (the
+/// FIB's first stage), so a prefix hash resumes from it instead of starting over. Component
+/// boundaries are found only as far as asked: a CS hit, which needs the whole name's hash
+/// alone, walks no further than `stage1` components and finalises no prefix hash. Every value
+/// equals [`HashKey::hash`] of the prefix's bytes.
 #[derive(Clone, Debug)]
 pub struct NameHashes<'a> {
     key: HashKey,
     name: Name<'a>,
-    /// Components whose end offsets are in `ends` (at most `HASHED_DEPTH`, and only while
-    /// the offsets fit in 16 bits; deeper prefixes take the slow path).
-    depth: usize,
-    /// `ends[k]`: byte length of the `k`-component prefix.
+    /// Components whose end offsets are in `ends` so far (see `walk_to`).
+    walked: usize,
+    /// True once the walk can go no further (the end of the name, `HASHED_DEPTH`, or an
+    /// offset beyond 16 bits: deeper prefixes take the slow path).
+    walk_done: bool,
+    /// `ends[k]`: byte length of the `k`-component prefix, for `k <= walked`.
     ends: [u16; HASHED_DEPTH + 1],
     /// The last few prefix hashes computed: depth (`NO_DEPTH` when empty) and hash.
     memo_k: [u8; MEMO],
@@ -245,28 +249,16 @@ const MEMO: usize = 4;
 const NO_DEPTH: u8 = u8::MAX;
 
 impl<'a> NameHashes<'a> {
-    /// Walks `name` once and hashes it whole and at `stage1` components.
+    /// Hashes `name` whole, and prepares its `stage1`-component prefix (walked, hashed on
+    /// first use from a state kept on the way).
     pub fn new(key: &HashKey, name: &Name<'a>, stage1: usize) -> Self {
         let bytes = name.as_bytes();
-        let mut ends = [0u16; HASHED_DEPTH + 1];
-        let mut depth = 0;
-        let mut end = 0;
-        while depth < HASHED_DEPTH {
-            let Some(next) = component_end(bytes, end) else {
-                break;
-            };
-            let Ok(short) = u16::try_from(next) else {
-                break;
-            };
-            end = next;
-            depth += 1;
-            ends[depth] = short;
-        }
         let mut h = Self {
             key: *key,
             name: *name,
-            depth,
-            ends,
+            walked: 0,
+            walk_done: false,
+            ends: [0; HASHED_DEPTH + 1],
             memo_k: [NO_DEPTH; MEMO],
             memo_h: [0; MEMO],
             memo_next: 0,
@@ -274,22 +266,23 @@ impl<'a> NameHashes<'a> {
             ckpt: Sip::new(key),
             ckpt_at: 0,
         };
-        // One pass: compress up to the stage-1 prefix, finalise it and keep the state, then
-        // carry on to the end of the name.
-        let m = stage1.min(depth);
+        // The checkpoint: the last word boundary at or before the stage-1 prefix's end.
+        let m = stage1.min(name.len().saturating_sub(1));
+        let mut ckpt_at = 0;
+        if m > 0 {
+            h.walk_to(m);
+            if h.walked >= m {
+                ckpt_at = usize::from(h.ends[m]) & !7;
+            }
+        }
         let mut s = h.ckpt;
         let mut consumed = 0;
-        if m > 0 && m < name.len() {
-            let mend = usize::from(ends[m]);
-            while consumed + 8 <= mend {
-                s.compress(word_at(bytes, consumed));
-                consumed += 8;
-            }
-            let hm = s.finish_word(tail_word(bytes, consumed, mend), mend);
-            h.remember(m, hm);
-            h.ckpt = s;
-            h.ckpt_at = consumed;
+        while consumed + 8 <= ckpt_at {
+            s.compress(word_at(bytes, consumed));
+            consumed += 8;
         }
+        h.ckpt = s;
+        h.ckpt_at = consumed;
         let total = bytes.len();
         while consumed + 8 <= total {
             s.compress(word_at(bytes, consumed));
@@ -297,6 +290,23 @@ impl<'a> NameHashes<'a> {
         }
         h.full = s.finish_word(tail_word(bytes, consumed, total), total);
         h
+    }
+
+    /// Records component ends until `k` components are walked or the walk is done.
+    #[inline]
+    fn walk_to(&mut self, k: usize) {
+        let bytes = self.name.as_bytes();
+        let mut end = usize::from(self.ends[self.walked]);
+        while self.walked < k.min(HASHED_DEPTH) && !self.walk_done {
+            match component_end(bytes, end).and_then(|n| u16::try_from(n).ok().map(|s| (n, s))) {
+                Some((next, short)) => {
+                    end = next;
+                    self.walked += 1;
+                    self.ends[self.walked] = short;
+                }
+                None => self.walk_done = true,
+            }
+        }
     }
 
     #[inline]
@@ -318,15 +328,17 @@ impl<'a> NameHashes<'a> {
         self.full
     }
 
-    /// Components whose prefixes are cheap to hash here (at most [`HASHED_DEPTH`]).
-    pub fn depth(&self) -> usize {
-        self.depth
+    /// Components whose prefixes are cheap to hash here (at most [`HASHED_DEPTH`]; prefix
+    /// hashes beyond it hash the prefix's bytes from the start).
+    pub fn depth(&mut self) -> usize {
+        self.walk_to(HASHED_DEPTH);
+        self.walked
     }
 
     /// The bytes of the first `k` components (the whole name when `k >= len`).
     #[inline]
     pub fn prefix_bytes(&self, k: usize) -> &'a [u8] {
-        if k > self.depth {
+        if k > self.walked {
             return self.name.prefix(k).as_bytes();
         }
         let bytes = self.name.as_bytes();
@@ -340,7 +352,8 @@ impl<'a> NameHashes<'a> {
         if let Some(h) = self.cached(k) {
             return h;
         }
-        if k > self.depth {
+        self.walk_to(k);
+        if k > self.walked {
             return self.key.name(&self.name.prefix(k));
         }
         let h = self.compute(k);

@@ -99,24 +99,30 @@ impl HashIndex {
         false
     }
 
-    /// Reads the first word of `hash`'s home bucket: a safe-code prefetch (independent
-    /// touches of a burst overlap their cache misses).
+    /// Prefetches `hash`'s home bucket (the prefetches of a burst overlap their misses).
     #[inline]
-    pub(crate) fn touch(&self, hash: u64) -> u64 {
-        self.buckets
-            .get(hash as usize & self.mask)
-            .map_or(0, |b| u64::from(b.tags[0]))
+    pub(crate) fn prefetch(&self, hash: u64) {
+        if let Some(b) = self.buckets.get(hash as usize & self.mask) {
+            ndx_mem::prefetch(b);
+        }
     }
 
-    /// Slots in `hash`'s home bucket whose tag matches (for second-level touches).
+    /// Slots in `hash`'s home bucket whose tag matches (for the burst path's second-level
+    /// prefetches). One branch-free pass over the tags, then one step per match.
     #[inline]
     pub(crate) fn home_candidates(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
         let tag = tag_of(hash);
         let bucket = self.buckets.get(hash as usize & self.mask);
-        bucket.into_iter().flat_map(move |b| {
-            (0..SLOTS)
-                .filter(move |&s| b.tags[s] == tag)
-                .map(move |s| b.slots[s])
+        let mut mask = bucket.map_or(0, |b| {
+            (0..SLOTS).fold(0u32, |m, s| m | (u32::from(b.tags[s] == tag) << s))
+        });
+        std::iter::from_fn(move || {
+            if mask == 0 {
+                return None;
+            }
+            let s = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            bucket.map(|b| b.slots[s])
         })
     }
 
@@ -128,8 +134,12 @@ impl HashIndex {
         let mut b = hash as usize & self.mask;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
-            for s in 0..SLOTS {
-                if bucket.tags[s] == tag && f(bucket.slots[s]) {
+            let mut mask =
+                (0..SLOTS).fold(0u32, |m, s| m | (u32::from(bucket.tags[s] == tag) << s));
+            while mask != 0 {
+                let s = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if f(bucket.slots[s]) {
                     return true;
                 }
             }

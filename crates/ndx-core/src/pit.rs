@@ -276,22 +276,22 @@ impl Pit {
             + 40
     }
 
-    /// Touches the index bucket of `key` (a safe prefetch; see the shard's burst path).
+    /// Prefetches the index bucket of `key` (see the shard's burst path).
     #[inline]
-    pub fn touch(&self, key: u64) -> u64 {
-        self.index.touch(key)
+    pub fn prefetch(&self, key: u64) {
+        self.index.prefetch(key);
     }
 
-    /// Touches the entry a token of ours names (a safe prefetch).
+    /// Prefetches the entry a token of ours names.
     #[inline]
-    pub fn touch_token(&self, token: &[u8]) -> u64 {
+    pub fn prefetch_token(&self, token: &[u8]) {
         let Some(t) = token.get(..PIT_TOKEN_LEN) else {
-            return 0;
+            return;
         };
         let slot = u32::from_be_bytes([0, t[1], t[2], t[3]]);
-        self.entries
-            .get(slot as usize)
-            .map_or(0, |e| u64::from(e.generation))
+        if let Some(e) = self.entries.get(slot as usize) {
+            ndx_mem::prefetch(e);
+        }
     }
 
     /// The entry for (`name`, selectors), whose [`pit_key`] is `key`, if pending.

@@ -403,8 +403,8 @@ impl Shard {
 
     /// Handles a burst of frames received at `now` (ns), in order, with the same result as
     /// calling [`process`](Self::process) on each: frames are decoded and their names hashed
-    /// first, then the PIT, CS, dead-nonce and FIB buckets of the whole burst are touched (a
-    /// prefetch in safe code: the CPU overlaps those cache misses), then the pipelines run.
+    /// first, then the PIT, CS, dead-nonce and FIB buckets of the whole burst are prefetched (the
+    /// CPU overlaps those cache misses), then the pipelines run.
     /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         let snap = self.fib.guard();
@@ -414,7 +414,7 @@ impl Shard {
                 *slot = self.stage(frame, &snap);
             }
             let staged = &mut staged[..group.len()];
-            std::hint::black_box(self.touch(staged, &snap));
+            self.prefetch(staged, &snap);
             for (st, &(face, frame)) in staged.iter_mut().zip(group) {
                 self.run(now, face, frame, st, &snap, out);
             }
@@ -454,10 +454,10 @@ impl Shard {
         }
     }
 
-    /// Second pass: touches what the pipelines will read, two levels deep (buckets, then
-    /// the entries they point to), so the misses of the whole burst overlap.
-    fn touch(&self, staged: &mut [Staged<'_>], snap: &FibSnapshot) -> u64 {
-        let mut acc = 0;
+    /// Second pass: prefetches what the pipelines will read, up to three levels deep
+    /// (buckets; then the entries they point to; then an LRU hit's list neighbours), so the
+    /// misses of the whole burst overlap. Each level reads what the one before fetched.
+    fn prefetch(&self, staged: &mut [Staged<'_>], snap: &FibSnapshot) {
         // Level 1: the buckets of the PIT, CS, dead-nonce list and the FIB's stage 1.
         for st in staged.iter_mut() {
             match st {
@@ -466,32 +466,41 @@ impl Shard {
                 } => {
                     let full = hashes.full();
                     let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
-                    acc ^= self.pit.touch(pit_key(full, cbp, mbf));
-                    acc ^= self.cs.touch(full);
+                    self.pit.prefetch(pit_key(full, cbp, mbf));
+                    self.cs.prefetch(full);
                     if let Some(nonce) = interest.nonce() {
-                        acc ^= self.dnl.touch(full, nonce);
+                        self.dnl.prefetch(full, nonce);
                     }
-                    acc ^= snap.touch(hashes, snap.stage1());
+                    snap.prefetch(hashes, snap.stage1());
                 }
-                Staged::Data { token: Some(t), .. } => acc ^= self.pit.touch_token(t),
+                Staged::Data { token: Some(t), .. } => self.pit.prefetch_token(t),
                 _ => {}
             }
         }
         // Level 2: a likely CS hit's slot, else the FIB's stage-1 entries and the bucket one
         // level deeper (where the marker usually sends the lookup).
+        let mut hits = false;
         for st in staged.iter_mut() {
             if let Staged::Interest { hashes, .. } = st {
                 let full = hashes.full();
                 if self.cs.may_hold(full) {
-                    acc ^= self.cs.touch_entries(full);
+                    self.cs.prefetch_entries(full);
+                    hits = true;
                 } else {
                     let m = snap.stage1();
-                    acc ^= snap.touch_entries(hashes, m);
-                    acc ^= snap.touch(hashes, m + 1);
+                    snap.prefetch_entries(hashes, m);
+                    snap.prefetch(hashes, m + 1);
                 }
             }
         }
-        acc
+        // Level 3 (LRU only): the recency-list neighbours a CS hit will relink.
+        if hits && self.cs.relinks_on_hit() {
+            for st in staged.iter() {
+                if let Staged::Interest { hashes, .. } = st {
+                    self.cs.prefetch_neighbours(hashes.full());
+                }
+            }
+        }
     }
 
     /// Third pass: one packet through its pipeline.

@@ -111,6 +111,7 @@ struct RawTables {
     dnl_lifetime_ms: u64,
     unsolicited: String,
     fib_stage1: usize,
+    huge_pages: bool,
 }
 
 impl Default for RawTables {
@@ -123,6 +124,7 @@ impl Default for RawTables {
             dnl_lifetime_ms: d.dnl_lifetime_ns / 1_000_000,
             unsolicited: "drop".into(),
             fib_stage1: 2,
+            huge_pages: true,
         }
     }
 }
@@ -492,6 +494,8 @@ pub struct Config {
     pub shard: ShardConfig,
     /// FIB first-stage depth.
     pub fib_stage1: usize,
+    /// Whether the large tables get transparent huge pages (`tables.huge_pages`).
+    pub huge_pages: bool,
     /// UDP ports NDN is spoken on (the first is the source port of what we send).
     pub udp_ports: Vec<u16>,
     /// Create faces for new UDP peers on their first packet.
@@ -987,6 +991,7 @@ impl RawConfig {
             frames: r.frames,
             shard,
             fib_stage1: tb.fib_stage1,
+            huge_pages: tb.huge_pages,
             udp_ports: u.ports.clone(),
             udp_on_demand: u.on_demand,
             interfaces,

@@ -120,6 +120,8 @@ impl Router {
             return Err(StartError::NoInterface);
         }
         crate::log::install();
+        // Before any table is allocated (the `ndx` binary's allocator reads this).
+        ndx_mem::set_huge_pages(cfg.huge_pages);
         // First: a kept L2 store may supply the hash key its records were written with.
         let mut l2 = crate::l2::open(&mut cfg)?.into_iter();
         let shards = cfg.shards as u32;
@@ -429,6 +431,7 @@ impl Router {
         if let (Some(l2), Some(core)) = (&self.cfg.l2, &self.cfg.shard.l2) {
             s.push_str(&format!("\nndx: {}", l2.describe(core)));
         }
+        s.push_str(&format!("\nndx: {}", memory_line(self.cfg.huge_pages)));
         s
     }
 
@@ -621,4 +624,23 @@ fn xdp_counters(attached: &[Attached]) -> Value {
         m.insert(k.to_string(), json!(sum[k]));
     }
     Value::Object(m)
+}
+
+/// One banner line on the tables' memory: mapped by the huge-page allocator, and how much of
+/// the process the kernel backs with huge pages (0 when `ndx_mem::HugePages` is not the
+/// global allocator, as in library tests).
+fn memory_line(huge_pages: bool) -> String {
+    let mode = ndx_mem::thp_mode().unwrap_or_else(|| "absent".into());
+    let mapped = ndx_mem::mapped_bytes() >> 20;
+    let huge = ndx_mem::huge_bytes().unwrap_or(0) >> 20;
+    if !huge_pages {
+        return format!("tables: {mapped} MiB, huge pages off (tables.huge_pages = false)");
+    }
+    let hint = match mode.as_str() {
+        "never" => {
+            " (THP is off in the kernel: echo madvise > /sys/kernel/mm/transparent_hugepage/enabled)"
+        }
+        _ => "",
+    };
+    format!("tables: {mapped} MiB, {huge} MiB of the process on huge pages, THP {mode}{hint}")
 }

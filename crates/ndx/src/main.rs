@@ -12,6 +12,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// Large tables (CS slots, PIT, FIB, indexes) on transparent huge pages; everything else is
+/// the system allocator's (`ndx-mem`; `tables.huge_pages = false` turns the advice off).
+#[global_allocator]
+static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
+
 /// ndx: a Named Data Networking router for Linux.
 #[derive(Debug, Parser)]
 #[command(name = "ndx", version, about, long_about = None)]
@@ -126,6 +131,15 @@ fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
     );
     if let (Some(l2), Some(core)) = (&c.l2, &c.shard.l2) {
         println!("  {}", l2.describe(core));
+    }
+    let thp = ndx_mem::thp_mode().unwrap_or_else(|| "absent".into());
+    match (c.huge_pages, thp.as_str()) {
+        (false, _) => println!("  tables on base pages (tables.huge_pages = false)"),
+        (true, "madvise" | "always") => println!("  tables on huge pages (THP {thp})"),
+        (true, _) => println!(
+            "  tables.huge_pages: the kernel's THP mode is {thp}, so the tables get base pages \
+             (echo madvise > /sys/kernel/mm/transparent_hugepage/enabled)"
+        ),
     }
     Ok(0)
 }

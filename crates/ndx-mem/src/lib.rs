@@ -1,0 +1,244 @@
+//! Transparent huge pages for the router's large tables.
+//!
+//! The forwarding tables (CS slab, slot metadata, hash indexes, PIT, FIB) are single large
+//! allocations read at random. With 4 KiB pages every random read of a multi-gigabyte table
+//! also misses the TLB, and the page walk itself misses the cache: on the reference VM a
+//! dependent random read over 2 GB costs 355–435 ns with 4 KiB pages and 210–260 ns with
+//! 2 MiB pages. Debian ships THP in `madvise` mode, so a table gets huge pages only if
+//! somebody asks for them.
+//!
+//! [`HugePages`] is a [`GlobalAlloc`] that asks: every allocation of at least
+//! [`HUGE_THRESHOLD`] bytes is its own 2 MiB-aligned anonymous mapping advised with
+//! `MADV_HUGEPAGE` before it is first touched; smaller allocations go to the system
+//! allocator unchanged. The tables stay plain `Vec`s in safe code (`ndx-core` has no
+//! `unsafe`); the binary chooses the allocator:
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
+//! ```
+//!
+//! When the kernel has THP disabled (`never`) the advice is ignored and the tables get
+//! 4 KiB pages, as with the system allocator; [`thp_mode`] tells which. [`huge_bytes`] reads
+//! how much of the process is backed by huge pages (`AnonHugePages` in
+//! `/proc/self/smaps_rollup`), which `ndx` prints at start-up.
+
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Huge page size on x86-64 and aarch64 with 4 KiB base pages.
+pub const HUGE_PAGE: usize = 2 << 20;
+
+/// Allocations of at least this many bytes get their own huge-page mapping.
+pub const HUGE_THRESHOLD: usize = HUGE_PAGE;
+
+/// Bytes currently mapped by [`HugePages`] for large allocations.
+static MAPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether new large mappings are advised `MADV_HUGEPAGE` ([`set_huge_pages`]).
+static ADVISE: AtomicBool = AtomicBool::new(true);
+
+/// Turns the huge-page advice for later large allocations on or off (on by default). Off,
+/// large allocations are still separate mappings but get base pages: the reference point of
+/// the benches, and `[memory] huge_pages = false` in the router's configuration.
+pub fn set_huge_pages(on: bool) {
+    ADVISE.store(on, Ordering::Relaxed);
+}
+
+/// A global allocator giving large allocations transparent huge pages (see the crate docs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct HugePages;
+
+fn round_up(n: usize, to: usize) -> Option<usize> {
+    n.checked_add(to - 1).map(|m| m & !(to - 1))
+}
+
+/// Maps `size` bytes (a multiple of [`HUGE_PAGE`]) at a [`HUGE_PAGE`]-aligned address and
+/// advises huge pages; null on failure.
+fn map_huge(size: usize) -> *mut u8 {
+    let Some(span) = size.checked_add(HUGE_PAGE) else {
+        return ptr::null_mut();
+    };
+    // SAFETY: an anonymous private mapping of `span` bytes at an address of the kernel's
+    // choosing; no existing memory is affected.
+    let raw = unsafe {
+        libc::mmap(
+            ptr::null_mut(),
+            span,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if raw == libc::MAP_FAILED {
+        return ptr::null_mut();
+    }
+    let start = raw as usize;
+    let aligned = (start + HUGE_PAGE - 1) & !(HUGE_PAGE - 1);
+    let head = aligned - start;
+    let tail = span - head - size;
+    // SAFETY: both ranges lie inside the mapping made above, outside [aligned, aligned+size),
+    // and nothing refers to them; unmapping page-aligned sub-ranges of a mapping is allowed.
+    unsafe {
+        if head > 0 {
+            libc::munmap(raw, head);
+        }
+        if tail > 0 {
+            libc::munmap((aligned + size) as *mut libc::c_void, tail);
+        }
+        // Advice only: without THP the mapping works with base pages.
+        let advice = if ADVISE.load(Ordering::Relaxed) {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        libc::madvise(aligned as *mut libc::c_void, size, advice);
+    }
+    MAPPED.fetch_add(size, Ordering::Relaxed);
+    aligned as *mut u8
+}
+
+/// Whether `layout` is served by [`map_huge`], and the mapping's size.
+fn huge_size(layout: Layout) -> Option<usize> {
+    if layout.size() >= HUGE_THRESHOLD && layout.align() <= HUGE_PAGE {
+        round_up(layout.size(), HUGE_PAGE)
+    } else {
+        None
+    }
+}
+
+// SAFETY: large layouts get a fresh, exclusive, zero-filled mapping aligned to 2 MiB (which
+// satisfies every alignment up to 2 MiB, checked in `huge_size`) of at least `size` bytes,
+// released by `dealloc` with the same rounded size; everything else is `System`'s.
+unsafe impl GlobalAlloc for HugePages {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        match huge_size(layout) {
+            Some(size) => map_huge(size),
+            // SAFETY: forwarded with the caller's (valid, non-zero-size) layout.
+            None => unsafe { System.alloc(layout) },
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        match huge_size(layout) {
+            // Fresh anonymous memory is zero: no pages are touched (vec![0; n] stays lazy).
+            Some(size) => map_huge(size),
+            // SAFETY: forwarded with the caller's layout.
+            None => unsafe { System.alloc_zeroed(layout) },
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        match huge_size(layout) {
+            Some(size) => {
+                // SAFETY: `ptr` came from `map_huge(size)` for this layout (the caller's
+                // contract), so [ptr, ptr+size) is exactly that mapping.
+                unsafe { libc::munmap(ptr.cast(), size) };
+                MAPPED.fetch_sub(size, Ordering::Relaxed);
+            }
+            // SAFETY: `ptr` came from `System` with this layout.
+            None => unsafe { System.dealloc(ptr, layout) },
+        }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: the caller guarantees `new_size`, rounded to the alignment, is valid.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        match (huge_size(layout), huge_size(new_layout)) {
+            // SAFETY: small to small stays with `System`, which owns `ptr`.
+            (None, None) => unsafe { System.realloc(ptr, layout, new_size) },
+            // Same mapping size: nothing to move.
+            (Some(a), Some(b)) if a == b => ptr,
+            _ => {
+                // SAFETY: `new_layout` is valid (above); a fresh block, then the common
+                // prefix copied and the old block released with its own layout.
+                unsafe {
+                    let new = self.alloc(new_layout);
+                    if !new.is_null() {
+                        ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size));
+                        self.dealloc(ptr, layout);
+                    }
+                    new
+                }
+            }
+        }
+    }
+}
+
+/// Asks the CPU to bring the cache line holding `*r` into all cache levels, without waiting
+/// for it: a hint that never faults and has no effect on program semantics. The burst paths
+/// of the forwarding tables issue one per bucket or entry they are about to read, so the
+/// misses of a whole burst overlap. (A plain load would do the same in safe code, but each
+/// one holds its instruction in the reorder buffer until the line arrives, which caps the
+/// misses in flight at a handful; a prefetch retires at once.) A no-op on targets without a
+/// prefetch instruction here.
+#[inline(always)]
+pub fn prefetch<T: ?Sized>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: PREFETCHT0 is a hint: it never faults, writes nothing, and `r` is a valid
+    // reference besides. SSE is part of the x86-64 baseline, so the target feature is present.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+            (r as *const T).cast::<i8>(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
+/// Bytes of large allocations currently mapped by [`HugePages`] (0 when it is not the
+/// global allocator).
+pub fn mapped_bytes() -> usize {
+    MAPPED.load(Ordering::Relaxed)
+}
+
+/// The kernel's THP mode: `always`, `madvise` or `never` (`None` if the kernel has no THP).
+pub fn thp_mode() -> Option<String> {
+    let s = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled").ok()?;
+    let start = s.find('[')?;
+    let end = s[start..].find(']')? + start;
+    Some(s[start + 1..end].to_string())
+}
+
+/// Bytes of this process's anonymous memory backed by huge pages (`AnonHugePages` of
+/// `/proc/self/smaps_rollup`), if the kernel reports it.
+pub fn huge_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/smaps_rollup").ok()?;
+    let line = s.lines().find(|l| l.starts_with("AnonHugePages:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_large_layouts_are_routed() {
+        assert_eq!(huge_size(Layout::from_size_align(4096, 8).unwrap()), None);
+        assert_eq!(
+            huge_size(Layout::from_size_align(HUGE_PAGE, 64).unwrap()),
+            Some(HUGE_PAGE)
+        );
+        assert_eq!(
+            huge_size(Layout::from_size_align(HUGE_PAGE + 1, 64).unwrap()),
+            Some(2 * HUGE_PAGE)
+        );
+        // An alignment beyond 2 MiB is left to the system allocator.
+        assert_eq!(
+            huge_size(Layout::from_size_align(8 * HUGE_PAGE, 4 * HUGE_PAGE).unwrap()),
+            None
+        );
+    }
+
+    #[test]
+    fn thp_mode_is_one_of_the_kernel_words() {
+        if let Some(m) = thp_mode() {
+            assert!(["always", "madvise", "never"].contains(&m.as_str()), "{m}");
+        }
+    }
+}
