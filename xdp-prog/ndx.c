@@ -74,6 +74,7 @@ enum {
 	C_REDIRECT_FAILED,   /* empty XSKMAP entry (or queue >= MAX_QUEUES): XDP_PASS */
 	C_META_FAILED,       /* bpf_xdp_adjust_meta failed: redirected without metadata */
 	C_RAW,               /* redirect_all: sent to entry q*MAX_SHARDS+0 */
+	C_UNCLASSIFIED,      /* classify off (one shard): NDN sent to shard 0 unparsed */
 	C_COUNT
 };
 
@@ -87,7 +88,8 @@ struct ndx_config {
 	__u16 udp_ports[MAX_PORTS]; /* host byte order, 0 = unused */
 	__u8 ethernet;
 	__u8 redirect_all;
-	__u8 pad[2];
+	__u8 classify;       /* 0: NDN frames go to shard 0 unparsed, without metadata */
+	__u8 pad;
 };
 
 struct ndx_xdp_meta {
@@ -707,6 +709,18 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 		goto not_ndn;
 	}
 	count(encap == ENCAP_UDP4 ? C_UDP4 : encap == ENCAP_UDP6 ? C_UDP6 : C_ETHER);
+	if (!cfg->classify) {
+		/* One shard: nothing to choose, and user space reads no metadata. */
+		count(C_UNCLASSIFIED);
+		__u32 q0 = ctx->rx_queue_index;
+		if (q0 >= MAX_QUEUES) {
+			count(C_REDIRECT_FAILED);
+			return XDP_PASS;
+		}
+		long rc0 = bpf_redirect_map(&ndx_xsks, q0 * MAX_SHARDS, XDP_PASS);
+		count(rc0 == XDP_REDIRECT ? C_REDIRECTED : C_REDIRECT_FAILED);
+		return rc0;
+	}
 	s->ndn_off = ndn_off;
 	s->plen = plen;
 	s->wbase = 0;

@@ -1,5 +1,6 @@
 //! Prints the in-kernel cost of the XDP program per frame (BPF_PROG_TEST_RUN with repeat),
-//! for a few frame shapes, next to the raw `redirect_all` mode. Needs root.
+//! for a few frame shapes, with one shard (classification off), and next to the raw
+//! `redirect_all` mode. Needs root.
 //! `cargo run --release -p ndx-xdp --example ndx-xdp-cost`
 
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NameBuf};
@@ -49,6 +50,12 @@ fn main() {
             let ns = xdp.time_run(f, 1_000_000).expect("test run");
             println!("{mode:?}\t{what}\t{ns} ns");
         }
+    }
+    // One shard: classification off (the router's choice), encapsulation checked only.
+    let single = NdxXdp::load(&XdpConfig::new(1, 2, DispatchMode::Content, 1, 256)).unwrap();
+    for (what, f) in &frames {
+        let ns = single.time_run(f, 1_000_000).expect("test run");
+        println!("one shard (classify off)\t{what}\t{ns} ns");
     }
     let mut raw = XdpConfig::new(1, 2, DispatchMode::Content, 4, 256);
     raw.redirect_all = true;

@@ -28,6 +28,12 @@ pub struct XdpConfig {
     /// Send every frame, unparsed and without metadata, to entry `queue * MAX_SHARDS + 0`
     /// (raw reflector benchmarks).
     pub redirect_all: bool,
+    /// Parse NDN frames (kind, name, PIT token) to choose their shard and write the
+    /// metadata. Off, NDN frames (the encapsulation still checked: everything else passes)
+    /// go to shard 0 unparsed and without metadata, counted as `unclassified`: with one shard
+    /// there is nothing to choose, and user space reads no metadata then. Default:
+    /// `shards > 1`.
+    pub classify: bool,
 }
 
 impl XdpConfig {
@@ -45,6 +51,7 @@ impl XdpConfig {
             k1,
             frags: false,
             redirect_all: false,
+            classify: shards > 1,
         }
     }
 
@@ -123,7 +130,8 @@ impl XdpConfig {
             udp_ports,
             ethernet: u8::from(self.ethernet),
             redirect_all: u8::from(self.redirect_all),
-            pad: [0; 2],
+            classify: u8::from(self.classify),
+            pad: 0,
         }
     }
 }
@@ -141,12 +149,13 @@ pub(crate) struct RawConfig {
     udp_ports: [u16; MAX_PORTS],
     ethernet: u8,
     redirect_all: u8,
-    pad: [u8; 2],
+    classify: u8,
+    pad: u8,
 }
 
 #[expect(unsafe_code, reason = "aya's Pod marker is an unsafe trait")]
 // SAFETY: RawConfig is repr(C), Copy, made of integers only, with no implicit padding
-// (8+8+8+4+4+4+16+1+1+2 = 56 bytes, a multiple of its 8-byte alignment).
+// (8+8+8+4+4+4+16+1+1+1+1 = 56 bytes, a multiple of its 8-byte alignment).
 unsafe impl aya::Pod for RawConfig {}
 
 const _: () = assert!(size_of::<RawConfig>() == 56);

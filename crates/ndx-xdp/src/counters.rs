@@ -66,6 +66,8 @@ counters! {
     meta_failed = "meta-failed",
     /// `redirect_all` frames.
     raw = "raw",
+    /// NDN frames sent to shard 0 without parsing (`classify` off: one shard).
+    unclassified = "unclassified",
 }
 
 impl fmt::Display for XdpCounters {
@@ -87,8 +89,8 @@ mod tests {
         let v: Vec<u64> = (1..=XdpCounters::COUNT as u64).collect();
         let c = XdpCounters::from_slice(&v);
         assert_eq!(c.passed_not_ndn, 1);
-        assert_eq!(c.raw, XdpCounters::COUNT as u64);
-        assert_eq!(XdpCounters::COUNT, 19);
+        assert_eq!(c.unclassified, XdpCounters::COUNT as u64);
+        assert_eq!(XdpCounters::COUNT, 20);
         let d = XdpCounters {
             data: 5,
             ..Default::default()

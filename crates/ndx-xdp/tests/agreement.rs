@@ -244,6 +244,8 @@ fn setup(rng: &mut Rng, mode: DispatchMode, frags: bool) -> (NdxXdp, Dispatch, H
     let mut config = XdpConfig::for_dispatch(&d, k0, k1);
     config.udp_ports = vec![5000, PORT];
     config.frags = frags;
+    // The classification under test, with one shard too (where the router turns it off).
+    config.classify = true;
     let xdp = NdxXdp::load(&config).unwrap_or_else(|e| panic!("{e}"));
     (xdp, d, key)
 }
@@ -437,6 +439,58 @@ fn non_ndn_frames_pass_untouched() {
     assert_eq!(
         (r.verdict, r.meta_len, &r.out),
         (verdict::PASS, 0, &unicast)
+    );
+}
+
+#[test]
+fn one_shard_sends_ndn_unparsed_and_passes_the_rest() {
+    if !root_or_skip("one_shard_sends_ndn_unparsed_and_passes_the_rest") {
+        return;
+    }
+    let d = Dispatch::new(HashKey::new(1, 2), DispatchMode::Content, 1, 16).unwrap();
+    let mut config = XdpConfig::for_dispatch(&d, 1, 2);
+    assert!(
+        !config.classify,
+        "one shard: nothing to classify by default"
+    );
+    config.udp_ports = vec![PORT];
+    let xdp = NdxXdp::load(&config).unwrap_or_else(|e| panic!("{e}"));
+    let mut rng = Rng::new(11);
+    let interest = InterestRepr::new(NameBuf::from_uri("/a/b").unwrap())
+        .to_vec()
+        .unwrap();
+    // NDN in every encapsulation, well-formed or not: redirected (PASS without a socket),
+    // no metadata, frame unchanged.
+    let mut ndn = Vec::new();
+    for net in [Net::Udp4, Net::Udp6, Net::Ether] {
+        ndn.push(wrap(&mut rng, net, &interest).frame);
+        ndn.push(wrap(&mut rng, net, &[0x05, 0x7f, 0x07]).frame);
+    }
+    for (i, f) in ndn.iter().enumerate() {
+        let r = xdp.test_run(f, 0, 0).unwrap();
+        assert_eq!(
+            (r.verdict, r.meta_len, &r.out),
+            (verdict::PASS, 0, f),
+            "NDN frame {i}"
+        );
+    }
+    // Not NDN: passed untouched, as with classification.
+    let tcp = udp4([10, 0, 0, 2], 40000, PORT, 6, false, &interest);
+    let other_port = udp4([10, 0, 0, 2], 40000, 6364, 17, false, &interest);
+    for f in [&tcp, &other_port] {
+        let r = xdp.test_run(f, 0, 0).unwrap();
+        assert_eq!((r.verdict, r.meta_len, &r.out), (verdict::PASS, 0, f));
+    }
+    let c = xdp.counters().unwrap();
+    let n = ndn.len() as u64;
+    assert_eq!(c.unclassified, n, "{c}");
+    assert_eq!(c.udp4 + c.udp6 + c.ether, n, "{c}");
+    assert_eq!(c.redirect_failed, n, "no socket bound: {c}");
+    assert_eq!(c.passed_not_ndn, 2, "{c}");
+    assert_eq!(
+        c.interest + c.data + c.malformed + c.by_name + c.by_source + c.by_token,
+        0,
+        "nothing parsed: {c}"
     );
 }
 
