@@ -13,9 +13,12 @@
 //! allocator unchanged. The tables stay plain `Vec`s in safe code (`ndx-core` has no
 //! `unsafe`); the binary chooses the allocator:
 //!
-//! ```ignore
+//! ```
 //! #[global_allocator]
 //! static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
+//!
+//! let table = vec![0u64; 1 << 20]; // 8 MiB: its own mapping, 2 MiB aligned
+//! assert_eq!(table.as_ptr() as usize % ndx_mem::HUGE_PAGE, 0);
 //! ```
 //!
 //! When the kernel has THP disabled (`never`) the advice is ignored and the tables get

@@ -84,6 +84,7 @@ struct RawRouter {
     burst: usize,
     frames: u32,
     idle: String,
+    xdp_classify: String,
 }
 
 impl Default for RawRouter {
@@ -98,6 +99,7 @@ impl Default for RawRouter {
             burst: 64,
             frames: 8192,
             idle: "spin".into(),
+            xdp_classify: "auto".into(),
         }
     }
 }
@@ -199,6 +201,7 @@ struct RawL2 {
     prefetch: bool,
     queue_depth: usize,
     write_depth: usize,
+    write_backlog: usize,
     admission: String,
     second_hit_window: usize,
     max_parked_per_read: usize,
@@ -222,6 +225,7 @@ impl Default for RawL2 {
             prefetch: d.prefetch,
             queue_depth: 16,
             write_depth: 4,
+            write_backlog: crate::l2::WRITE_BACKLOG,
             admission: "write-all".into(),
             second_hit_window: 1 << 16,
             max_parked_per_read: d.max_parked_per_read,
@@ -488,6 +492,9 @@ pub struct Config {
     pub burst: usize,
     /// What an idle worker does between empty loop turns.
     pub idle: Idle,
+    /// Whether the XDP program parses NDN frames (kind, name hash, shard, metadata):
+    /// `router.xdp_classify`, "auto" = only with several shards.
+    pub xdp_classify: bool,
     /// UMEM frames per (interface, queue).
     pub frames: u32,
     /// Per-shard table configuration (shard number filled in per shard).
@@ -586,6 +593,8 @@ pub struct L2Settings {
     pub queue_depth: usize,
     /// Writes in flight per shard.
     pub write_depth: usize,
+    /// Batches waiting for a write slot per shard, at most (beyond: dropped and counted).
+    pub write_backlog: usize,
     /// Try O_DIRECT.
     pub direct_io: bool,
     /// Recover or clear at start-up.
@@ -710,6 +719,16 @@ impl RawConfig {
             "yield" => Idle::Yield,
             other => {
                 return bad("router.idle", format!("{other:?}: \"spin\" or \"yield\""));
+            }
+        };
+        let xdp_classify = match r.xdp_classify.as_str() {
+            "auto" => r.shards > 1,
+            "always" => true,
+            other => {
+                return bad(
+                    "router.xdp_classify",
+                    format!("{other:?}: \"auto\" (only with several shards) or \"always\""),
+                );
             }
         };
         if !(1..=1024).contains(&r.burst) {
@@ -988,6 +1007,7 @@ impl RawConfig {
             control_socket: r.control_socket.clone(),
             burst: r.burst,
             idle,
+            xdp_classify,
             frames: r.frames,
             shard,
             fib_stage1: tb.fib_stage1,
@@ -1037,6 +1057,12 @@ fn check_l2(
         return bad(
             key("queue_depth"),
             format!("{}: between 1 and 1024", l.queue_depth),
+        );
+    }
+    if !(1..=65536).contains(&l.write_backlog) {
+        return bad(
+            key("write_backlog"),
+            format!("{}: between 1 and 65536", l.write_backlog),
         );
     }
     if !(1..=256).contains(&l.write_depth) {
@@ -1136,6 +1162,7 @@ fn check_l2(
             size,
             queue_depth: l.queue_depth,
             write_depth: l.write_depth,
+            write_backlog: l.write_backlog,
             direct_io: l.direct_io,
             on_start,
             verify_full,
@@ -1244,6 +1271,14 @@ mod tests {
             Idle::Yield
         );
         assert_eq!(parse("").unwrap().idle, Idle::Spin);
+        assert!(err("[router]\nxdp_classify = \"never\"").contains("router.xdp_classify"));
+        assert!(!parse("").unwrap().xdp_classify, "one shard: off");
+        assert!(parse("[router]\nshards = 2").unwrap().xdp_classify);
+        assert!(
+            parse("[router]\nxdp_classify = \"always\"")
+                .unwrap()
+                .xdp_classify
+        );
         assert!(err("[udp]\nports = []").contains("udp.ports"));
         assert!(err("[[interface]]\nname = \"a\"\n[[interface]]\nname = \"a\"").contains("twice"));
         assert!(err("[router]\nshards = \"two\"").contains("t.toml"));
@@ -1342,6 +1377,7 @@ mod tests {
         assert!(l2err("admission = \"never\"").contains("cs.l2.admission"));
         assert!(l2err("on_start = \"wipe\"").contains("cs.l2.on_start"));
         assert!(l2err("queue_depth = 0").contains("cs.l2.queue_depth"));
+        assert!(l2err("write_backlog = 0").contains("cs.l2.write_backlog"));
         assert!(l2err("sise = 1").contains("unknown field `sise`"));
         let split =
             err("[router]\nshards = 2\ndispatch = \"batch:4\"\n[cs.l2]\nenabled = true\nbatch = 8");

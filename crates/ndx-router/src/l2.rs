@@ -159,7 +159,7 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
                     read_depth: 2 * l2.queue_depth,
                     write_depth: l2.write_depth,
                 });
-                out.push(ShardL2::new(Box::new(e)));
+                out.push(ShardL2::new(Box::new(e), l2.write_backlog));
             }
             tracing::info!(
                 "L2 emulated: {} MiB per shard at {:.1} Gbit/s",
@@ -204,15 +204,16 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
                     r.corrupt,
                     r.truncated
                 );
-                out.push(ShardL2::new(Box::new(region)));
+                out.push(ShardL2::new(Box::new(region), l2.write_backlog));
             }
         }
     }
     Ok(out)
 }
 
-/// Batches waiting for a free write slot at most (each a copy of up to B Data).
-pub const WRITE_BACKLOG: usize = 64;
+/// Default of `[cs.l2] write_backlog`: batches waiting for a free write slot at most, per
+/// shard (each a copy of up to B Data).
+pub const WRITE_BACKLOG: usize = 256;
 
 /// A batch waiting for a write slot (owned copy; the buffers are reused).
 #[derive(Debug, Default)]
@@ -232,6 +233,8 @@ pub struct ShardL2 {
     spare: Vec<Pending>,
     /// Batches dropped because the backlog was full.
     dropped_writes: u64,
+    /// Most batches in `backlog`.
+    backlog_limit: usize,
     /// Writes in flight: request id → (content key, batch).
     writes: HashMap<u64, (u64, u64)>,
     next_write: u64,
@@ -252,11 +255,12 @@ impl std::fmt::Debug for ShardL2 {
 }
 
 impl ShardL2 {
-    fn new(mut store: Box<dyn L2Backend + Send>) -> Self {
+    fn new(mut store: Box<dyn L2Backend + Send>, backlog_limit: usize) -> Self {
         store.track_dropped(true);
         Self {
             store,
-            backlog: std::collections::VecDeque::with_capacity(WRITE_BACKLOG),
+            backlog: std::collections::VecDeque::with_capacity(backlog_limit.min(1024)),
+            backlog_limit,
             spare: Vec::new(),
             dropped_writes: 0,
             writes: HashMap::with_capacity(256),
@@ -384,7 +388,7 @@ impl ShardL2 {
                 };
                 if !busy {
                     self.refused.push((w.content_key, w.batch));
-                } else if self.backlog.len() >= WRITE_BACKLOG {
+                } else if self.backlog.len() >= self.backlog_limit {
                     self.dropped_writes += 1;
                     self.refused.push((w.content_key, w.batch));
                 } else {

@@ -153,6 +153,7 @@ impl Router {
                 Vec::new()
             };
             xc.ethernet = ic.ethernet;
+            xc.classify = cfg.xdp_classify;
             xc.frags = frags;
             let xerr = |source| StartError::Xdp {
                 iface: ic.name.clone(),

@@ -78,6 +78,9 @@ fn forward_over_udp(family: Family) {
     };
     assert!(xdp(&s, proto) >= 2 * n, "XDP saw no {proto}: {}", s["xdp"]);
     assert!(xdp(&s, "redirected") >= 2 * n, "{}", s["xdp"]);
+    // One shard, `xdp_classify = "auto"`: NDN is redirected unparsed.
+    assert!(xdp(&s, "unclassified") >= 2 * n, "{}", s["xdp"]);
+    assert_eq!(xdp(&s, "interest") + xdp(&s, "by-name"), 0, "{}", s["xdp"]);
 }
 
 #[test]
@@ -143,7 +146,9 @@ fn forward_over_ethernet(echo_token: bool) {
     let mut w = ready.split_whitespace();
     assert_eq!(w.next(), Some("ready"), "{ready}");
     let mac = w.next().expect("mac").to_owned();
-    let router = line.start_router(&line.config(1, &format!("ether://{mac}"), ""));
+    // XDP classification on with one shard: the XDP program's per-kind counters are checked.
+    let router =
+        line.start_router(&line.config(1, &format!("ether://{mac}"), "xdp_classify = \"always\""));
     let out = line.scratch.path("got");
     let got = line.get("/t/eth", &out, &[]);
     ok(&got, "ndx get");
@@ -362,8 +367,12 @@ fn jumbo_data_crosses_in_single_multi_buffer_frames() {
     }
     let line = Line::new(Family::V4, 1, 9000);
     let (file, data) = line.content("obj", 2 << 20, 5);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    // XDP classification on: the frags program parses and counts the jumbo Data.
+    let router = line.start_router(&line.config(
+        1,
+        &format!("udp://{}", line.producer_endpoint()),
+        "xdp_classify = \"always\"",
+    ));
     let _producer = line.put("/t/jumbo", &file, &["-s", "8800", "--mtu", "9000"]);
     let out = line.scratch.path("got");
     let got = line.get("/t/jumbo", &out, &["--mtu", "9000"]);
