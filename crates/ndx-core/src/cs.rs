@@ -244,6 +244,25 @@ impl Cs {
         }
     }
 
+    /// Prefetches the whole stored Data of the slots `hash`'s home bucket points to (a hit
+    /// copies it out; reads the slots' metadata: call after
+    /// [`prefetch_entries`](Self::prefetch_entries)). The first line is already there.
+    #[inline]
+    pub fn prefetch_data(&self, hash: u64) {
+        for slot in self.index.home_candidates(hash) {
+            let Some(m) = self.meta.get(slot as usize) else {
+                continue;
+            };
+            let start = slot as usize * self.cfg.slot_size;
+            let end = start + (m.len as usize).min(self.cfg.slot_size);
+            for at in (start + 64..end).step_by(64) {
+                if let Some(b) = self.slab.get(at) {
+                    ndx_mem::prefetch(b);
+                }
+            }
+        }
+    }
+
     /// Whether a hit rewrites other slots' metadata (LRU's recency list).
     #[inline]
     pub fn relinks_on_hit(&self) -> bool {

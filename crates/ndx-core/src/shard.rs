@@ -493,10 +493,12 @@ impl Shard {
                 }
             }
         }
-        // Level 3 (LRU only): the recency-list neighbours a CS hit will relink.
-        if hits && self.cs.relinks_on_hit() {
+        // Level 3: a likely hit's whole Data (it is copied out), and with LRU the
+        // recency-list neighbours the hit will relink.
+        if hits {
             for st in staged.iter() {
                 if let Staged::Interest { hashes, .. } = st {
+                    self.cs.prefetch_data(hashes.full());
                     self.cs.prefetch_neighbours(hashes.full());
                 }
             }
