@@ -20,26 +20,6 @@ use ndx_core::{
 #[global_allocator]
 static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
 
-/// Applies `NDX_BENCH_HUGE` (default 1) before any table is built.
-fn huge_pages_from_env() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(huge_pages_from_env_now);
-}
-
-fn huge_pages_from_env_now() {
-    let on = std::env::var("NDX_BENCH_HUGE").map_or(true, |v| v != "0");
-    ndx_mem::set_huge_pages(on);
-    eprintln!(
-        "huge pages: {} (THP mode {})",
-        if on {
-            "advised"
-        } else {
-            "off (NDX_BENCH_HUGE=0)"
-        },
-        ndx_mem::thp_mode().unwrap_or_else(|| "absent".into())
-    );
-}
-
 const KEY: HashKey = HashKey::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
 const DOWN: FaceId = FaceId(1);
 const UP: FaceId = FaceId(2);
@@ -139,7 +119,7 @@ fn report_sizes() {
 }
 
 fn fib_lookup(c: &mut Criterion) {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     report_sizes();
     let max: u64 = std::env::var("NDX_BENCH_FIB_MAX")
         .ok()
@@ -177,7 +157,7 @@ fn fib_lookup(c: &mut Criterion) {
 }
 
 fn pipeline(c: &mut Criterion) {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     // The seed-001 worst case uses 10^6 prefixes; NDX_BENCH_PIPELINE_FIB changes it.
     let routes: u64 = std::env::var("NDX_BENCH_PIPELINE_FIB")
         .ok()
@@ -361,7 +341,7 @@ fn pipeline(c: &mut Criterion) {
 
 /// Per-operation latencies, the rows of seed 004's Table I.
 fn operations(c: &mut Criterion) {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     let mut g = c.benchmark_group("operation");
     g.throughput(Throughput::Elements(1));
     let names: Vec<NameBuf> = (0..4096u64)

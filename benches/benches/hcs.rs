@@ -36,26 +36,6 @@ use ndx_lab::workload::{Kind, WorkloadConfig};
 #[global_allocator]
 static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
 
-/// Applies `NDX_BENCH_HUGE` (default 1) before any table is built.
-fn huge_pages_from_env() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(huge_pages_from_env_now);
-}
-
-fn huge_pages_from_env_now() {
-    let on = std::env::var("NDX_BENCH_HUGE").map_or(true, |v| v != "0");
-    ndx_mem::set_huge_pages(on);
-    eprintln!(
-        "huge pages: {} (THP mode {})",
-        if on {
-            "advised"
-        } else {
-            "off (NDX_BENCH_HUGE=0)"
-        },
-        ndx_mem::thp_mode().unwrap_or_else(|| "absent".into())
-    );
-}
-
 const KEY: HashKey = HashKey::new(0x0123_4567_89ab_cdef, 0xfedc_ba98_7654_3210);
 
 /// Slot size of the L1 sweep: the ~80-byte Data below fit, and 10^7 slots stay ~2.2 GB.
@@ -186,7 +166,7 @@ fn fill_l1(t: &Template, n: u64) -> L1Fixture {
 
 /// L1 lookup (hit) and insert (with eviction) vs the number of entries.
 fn l1(c: &mut Criterion) {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     let max = env_u64("NDX_BENCH_L1_MAX", 10_000_000);
     let t = Template::new(b"bench", 16);
     let mut g = c.benchmark_group("l1");
@@ -315,7 +295,7 @@ fn l1(c: &mut Criterion) {
 
 /// One batch of B = 16 Data of 8192 bytes into a full L1, as an L2 read completion does.
 fn batch_insert(c: &mut Criterion) {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     const B: usize = 16;
     // 2^15 slots of ~8.3 KB (~270 MB): far beyond the CPU caches, like a real L1.
     let slots: usize = env_u64("NDX_BENCH_BATCH_L1", 1 << 15) as usize;
@@ -404,7 +384,7 @@ struct Totals {
 
 /// HCS service rate: the ndx-lab loop (L1 Cs + emulated L2) on seed 000's Real workload.
 fn hcs_service(c: &mut Criterion) {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     // seed 000 Table 3 scaled as ndx-lab's `throughput` (README): 200 × 100 chunks of 8 KB
     // (|C| = |L2| = 20,000 chunks, 164 MB), |L1| = 0.1 |C| (paper: 1 GB / 10 GB), B = 10.
     let workload = WorkloadConfig {

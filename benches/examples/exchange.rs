@@ -18,26 +18,6 @@ use ndx_core::{Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, Shard
 #[global_allocator]
 static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
 
-/// Applies `NDX_BENCH_HUGE` (default 1) before any table is built.
-fn huge_pages_from_env() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(huge_pages_from_env_now);
-}
-
-fn huge_pages_from_env_now() {
-    let on = std::env::var("NDX_BENCH_HUGE").map_or(true, |v| v != "0");
-    ndx_mem::set_huge_pages(on);
-    eprintln!(
-        "huge pages: {} (THP mode {})",
-        if on {
-            "advised"
-        } else {
-            "off (NDX_BENCH_HUGE=0)"
-        },
-        ndx_mem::thp_mode().unwrap_or_else(|| "absent".into())
-    );
-}
-
 fn name(i: u64) -> NameBuf {
     let mut n = NameBuf::new();
     n.push_generic(b"net")
@@ -130,7 +110,7 @@ fn cs_hits(shard: &mut Shard, frames: &[(Vec<u8>, Vec<u8>)], burst: usize, repea
 }
 
 fn main() {
-    huge_pages_from_env();
+    ndx_benches::huge_pages_from_env();
     let n: u64 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())

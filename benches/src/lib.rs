@@ -68,3 +68,23 @@ fn lp(h: &LpHeaders<'_>) -> Vec<u8> {
     out.truncate(n);
     out
 }
+
+/// Applies `NDX_BENCH_HUGE` (default 1; `0`: the tables get base pages, the reference) to
+/// the `ndx_mem::HugePages` allocator the bench binaries install, once, before any table is
+/// built, and says so on stderr.
+pub fn huge_pages_from_env() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let on = std::env::var("NDX_BENCH_HUGE").map_or(true, |v| v != "0");
+        ndx_mem::set_huge_pages(on);
+        eprintln!(
+            "huge pages: {} (THP mode {})",
+            if on {
+                "advised"
+            } else {
+                "off (NDX_BENCH_HUGE=0)"
+            },
+            ndx_mem::thp_mode().unwrap_or_else(|| "absent".into())
+        );
+    });
+}

@@ -455,8 +455,9 @@ impl Shard {
     }
 
     /// Second pass: prefetches what the pipelines will read, up to three levels deep
-    /// (buckets; then the entries they point to; then an LRU hit's list neighbours), so the
-    /// misses of the whole burst overlap. Each level reads what the one before fetched.
+    /// (buckets; then the entries they point to; then a likely CS hit's whole Data and, with
+    /// LRU, its list neighbours), so the misses of the whole burst overlap. Each level reads
+    /// what the one before fetched.
     fn prefetch(&self, staged: &mut [Staged<'_>], snap: &FibSnapshot) {
         // Level 1: the buckets of the PIT, CS, dead-nonce list and the FIB's stage 1.
         for st in staged.iter_mut() {

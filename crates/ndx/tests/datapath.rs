@@ -81,6 +81,19 @@ fn forward_over_udp(family: Family) {
     // One shard, `xdp_classify = "auto"`: NDN is redirected unparsed.
     assert!(xdp(&s, "unclassified") >= 2 * n, "{}", s["xdp"]);
     assert_eq!(xdp(&s, "interest") + xdp(&s, "by-name"), 0, "{}", s["xdp"]);
+    // The banner reports the tables' memory; the CS slab (65536 x 9000 B by default) is
+    // mapped by the huge-page allocator.
+    let log = router.log();
+    let line = log
+        .lines()
+        .find(|l| l.starts_with("ndx: tables: "))
+        .unwrap_or_else(|| panic!("no memory line in the banner:\n{log}"));
+    let mapped: u64 = line["ndx: tables: ".len()..]
+        .split(' ')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(mapped >= 512, "{line}");
 }
 
 #[test]
