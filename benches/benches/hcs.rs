@@ -231,7 +231,7 @@ fn l1(c: &mut Criterion) {
                     f.cs.prefetch_entries(hashes[i]);
                 }
                 for &i in &idx {
-                    f.cs.prefetch_neighbours(hashes[i]);
+                    f.cs.prefetch_hit(hashes[i], false);
                 }
                 let mut hits = 0;
                 for &i in &idx {

@@ -244,45 +244,40 @@ impl Cs {
         }
     }
 
-    /// Prefetches the whole stored Data of the slots `hash`'s home bucket points to (a hit
-    /// copies it out; reads the slots' metadata: call after
-    /// [`prefetch_entries`](Self::prefetch_entries)). The first line is already there.
-    #[inline]
-    pub fn prefetch_data(&self, hash: u64) {
-        for slot in self.index.home_candidates(hash) {
-            let Some(m) = self.meta.get(slot as usize) else {
-                continue;
-            };
-            let start = slot as usize * self.cfg.slot_size;
-            let end = start + (m.len as usize).min(self.cfg.slot_size);
-            for at in (start + 64..end).step_by(64) {
-                if let Some(b) = self.slab.get(at) {
-                    ndx_mem::prefetch(b);
-                }
-            }
-        }
-    }
-
     /// Whether a hit rewrites other slots' metadata (LRU's recency list).
     #[inline]
     pub fn relinks_on_hit(&self) -> bool {
         self.cfg.replacement == Replacement::Lru
     }
 
-    /// Prefetches the recency-list neighbours of the slots `hash`'s home bucket points to:
-    /// an LRU hit moves its slot to the front and so writes both neighbours' metadata, two
-    /// more random lines (reads the slots' metadata: call after
-    /// [`prefetch_entries`](Self::prefetch_entries)). Nothing to do for FIFO and CLOCK.
+    /// The last level of a likely hit's prefetch (reads the slots' metadata: call after
+    /// [`prefetch_entries`](Self::prefetch_entries) has brought it in), for each slot `hash`'s
+    /// home bucket points to: with LRU, the two recency-list neighbours a hit relinks (two
+    /// more random lines); with `whole_data`, the rest of the stored Data (a hit copies it
+    /// out; the first line is already there).
     #[inline]
-    pub fn prefetch_neighbours(&self, hash: u64) {
-        if !self.relinks_on_hit() {
+    pub fn prefetch_hit(&self, hash: u64, whole_data: bool) {
+        let lru = self.relinks_on_hit();
+        if !lru && !whole_data {
             return;
         }
         for slot in self.index.home_candidates(hash) {
-            if let Some(m) = self.meta.get(slot as usize) {
+            let Some(m) = self.meta.get(slot as usize) else {
+                continue;
+            };
+            if lru {
                 for n in [m.prev, m.next] {
                     if let Some(x) = self.meta.get(n as usize) {
                         ndx_mem::prefetch(x);
+                    }
+                }
+            }
+            if whole_data {
+                let start = slot as usize * self.cfg.slot_size;
+                let end = start + (m.len as usize).min(self.cfg.slot_size);
+                for at in (start + 64..end).step_by(64) {
+                    if let Some(b) = self.slab.get(at) {
+                        ndx_mem::prefetch(b);
                     }
                 }
             }

@@ -499,8 +499,7 @@ impl Shard {
         if hits {
             for st in staged.iter() {
                 if let Staged::Interest { hashes, .. } = st {
-                    self.cs.prefetch_data(hashes.full());
-                    self.cs.prefetch_neighbours(hashes.full());
+                    self.cs.prefetch_hit(hashes.full(), true);
                 }
             }
         }
@@ -1049,9 +1048,24 @@ impl Shard {
         let Some(e) = self.pit.get_mut(id) else {
             return;
         };
-        match strategy::after_receive_nack(kind, &mut ctx, e) {
+        let decision = strategy::after_receive_nack(kind, &mut ctx, e);
+        let nonce = e.out_records.first().map_or(0, |o| o.nonce);
+        self.carry_out(now, id, decision, interest, nonce, out);
+    }
+
+    /// Carries out a strategy's decision for entry `id`: forwards `interest` (with `nonce`
+    /// in the out-records) to the chosen faces, or Nacks the downstreams and ends the entry.
+    fn carry_out(
+        &mut self,
+        now: u64,
+        id: PitId,
+        decision: Decision,
+        interest: &Interest<'_>,
+        nonce: u32,
+        out: &mut Actions,
+    ) {
+        match decision {
             Decision::Forward(faces) => {
-                let nonce = e.out_records.first().map_or(0, |o| o.nonce);
                 let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
                 for &up in faces.as_slice() {
                     self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
@@ -1365,19 +1379,7 @@ impl Shard {
                 }
             }
         };
-        match decision {
-            Decision::Forward(faces) => {
-                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
-                for &up in faces.as_slice() {
-                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
-                }
-            }
-            Decision::Suppress => {}
-            Decision::Nack(reason) => {
-                self.nack_downstreams(id, reason, out);
-                self.finish(now, id);
-            }
-        }
+        self.carry_out(now, id, decision, &interest, nonce, out);
     }
 
     /// Expires PIT entries whose lifetime ended by `now` (ns). Call it at least every

@@ -267,40 +267,26 @@ impl Log {
             .ok_or(AllocError::TooLarge(len))?;
         self.next_lane = (lane_no + 1) % n;
         let lane = &mut self.lanes[lane_no];
+        let (index, dropped, evicted) = (&mut self.index, &mut self.dropped, &mut self.evicted);
+        // Evicts the records at the lane's front whose offsets lie in `from..to`.
+        let mut evict_in = |lane: &mut Lane, from: u64, to: u64| {
+            while let Some(front) = lane.live.front().copied() {
+                if front.offset < from || front.offset >= to {
+                    break;
+                }
+                Self::evict(index, dropped, lane_no, front, &mut on_evict);
+                *evicted += 1;
+                lane.live.pop_front();
+            }
+        };
         let mut start = lane.head;
         if start + u64::from(len) > lane.capacity {
             // Wrap: everything from the head to the end of the lane is the oldest data.
-            while let Some(front) = lane.live.front().copied() {
-                if front.offset < start {
-                    break;
-                }
-                Self::evict(
-                    &mut self.index,
-                    &mut self.dropped,
-                    lane_no,
-                    front,
-                    &mut on_evict,
-                );
-                self.evicted += 1;
-                lane.live.pop_front();
-            }
+            evict_in(lane, start, u64::MAX);
             start = 0;
         }
         let end = start + u64::from(len);
-        while let Some(front) = lane.live.front().copied() {
-            if front.offset < start || front.offset >= end {
-                break;
-            }
-            Self::evict(
-                &mut self.index,
-                &mut self.dropped,
-                lane_no,
-                front,
-                &mut on_evict,
-            );
-            self.evicted += 1;
-            lane.live.pop_front();
-        }
+        evict_in(lane, start, end);
         let seq = self.next_seq;
         self.next_seq += 1;
         lane.head = end;

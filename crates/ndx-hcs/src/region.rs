@@ -844,6 +844,25 @@ mod tests {
         );
     }
 
+    /// Counts read results: a batch equal to the one asked for, or a stale read.
+    fn tally(
+        asked: &HashMap<u64, u64>,
+        results: Vec<(u64, Result<u64, ReadFailure>)>,
+        ok: &mut u64,
+        stale: &mut u64,
+    ) {
+        for (rid, res) in results {
+            match res {
+                Ok(b) => {
+                    assert_eq!(b, asked[&rid]);
+                    *ok += 1;
+                }
+                Err(ReadFailure::Stale) => *stale += 1,
+                Err(e) => panic!("read {rid}: {e}"),
+            }
+        }
+    }
+
     #[test]
     fn the_device_never_holds_more_than_q_reads_and_overwritten_waiting_reads_are_stale() {
         let dir = tempdir();
@@ -860,7 +879,7 @@ mod tests {
             .map(|(b, l)| (b as u64, l))
             .collect();
         let mut asked = HashMap::new();
-        let (mut ok, mut stale, mut id, mut rng) = (0, 0, 0u64, 0x2545_F491_4F6C_DD1Du64);
+        let (mut ok, mut stale, mut id, mut rng) = (0u64, 0u64, 0u64, 0x2545_F491_4F6C_DD1Du64);
         while id < 400 {
             rng ^= rng << 13;
             rng ^= rng >> 7;
@@ -883,16 +902,7 @@ mod tests {
             if rng % 3 == 0 && write(&mut r, next_batch).is_ok() {
                 next_batch += 1;
             }
-            for (rid, res) in poll_checked(&mut r) {
-                match res {
-                    Ok(b) => {
-                        assert_eq!(b, asked[&rid]);
-                        ok += 1;
-                    }
-                    Err(ReadFailure::Stale) => stale += 1,
-                    Err(e) => panic!("read {rid}: {e}"),
-                }
-            }
+            tally(&asked, poll_checked(&mut r), &mut ok, &mut stale);
             let mut dropped = Vec::new();
             r.drain_dropped(&mut |_, b| dropped.push(b));
             live.retain(|(b, _)| !dropped.contains(b));
@@ -902,16 +912,7 @@ mod tests {
                 }
             }
         }
-        for (rid, res) in drain(&mut r) {
-            match res {
-                Ok(b) => {
-                    assert_eq!(b, asked[&rid]);
-                    ok += 1;
-                }
-                Err(ReadFailure::Stale) => stale += 1,
-                Err(e) => panic!("read {rid}: {e}"),
-            }
-        }
+        tally(&asked, drain(&mut r), &mut ok, &mut stale);
         assert_eq!(ok + stale, 400);
         assert!(ok > 0);
         let c = r.counters();
