@@ -16,14 +16,19 @@
 #   a   ndx forwarding unique names to the AF_XDP producer
 #   b   ndx answering from its CS (K names fetched once, producer stopped)
 #   c   ndnd fw: unique names, then CS hits, same generator
+#   I   interleaved: the reflector (on a second, identical topology) and ndx's CS hits in
+#       BENCH_SLICES (8) alternating pairs of BENCH_SLICE_SECS (2) s slices, ABBA order; the
+#       one not measured is frozen with SIGSTOP. Each ratio compares two slices a few seconds
+#       apart instead of phases 15 s apart, so the host's load swings cancel better: this is
+#       the CS-hit ratio to quote (BENCH_PHASES=I runs it alone)
 # The whole sequence runs BENCH_ROUNDS times (3); the table gives each row's median and the
 # median of the per-round ratios (other load on the machine moves all rows of a round together).
 # Pinning (2-CPU VM): consumer and producer on CPU $GEN_CPU, the router under test (reflector,
 # ndx's shard, ndnd) on CPU $FWD_CPU. Environment knobs: BENCH_SECS (10), BENCH_WINDOW (256),
 # BENCH_DISTINCT (1024), NDND_SMALL_WINDOW (32), NDX_SHARDS (1), NDND (/opt/ndx-interop/go/ndnd), GEN_CPU (0),
 # FWD_CPU (1), NO_BUILD=1 (use existing binaries in $CARGO_TARGET_DIR or target/),
-# BENCH_PHASES (Rabc: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector and
-# the CS hits only; phase b fills the CS through the producer either way).
+# BENCH_PHASES (RabcI: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector
+# and the CS hits only; phase b fills the CS through the producer either way).
 set -euo pipefail
 . "$(dirname "$0")/topology.sh"
 cd "$(dirname "$0")/.."
@@ -33,7 +38,9 @@ K=${BENCH_DISTINCT:-1024}
 ROUNDS=${BENCH_ROUNDS:-3}
 NDND_SMALL_WINDOW=${NDND_SMALL_WINDOW:-32}
 SHARDS=${NDX_SHARDS:-1}
-PHASES=${BENCH_PHASES:-Rabc}
+PHASES=${BENCH_PHASES:-RabcI}
+SLICES=${BENCH_SLICES:-8}
+SLICE_SECS=${BENCH_SLICE_SECS:-2}
 has() { [[ $PHASES == *"$1"* ]]; }
 NDND=${NDND:-/opt/ndx-interop/go/ndnd}
 GEN_CPU=${GEN_CPU:-0}
@@ -53,9 +60,11 @@ TAG=$$
 C=ndxbench-c-$TAG R=ndxbench-r-$TAG P=ndxbench-p-$TAG
 WORK=$(mktemp -d /tmp/ndx-bench.XXXXXX)
 PIDS=()
+NS2=()
 cleanup() {
   set +e
-  ndx_teardown $C $R $P
+  for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; done
+  ndx_teardown $C $R $P "${NS2[@]}"
   [ -n "${KEEP_WORK:-}" ] && echo "logs kept in $WORK" >&2 || rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -77,7 +86,8 @@ ip -n $P neigh replace 10.77.2.2 lladdr "$MRP" dev eth0 nud permanent
 
 # perf_start NAME [PID]: with PERF=1, samples every CPU (call graphs) while a phase runs; with
 # PERF=stat, counts PID's sendto calls and its user/system CPU ticks instead (perf.NAME.txt;
-# per exchange: divide by the phase's exchanges; no hardware counters in this VM).
+# per exchange: divide by the phase's exchanges; no hardware counters in this VM); with
+# PERF=graph, samples PID only, with DWARF call graphs (perf report -g -i perf.NAME.data).
 perf_start() {
   PERFPID=
   [ -n "${PERF:-}" ] || return 0
@@ -90,7 +100,12 @@ perf_start() {
     PERFPID=$!
     return 0
   fi
-  perf record -C "$FWD_CPU,$GEN_CPU" -F 999 -o "$WORK/perf.$1.data" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
+  if [ "$PERF" = graph ]; then
+    [ -n "${2:-}" ] || return 0
+    perf record -p "$2" -F 499 --call-graph dwarf,16384 -o "$WORK/perf.$1.data" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
+  else
+    perf record -C "$FWD_CPU,$GEN_CPU" -F 999 -o "$WORK/perf.$1.data" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
+  fi
   PERFPID=$!
 }
 perf_end() {
@@ -172,22 +187,26 @@ phase_reflector() { # ROUND
   wait "$REFL" || true; cat "$WORK/reflector2.$1.txt" >&2
 }
 
-phase_ndx() { # ROUND
-  say "[$1] a, b: ndx ($SHARDS shard(s) on CPU $FWD_CPU)"
+# start_ndx NAME: starts the AF_XDP producer and ndx (pinned), and waits until ndx's producer
+# face is resolved (Interests forwarded before that are dropped as unresolved_face).
+start_ndx() {
   rm -f "$WORK/ndx.sock"
   producer_start "ndx.$1"
   ip netns exec $R taskset -c "$FWD_CPU" "$NDX" run -c "$WORK/ndx.toml" > "$WORK/ndx.$1.log" 2>&1 &
   NDXPID=$!; PIDS+=($NDXPID)
   for _ in $(seq 100); do [ -S "$WORK/ndx.sock" ] && break; sleep 0.1; done
   [ -S "$WORK/ndx.sock" ] || { cat "$WORK/ndx.$1.log"; echo "ndx did not start"; exit 1; }
-  # Interests forwarded before the producer face's next hop is resolved are dropped
-  # (unresolved_face): wait for it.
   for _ in $(seq 100); do
     "$NDX" status -s "$WORK/ndx.sock" --json 2>/dev/null | python3 -c \
       'import json,sys; d=json.load(sys.stdin); sys.exit(0 if all(f["resolved"] for f in d["faces"] if f["name"]=="producer") else 1)' \
       && break
     sleep 0.1
   done
+}
+
+phase_ndx() { # ROUND
+  say "[$1] a, b: ndx ($SHARDS shard(s) on CPU $FWD_CPU)"
+  start_ndx "$1"
   if has a; then
     perf_start "a.$1" "$NDXPID"
     consumer "a.$1" --unique --prefix "/bench/u$1" --seconds "$SECS"
@@ -198,6 +217,7 @@ phase_ndx() { # ROUND
   say "[$1] b: fill the CS with $K names, stop the producer"
   consumer "b-fill.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds 1 --warmup 1 > /dev/null
   stop "$PRODUCER"; cat "$WORK/producer.ndx.$1.json" >&2
+  "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.b0.$1.json"
   perf_start "b.$1" "$NDXPID"
   consumer "b.$1" --distinct "$K" --prefix "/bench/cs$1" --seconds "$SECS"
   perf_end "b.$1"
@@ -227,11 +247,50 @@ phase_ndnd() { # ROUND
   stop "$NDNDPID"
 }
 
+# Phase I: the reflector and ndx's CS hits measured in alternating short slices (ABBA order), so
+# both sides of each ratio see the same moment of the shared host. The reflector runs on a
+# second, identical line topology; ndx (its CS filled once) and the reflector both stay up,
+# and the one not being measured is frozen with SIGSTOP, so it takes no CPU.
+phase_interleaved() {
+  local c2=ndxbench-c2-$TAG r2=ndxbench-r2-$TAG p2=ndxbench-p2-$TAG
+  NS2=($c2 $r2 $p2)
+  ndx_topology $c2 $r2 $p2 "i$TAG" "$SHARDS"
+  local mrc2 mc2
+  mrc2=$(mac $r2 c0) mc2=$(mac $c2 eth0)
+  ip -n $r2 neigh replace 10.77.1.1 lladdr "$mc2" dev c0 nud permanent
+  ip -n $c2 neigh replace 10.77.1.2 lladdr "$mrc2" dev eth0 nud permanent
+  say "I: ndx and the reflector in $SLICES alternating pairs of ${SLICE_SECS} s slices"
+  start_ndx I
+  consumer "I-fill" --distinct "$K" --prefix /bench/csI --seconds 1 --warmup 1 > /dev/null
+  stop "$PRODUCER"
+  ip netns exec $r2 taskset -c "$FWD_CPU" "$REFLECTOR" c0 0 100000 > "$WORK/reflector.I.txt" 2>&1 &
+  REFL=$!; PIDS+=($REFL); sleep 1
+  kill -STOP "$REFL"
+  slice_R() {
+    kill -STOP "$NDXPID"; kill -CONT "$REFL"
+    ip netns exec $c2 taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 --dst-mac "$mrc2" \
+      --src-ip 10.77.1.1 --dst-ip 10.77.1.2 --window "$WINDOW" --echo --seconds "$SLICE_SECS" \
+      --warmup 0.5 > "$WORK/I-R.$1.json"
+    kill -STOP "$REFL"; kill -CONT "$NDXPID"
+  }
+  slice_b() {
+    consumer "I-b.$1" --distinct "$K" --prefix /bench/csI --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+  }
+  local i
+  for i in $(seq "$SLICES"); do
+    if (( i % 2 )); then slice_R "$i"; slice_b "$i"; else slice_b "$i"; slice_R "$i"; fi
+  done
+  kill -CONT "$REFL"; kill -TERM "$REFL"; wait "$REFL" 2>/dev/null || true
+  "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.I.json"
+  stop "$NDXPID"
+}
+
 for r in $(seq "$ROUNDS"); do
   if has R; then phase_reflector "$r"; fi
   if has a || has b; then phase_ndx "$r"; fi
   if has c; then phase_ndnd "$r"; fi
 done
+if has I; then phase_interleaved; fi
 
 python3 - "$WORK" "$ROUNDS" <<'PY'
 import json, os, statistics, sys
@@ -264,19 +323,34 @@ def med(xs):
     return statistics.median(xs) if xs else None
 def ratios(k, ref):
     return [x / y for x, y in zip(vals[k], vals[ref]) if x and y]
-print()
-print(f"per round (exchanges/s): " + ", ".join(f"{k}={['%.0f' % x if x else '-' for x in v]}" for k, v in vals.items()))
-print()
-print(f"{'':6}{'run':48} {'exch/s (median)':>15} {'vs reflector':>13} {'vs ndnd':>8}")
-for k, name in rows + [("F", "reflector fed by flood (no window; sender's rx)")]:
-    m = med(vals[k])
-    if m is None:
-        print(f"{k:6}{name:48} {'-':>15}")
-        continue
-    vr = med(ratios(k, "R"))
-    vn = med(ratios(k, nd[k])) if k in nd else None
-    print(f"{k:6}{name:48} {m:15.0f} {vr:12.2f}x {('%.1fx' % vn) if vn else '-':>8}")
-print("\n(ratios: median over rounds of the ratio within each round)")
+if any(x for v in vals.values() for x in v):
+  print()
+  print(f"per round (exchanges/s): " + ", ".join(f"{k}={['%.0f' % x if x else '-' for x in v]}" for k, v in vals.items()))
+  print()
+  print(f"{'':6}{'run':48} {'exch/s (median)':>15} {'vs reflector':>13} {'vs ndnd':>8}")
+  for k, name in rows + [("F", "reflector fed by flood (no window; sender's rx)")]:
+      m = med(vals[k])
+      if m is None:
+          print(f"{k:6}{name:48} {'-':>15}")
+          continue
+      vr = med(ratios(k, "R"))
+      vn = med(ratios(k, nd[k])) if k in nd else None
+      print(f"{k:6}{name:48} {m:15.0f} {vr:12.2f}x {('%.1fx' % vn) if vn else '-':>8}")
+  print("\n(ratios: median over rounds of the ratio within each round)")
+pairs = []
+i = 1
+while os.path.exists(os.path.join(w, f"I-R.{i}.json")):
+    pairs.append((load(f"I-R.{i}"), load(f"I-b.{i}")))
+    i += 1
+pairs = [(r, b) for r, b in pairs if r and b]
+if pairs:
+    rs = sorted(b / r for r, b in pairs)
+    q = lambda f: rs[min(len(rs) - 1, int(f * len(rs)))]
+    print(f"\nI     interleaved slices, {len(pairs)} pairs (reflector, CS hits): " +
+          ", ".join(f"{r:.0f}/{b:.0f}" for r, b in pairs))
+    print(f"I     ndx CS hits vs reflector: median {statistics.median(rs):.2f}x "
+          f"(quartiles {q(0.25):.2f}-{q(0.75):.2f}, range {rs[0]:.2f}-{rs[-1]:.2f}); "
+          f"pooled {sum(b for _, b in pairs) / sum(r for r, _ in pairs):.2f}x")
 last = rounds
 for ph in ("a", "b"):
     p = os.path.join(w, f"status.{ph}.{last}.json")

@@ -25,8 +25,15 @@
 //! 4 KiB pages, as with the system allocator; [`thp_mode`] tells which. [`huge_bytes`] reads
 //! how much of the process is backed by huge pages (`AnonHugePages` in
 //! `/proc/self/smaps_rollup`), which `ndx` prints at start-up.
+//!
+//! The crate also holds the other small platform pieces of the hot paths: [`prefetch`]
+//! (one `PREFETCHT0`) and [`LoopClock`] (the shard workers' clock, from the invariant
+//! time-stamp counter).
 
 #![allow(unsafe_code)]
+
+mod clock;
+pub use clock::LoopClock;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr;

@@ -166,6 +166,13 @@ impl Router {
                 let pc = PortConfig {
                     umem: UmemConfig {
                         frame_count: cfg.frames,
+                        // Without classification the program writes no metadata and nobody
+                        // reads it: no area to clear when a frame goes back to the kernel.
+                        meta_len: if xc.classify {
+                            UmemConfig::default().meta_len
+                        } else {
+                            0
+                        },
                         ..UmemConfig::default()
                     },
                     sockets: on_q.len() as u32,
