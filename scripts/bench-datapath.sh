@@ -20,7 +20,8 @@
 #       BENCH_SLICES (8) alternating pairs of BENCH_SLICE_SECS (2) s slices, ABBA order; the
 #       one not measured is frozen with SIGSTOP. Each ratio compares two slices a few seconds
 #       apart instead of phases 15 s apart, so the host's load swings cancel better: this is
-#       the CS-hit ratio to quote (BENCH_PHASES=I runs it alone)
+#       the CS-hit ratio to quote (BENCH_PHASES=I runs it alone). BENCH_I_CONTROL=1 puts a
+#       second reflector in ndx's place: the method's own bias (its ratio should be ~1)
 # The whole sequence runs BENCH_ROUNDS times (3); the table gives each row's median and the
 # median of the per-round ratios (other load on the machine moves all rows of a round together).
 # Pinning (2-CPU VM): consumer and producer on CPU $GEN_CPU, the router under test (reflector,
@@ -260,9 +261,18 @@ phase_interleaved() {
   ip -n $r2 neigh replace 10.77.1.1 lladdr "$mc2" dev c0 nud permanent
   ip -n $c2 neigh replace 10.77.1.2 lladdr "$mrc2" dev eth0 nud permanent
   say "I: ndx and the reflector in $SLICES alternating pairs of ${SLICE_SECS} s slices"
-  start_ndx I
-  consumer "I-fill" --distinct "$K" --prefix /bench/csI --seconds 1 --warmup 1 > /dev/null
-  stop "$PRODUCER"
+  local echo=()
+  if [ -n "${BENCH_I_CONTROL:-}" ]; then
+    # The control: a second reflector in ndx's place; its ratio to the first should be 1.
+    say "I: control run, a reflector in ndx's place"
+    ip netns exec $R taskset -c "$FWD_CPU" "$REFLECTOR" c0 0 100000 > /dev/null 2>&1 &
+    NDXPID=$!; PIDS+=($NDXPID); sleep 1
+    echo=(--echo)
+  else
+    start_ndx I
+    consumer "I-fill" --distinct "$K" --prefix /bench/csI --seconds 1 --warmup 1 > /dev/null
+    stop "$PRODUCER"
+  fi
   ip netns exec $r2 taskset -c "$FWD_CPU" "$REFLECTOR" c0 0 100000 > "$WORK/reflector.I.txt" 2>&1 &
   REFL=$!; PIDS+=($REFL); sleep 1
   kill -STOP "$REFL"
@@ -274,13 +284,17 @@ phase_interleaved() {
     kill -STOP "$REFL"; kill -CONT "$NDXPID"
   }
   slice_b() {
-    consumer "I-b.$1" --distinct "$K" --prefix /bench/csI --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+    consumer "I-b.$1" --distinct "$K" --prefix /bench/csI --seconds "$SLICE_SECS" --warmup 0.5 "${echo[@]}" 2>/dev/null
   }
   local i
   for i in $(seq "$SLICES"); do
     if (( i % 2 )); then slice_R "$i"; slice_b "$i"; else slice_b "$i"; slice_R "$i"; fi
   done
   kill -CONT "$REFL"; kill -TERM "$REFL"; wait "$REFL" 2>/dev/null || true
+  if [ -n "${BENCH_I_CONTROL:-}" ]; then
+    kill -CONT "$NDXPID"; kill -TERM "$NDXPID"; wait "$NDXPID" 2>/dev/null || true
+    return 0
+  fi
   "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.I.json"
   stop "$NDXPID"
 }
@@ -346,9 +360,10 @@ pairs = [(r, b) for r, b in pairs if r and b]
 if pairs:
     rs = sorted(b / r for r, b in pairs)
     q = lambda f: rs[min(len(rs) - 1, int(f * len(rs)))]
-    print(f"\nI     interleaved slices, {len(pairs)} pairs (reflector, CS hits): " +
+    who = "control reflector" if os.environ.get("BENCH_I_CONTROL") else "ndx CS hits"
+    print(f"\nI     interleaved slices, {len(pairs)} pairs (reflector / {who}, exchanges/s): " +
           ", ".join(f"{r:.0f}/{b:.0f}" for r, b in pairs))
-    print(f"I     ndx CS hits vs reflector: median {statistics.median(rs):.2f}x "
+    print(f"I     {who} vs reflector: median {statistics.median(rs):.2f}x "
           f"(quartiles {q(0.25):.2f}-{q(0.75):.2f}, range {rs[0]:.2f}-{rs[-1]:.2f}); "
           f"pooled {sum(b for _, b in pairs) / sum(r for r, _ in pairs):.2f}x")
 last = rounds
