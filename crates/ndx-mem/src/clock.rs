@@ -177,6 +177,21 @@ mod tests {
     }
 
     #[test]
+    fn detects_the_invariant_counter_the_kernel_reports() {
+        // The kernel sets `nonstop_tsc` from the same CPUID bit.
+        let flags = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+        let kernel_says = flags
+            .lines()
+            .filter(|l| l.starts_with("flags"))
+            .any(|l| l.split_whitespace().any(|f| f == "nonstop_tsc"));
+        if cfg!(target_arch = "x86_64") && !flags.is_empty() {
+            assert_eq!(LoopClock::new().uses_tsc(), kernel_says);
+        } else if !cfg!(target_arch = "x86_64") {
+            assert!(!LoopClock::new().uses_tsc());
+        }
+    }
+
+    #[test]
     fn recalibration_never_goes_back() {
         let mut c = LoopClock::new();
         let mut prev = c.now();
