@@ -275,18 +275,17 @@ impl<'a> LpPacket<'a> {
                 r.offset(),
             ));
         }
-        let p = match t.typ {
-            tt::INTEREST => Packet::Interest(crate::Interest::from_tlv(t)?),
-            tt::DATA if self.headers.nack.is_none() => Packet::Data(crate::Data::from_tlv(t)?),
-            tt::DATA => {
-                return Err(t.error(ErrorKind::Unexpected {
-                    expected: Element::Interest,
-                    found: tt::DATA,
-                }));
+        match t.typ {
+            tt::INTEREST => crate::Interest::from_tlv(t).map(|i| Some(Packet::Interest(i))),
+            tt::DATA if self.headers.nack.is_none() => {
+                crate::Data::from_tlv(t).map(|d| Some(Packet::Data(d)))
             }
-            typ => return Err(t.error(ErrorKind::NotAPacket(typ))),
-        };
-        Ok(Some(p))
+            tt::DATA => Err(t.error(ErrorKind::Unexpected {
+                expected: Element::Interest,
+                found: tt::DATA,
+            })),
+            typ => Err(t.error(ErrorKind::NotAPacket(typ))),
+        }
     }
 }
 

@@ -55,6 +55,7 @@ impl<'a> Name<'a> {
     /// Like [`from_components`](Self::from_components), also counting the
     /// ParametersSha256DigestComponents (the Interest decoder needs that count, and one pass
     /// over the name is cheaper than two).
+    #[inline]
     pub(crate) fn from_components_counting(value: &'a [u8], base: usize) -> Result<(Self, usize)> {
         let mut len = 0;
         let mut params_digests = 0;

@@ -97,16 +97,19 @@ pub struct Tlv<'a> {
 
 impl<'a> Tlv<'a> {
     /// Offset of the first TLV-VALUE byte, relative to the outermost decoded buffer.
+    #[inline]
     pub fn value_offset(&self) -> usize {
         self.offset + (self.wire.len() - self.value.len())
     }
 
     /// A reader over this element's TLV-VALUE (its children).
+    #[inline]
     pub fn children(&self) -> Reader<'a> {
         Reader::with_base(self.value, self.value_offset())
     }
 
     /// The value as a NonNegativeInteger, or `Invalid(what)` at this element.
+    #[inline]
     pub fn nni(&self, what: Element) -> Result<u64> {
         read_nni(self.value).ok_or(Error::new(
             ErrorKind::BadLength {
@@ -118,6 +121,7 @@ impl<'a> Tlv<'a> {
     }
 
     /// Checks that the value is `len` bytes long.
+    #[inline]
     pub fn expect_len(&self, what: Element, len: usize) -> Result<()> {
         if self.value.len() == len {
             Ok(())
@@ -185,62 +189,64 @@ impl<'a> Reader<'a> {
     /// Reads the next element. At the end of input this is an error; check [`is_empty`] first.
     ///
     /// [`is_empty`]: Reader::is_empty
-    #[inline]
+    #[inline(always)]
     pub fn read(&mut self) -> Result<Tlv<'a>> {
         let start = self.pos;
         let rest = self.remaining();
         // Fast paths: one-byte TLV-TYPE with a one-byte TLV-LENGTH (the common case in NDN
         // packets) or a minimal three-byte one (Data with a payload, LpPacket, Fragment).
+        // Only the header is parsed out of line otherwise, so that the element itself is built
+        // in registers on every path.
         let (typ, header, len) = match rest {
-            [t @ 1..=252, l @ 0..=252, ..] => (*t, 2, usize::from(*l)),
-            [t @ 1..=252, 253, hi, lo, ..] if *hi != 0 || *lo >= 253 => {
-                (*t, 4, usize::from(u16::from_be_bytes([*hi, *lo])))
-            }
-            _ => return self.read_slow(start, rest),
+            [t @ 1..=252, l @ 0..=252, ..] => (u64::from(*t), 2, usize::from(*l)),
+            [t @ 1..=252, 253, hi, lo, ..] if *hi != 0 || *lo >= 253 => (
+                u64::from(*t),
+                4,
+                usize::from(u16::from_be_bytes([*hi, *lo])),
+            ),
+            _ => self.header_slow(rest)?,
         };
-        if let Some(wire) = rest.get(..header + len) {
-            self.pos = start + header + len;
-            return Ok(Tlv {
-                typ: u64::from(typ),
-                value: wire.get(header..).unwrap_or(&[]),
-                wire,
-                offset: self.base + start,
-            });
-        }
-        self.read_slow(start, rest)
-    }
-
-    #[inline(never)]
-    fn read_slow(&mut self, start: usize, rest: &'a [u8]) -> Result<Tlv<'a>> {
-        let at = |e: Error| Error::new(e.kind, self.base + start + e.offset);
-        let (typ, tn) = read_varnum(rest).map_err(at)?;
-        if typ == 0 || typ > MAX_TYPE {
-            return Err(Error::new(ErrorKind::InvalidType(typ), self.base + start));
-        }
-        let after_type = rest.get(tn..).unwrap_or(&[]);
-        let (len, ln) = read_varnum(after_type)
-            .map_err(|e| Error::new(e.kind, self.base + start + tn + e.offset))?;
-        let header = tn + ln;
-        let remaining = rest.len() - header;
-        if len > remaining as u64 {
-            return Err(Error::new(
-                ErrorKind::LengthPastEnd {
-                    length: len,
-                    remaining,
-                },
-                self.base + start,
-            ));
-        }
-        let total = header + len as usize;
-        let wire = rest.get(..total).unwrap_or(&[]);
-        let value = wire.get(header..).unwrap_or(&[]);
-        self.pos = start + total;
+        let (Some(wire), Some(value)) = (rest.get(..header + len), rest.get(header..header + len))
+        else {
+            return Err(self.past_end(len as u64, rest.len().saturating_sub(header)));
+        };
+        self.pos = start + header + len;
         Ok(Tlv {
             typ,
             value,
             wire,
             offset: self.base + start,
         })
+    }
+
+    /// The TLV-TYPE, header size and TLV-LENGTH of the element at the start of `rest` (the
+    /// bytes at `self.pos`), in any VAR-NUMBER form, with the checks of every form.
+    #[inline(never)]
+    fn header_slow(&self, rest: &[u8]) -> Result<(u64, usize, usize)> {
+        let start = self.base + self.pos;
+        let (typ, tn) = read_varnum(rest).map_err(|e| Error::new(e.kind, start + e.offset))?;
+        if typ == 0 || typ > MAX_TYPE {
+            return Err(Error::new(ErrorKind::InvalidType(typ), start));
+        }
+        let after_type = rest.get(tn..).unwrap_or(&[]);
+        let (len, ln) =
+            read_varnum(after_type).map_err(|e| Error::new(e.kind, start + tn + e.offset))?;
+        let header = tn + ln;
+        let remaining = rest.len() - header;
+        if len > remaining as u64 {
+            return Err(self.past_end(len, remaining));
+        }
+        Ok((typ, header, len as usize))
+    }
+
+    /// A [`ErrorKind::LengthPastEnd`] for the element at `self.pos`.
+    #[cold]
+    #[inline(never)]
+    fn past_end(&self, length: u64, remaining: usize) -> Error {
+        Error::new(
+            ErrorKind::LengthPastEnd { length, remaining },
+            self.base + self.pos,
+        )
     }
 
     /// Reads the next element only if its TLV-TYPE is `typ`.
@@ -455,6 +461,30 @@ mod tests {
                 remaining: 1
             }
         );
+    }
+
+    #[test]
+    fn reader_errors_are_the_same_on_every_header_form() {
+        // (bytes, kind, offset) with the reader based at 10.
+        let past_end = |length, remaining| ErrorKind::LengthPastEnd { length, remaining };
+        let cases: [(&[u8], ErrorKind, usize); 7] = [
+            // One-byte length, three-byte length, and a long TLV-TYPE: value too short.
+            (&[8, 3, 1], past_end(3, 1), 10),
+            (&[8, 253, 1, 0, 0], past_end(256, 1), 10),
+            (&[253, 1, 0, 2, 0], past_end(2, 1), 10),
+            // Non-minimal and truncated TLV-LENGTH, non-minimal TLV-TYPE, no TLV-LENGTH.
+            (&[8, 253, 0, 5], ErrorKind::NonMinimalVarNumber, 11),
+            (&[8, 254, 0], ErrorKind::TruncatedVarNumber, 13),
+            (&[253, 0, 8, 0], ErrorKind::NonMinimalVarNumber, 10),
+            (&[8], ErrorKind::TruncatedVarNumber, 11),
+        ];
+        for (bytes, kind, offset) in cases {
+            let e = Reader::with_base(bytes, 10).read().unwrap_err();
+            assert_eq!((e.kind, e.offset), (kind, offset), "{bytes:?}");
+        }
+        // A long-form header that fits reads like any other.
+        let t = Reader::with_base(&[253, 1, 0, 1, 7], 10).read().unwrap();
+        assert_eq!((t.typ, t.value, t.value_offset()), (256, &[7][..], 14));
     }
 
     #[test]
