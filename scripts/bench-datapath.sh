@@ -121,10 +121,11 @@ perf_end() {
 }
 
 # consumer NAME ARGS...: runs the generator in the consumer ns, pinned; JSON to $WORK/NAME.json
-# (NAME carries the round number).
+# (NAME carries the round number). CNS and CMAC select another consumer ns and next-hop MAC.
 consumer() {
   local name=$1; shift
-  ip netns exec $C taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 --dst-mac "$MRC" \
+  ip netns exec "${CNS:-$C}" taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 \
+    --dst-mac "${CMAC:-$MRC}" \
     --src-ip 10.77.1.1 --dst-ip 10.77.1.2 --window "${CWIN:-$WINDOW}" "$@" | tee "$WORK/$name.json" >&2
 }
 producer_start() {
@@ -278,9 +279,7 @@ phase_interleaved() {
   kill -STOP "$REFL"
   slice_R() {
     kill -STOP "$NDXPID"; kill -CONT "$REFL"
-    ip netns exec $c2 taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 --dst-mac "$mrc2" \
-      --src-ip 10.77.1.1 --dst-ip 10.77.1.2 --window "$WINDOW" --echo --seconds "$SLICE_SECS" \
-      --warmup 0.5 > "$WORK/I-R.$1.json"
+    CNS=$c2 CMAC=$mrc2 consumer "I-R.$1" --echo --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
     kill -STOP "$REFL"; kill -CONT "$NDXPID"
   }
   slice_b() {
