@@ -1,6 +1,14 @@
 //! Runs N worst-case Interest/Data exchanges through one shard (CS miss, PIT insert, FIB LPM
-//! among 10^3 routes; Data echoing our PIT token), for instruction counting with callgrind,
-//! which, unlike wall time, is repeatable on a shared machine:
+//! among `NDX_EXAMPLE_FIB` routes, default 10^3; Data echoing our PIT token) and prints the
+//! time spent inside the shard per exchange, best of `NDX_EXAMPLE_REPEAT` passes.
+//!
+//! Frames are built beforehand. Before each burst they are copied into a small receive ring,
+//! as the kernel copies a frame into the UMEM just before the router reads it, so the shard
+//! finds them in cache as it would in the data path; `NDX_EXAMPLE_COLD=1` reads them where
+//! they were built instead (from DRAM once N is large). Only the `Shard` calls are timed:
+//! the ring copies and writing each returned token into its Data are not.
+//!
+//! Instruction counts, which unlike wall time are repeatable on a shared machine:
 //!
 //! ```sh
 //! cargo build --release -p ndx-benches --example exchange
@@ -10,7 +18,7 @@
 //! ```
 //! Divide the total by the number of exchanges (`BURST` > 1 uses `Shard::process_burst`).
 
-use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NameBuf};
+use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
 use ndx_core::{Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, Shard, ShardConfig};
 
 /// The router's allocator: large tables on transparent huge pages (`NDX_BENCH_HUGE=0` gives
@@ -26,52 +34,114 @@ fn name(i: u64) -> NameBuf {
     n
 }
 
-/// The exchange loop.
-#[inline(never)]
-fn run(shard: &mut Shard, frames: &[(Vec<u8>, Vec<u8>)], burst: usize, t0: u64) {
-    let mut out = Actions::new();
-    let mut lps: Vec<Vec<u8>> = vec![vec![0u8; 2048]; burst];
-    for (g, group) in frames.chunks(burst).enumerate() {
-        let t = t0 + g as u64 * 1000;
-        out.clear();
-        if burst == 1 {
-            shard.process(t, FaceId(1), &group[0].0, &mut out);
-        } else {
-            let batch: Vec<(FaceId, &[u8])> = group
-                .iter()
-                .map(|(i, _)| (FaceId(1), i.as_slice()))
-                .collect();
-            shard.process_burst(t, &batch, &mut out);
-        }
-        // Each forwarded Interest is `64 LL 62 08 <token> 50 ...`.
-        let mut lens = Vec::with_capacity(group.len());
-        for ((_, f), ((_, data), lp)) in out.sends().zip(group.iter().zip(lps.iter_mut())) {
-            let token: [u8; 8] = f
-                .get(4..12)
-                .and_then(|t| t.try_into().ok())
-                .expect("Interest forwarded with a token");
-            let h = LpHeaders {
-                pit_token: Some(&token),
-                ..LpHeaders::default()
-            };
-            lens.push(h.encode(Some(data), lp).expect("LpPacket"));
-        }
-        out.clear();
-        if burst == 1 {
-            shard.process(t + 500, FaceId(2), &lps[0][..lens[0]], &mut out);
-        } else {
-            let batch: Vec<(FaceId, &[u8])> = lps
-                .iter()
-                .zip(&lens)
-                .map(|(lp, &len)| (FaceId(2), &lp[..len]))
-                .collect();
-            shard.process_burst(t + 500, &batch, &mut out);
+/// An Interest, and its Data in an LpPacket whose 8-byte PitToken (a placeholder until the
+/// Interest is forwarded) starts at the given offset.
+type Exchange = (Vec<u8>, Vec<u8>, usize);
+
+/// `data` in an LpPacket with an 8-byte PitToken placeholder, and the token's offset.
+fn data_with_token(data: &[u8]) -> (Vec<u8>, usize) {
+    let h = LpHeaders {
+        pit_token: Some(&[0; 8]),
+        ..LpHeaders::default()
+    };
+    let mut out = vec![0; h.encoded_len(Some(data.len()))];
+    let n = h.encode(Some(data), &mut out).expect("LpPacket");
+    out.truncate(n);
+    let lp = LpPacket::decode(&out).expect("decodes");
+    let off = lp.pit_token().expect("token").as_ptr() as usize - out.as_ptr() as usize;
+    (out, off)
+}
+
+/// Where the shard reads its frames from.
+struct Rx {
+    /// Read the frames where they were built (`NDX_EXAMPLE_COLD=1`): with 10^5 exchanges
+    /// (110 MB of Data) every frame comes from DRAM.
+    cold: bool,
+    /// Otherwise each burst is first copied into these buffers, as the kernel copies a
+    /// received frame into the UMEM just before the router reads it (untimed).
+    interests: Vec<Vec<u8>>,
+    data: Vec<Vec<u8>>,
+}
+
+impl Rx {
+    fn new(burst: usize) -> Self {
+        Self {
+            cold: std::env::var("NDX_EXAMPLE_COLD").is_ok_and(|v| v == "1"),
+            interests: vec![Vec::with_capacity(2048); burst],
+            data: vec![Vec::with_capacity(2048); burst],
         }
     }
 }
 
+/// The exchange loop; returns the nanoseconds spent inside the shard. The Data frames are
+/// built beforehand; only the token the router gave each forwarded Interest is written into
+/// its Data here, as a producer would echo it.
+#[inline(never)]
+fn run(shard: &mut Shard, frames: &mut [Exchange], burst: usize, t0: u64, rx: &mut Rx) -> u128 {
+    let mut out = Actions::new();
+    let mut inside = 0;
+    let mut timed = |f: &mut dyn FnMut()| {
+        let t = std::time::Instant::now();
+        f();
+        inside += t.elapsed().as_nanos();
+    };
+    for (g, group) in frames.chunks_mut(burst).enumerate() {
+        let t = t0 + g as u64 * 1000;
+        if !rx.cold {
+            for (buf, (i, _, _)) in rx.interests.iter_mut().zip(group.iter()) {
+                buf.clear();
+                buf.extend_from_slice(i);
+            }
+        }
+        let interests: Vec<(FaceId, &[u8])> = if rx.cold {
+            group.iter().map(|(i, _, _)| (FaceId(1), &i[..])).collect()
+        } else {
+            rx.interests[..group.len()]
+                .iter()
+                .map(|i| (FaceId(1), &i[..]))
+                .collect()
+        };
+        out.clear();
+        timed(&mut || {
+            if burst == 1 {
+                shard.process(t, interests[0].0, interests[0].1, &mut out);
+            } else {
+                shard.process_burst(t, &interests, &mut out);
+            }
+        });
+        // Each forwarded Interest is `64 LL 62 08 <token> 50 ...`.
+        for ((_, f), (_, data, off)) in out.sends().zip(group.iter_mut()) {
+            let token = f.get(4..12).expect("Interest forwarded with a token");
+            data[*off..*off + 8].copy_from_slice(token);
+        }
+        if !rx.cold {
+            for (buf, (_, d, _)) in rx.data.iter_mut().zip(group.iter()) {
+                buf.clear();
+                buf.extend_from_slice(d);
+            }
+        }
+        let data: Vec<(FaceId, &[u8])> = if rx.cold {
+            group.iter().map(|(_, d, _)| (FaceId(2), &d[..])).collect()
+        } else {
+            rx.data[..group.len()]
+                .iter()
+                .map(|d| (FaceId(2), &d[..]))
+                .collect()
+        };
+        out.clear();
+        timed(&mut || {
+            if burst == 1 {
+                shard.process(t + 500, data[0].0, data[0].1, &mut out);
+            } else {
+                shard.process_burst(t + 500, &data, &mut out);
+            }
+        });
+    }
+    inside
+}
+
 /// Interests for the Data the last pass cached, in bursts; prints the fastest pass.
-fn cs_hits(shard: &mut Shard, frames: &[(Vec<u8>, Vec<u8>)], burst: usize, repeat: u32) {
+fn cs_hits(shard: &mut Shard, frames: &[Exchange], burst: usize, repeat: u32) {
     let cached = &frames[frames.len().saturating_sub(4096)..];
     let mut out = Actions::new();
     let mut best = f64::MAX;
@@ -90,7 +160,7 @@ fn cs_hits(shard: &mut Shard, frames: &[(Vec<u8>, Vec<u8>)], burst: usize, repea
             } else {
                 let batch: Vec<(FaceId, &[u8])> = group
                     .iter()
-                    .map(|(i, _)| (FaceId(1), i.as_slice()))
+                    .map(|(i, _, _)| (FaceId(1), i.as_slice()))
                     .collect();
                 shard.process_burst(1_000_000_000_000 + u64::from(r), &batch, &mut out);
             }
@@ -146,7 +216,7 @@ fn main() {
     let mut shard = Shard::new(cfg, reader, 0);
     shard.add_face(FaceId(1), FaceInfo::default());
     shard.add_face(FaceId(2), FaceInfo::default());
-    let frames: Vec<(Vec<u8>, Vec<u8>)> = (0..n)
+    let mut frames: Vec<Exchange> = (0..n)
         .map(|j| {
             let mut nm = name(j.wrapping_mul(2_654_435_761) % routes);
             nm.push_generic(b"video")
@@ -158,7 +228,8 @@ fn main() {
             i.hop_limit = Some(64);
             let mut d = DataRepr::new(nm, vec![0x42; 1000]);
             d.freshness_ms = Some(10_000);
-            (i.to_vec().expect("Interest"), d.to_vec().expect("Data"))
+            let (lp, off) = data_with_token(&d.to_vec().expect("Data"));
+            (i.to_vec().expect("Interest"), lp, off)
         })
         .collect();
     let burst: usize = std::env::args()
@@ -171,12 +242,18 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
+    let mut rx = Rx::new(burst);
     let mut best = f64::MAX;
     for r in 0..repeat {
         // Passes 10 s apart: the dead-nonce list (6 s) has forgotten the previous pass.
-        let t0 = std::time::Instant::now();
-        run(&mut shard, &frames, burst, u64::from(r) * 10_000_000_000);
-        best = best.min(t0.elapsed().as_nanos() as f64 / n as f64);
+        let inside = run(
+            &mut shard,
+            &mut frames,
+            burst,
+            u64::from(r) * 10_000_000_000,
+            &mut rx,
+        );
+        best = best.min(inside as f64 / n as f64);
     }
     eprintln!(
         "fastest of {repeat}: {best:.0} ns per exchange ({:.2} M/s), burst {burst}, {routes} routes",

@@ -431,7 +431,36 @@ impl Cs {
         }
         self.push_front(slot);
         self.counters.insertions += 1;
+        self.prefetch_next_eviction();
         true
+    }
+
+    /// When the store is full (FIFO and LRU), prefetches what the next insertions will touch,
+    /// a step ahead each: the next victim's index bucket (its removal) and slot (the copy
+    /// into it), and the metadata of the victim after it (read at the next call). Without it
+    /// each insertion into a large store waits on those misses one after another.
+    #[inline]
+    fn prefetch_next_eviction(&self) {
+        if !self.free.is_empty() || self.cfg.replacement == Replacement::Clock {
+            return;
+        }
+        let Some(m) = self.meta.get(self.tail as usize) else {
+            return;
+        };
+        self.index.prefetch(m.hash);
+        if let Some((h, _)) = m.alias {
+            self.index.prefetch(h);
+        }
+        if let Some(p) = self.meta.get(m.prev as usize) {
+            ndx_mem::prefetch(p);
+        }
+        let start = self.tail as usize * self.cfg.slot_size;
+        let used = (m.len as usize).min(self.cfg.slot_size);
+        if let Some(slot) = self.slab.get(start..start + used) {
+            for line in slot.chunks(64) {
+                ndx_mem::prefetch(line);
+            }
+        }
     }
 
     /// Turns on (or off) the eviction log: every Data evicted to make room is then copied

@@ -14,6 +14,9 @@ pub struct DeadNonceList {
     lifetime: u64,
 }
 
+/// How many evictions ahead [`DeadNonceList::evict_oldest`] prefetches.
+const EVICT_AHEAD: usize = 8;
+
 fn key(name_hash: u64, nonce: u32) -> u64 {
     (name_hash ^ u64::from(nonce).wrapping_mul(0xD6E8_FEB8_6659_FD93)) | 1
 }
@@ -46,6 +49,13 @@ impl DeadNonceList {
         let (k, _) = self.ring[tail];
         self.index.remove(k, tail as u32);
         self.len -= 1;
+        // The pairs leave in ring order, so the index bucket of one that leaves a few
+        // evictions from now is known: prefetch it (a large list's buckets are out of cache,
+        // and each removal would otherwise wait on its miss).
+        if self.len > EVICT_AHEAD {
+            let (k, _) = self.ring[(tail + EVICT_AHEAD) % self.ring.len()];
+            self.index.prefetch(k);
+        }
     }
 
     fn expire(&mut self, now: u64) {

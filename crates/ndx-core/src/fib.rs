@@ -380,6 +380,19 @@ impl FibSnapshot {
         self.root.as_ref().map(|e| self.matched(e))
     }
 
+    /// Prefetches the descriptor of the chunk holding the name's `k`-component prefix (the
+    /// `Vec` headers a bucket's address is computed from; one of [`CHUNKS`] lines, which a
+    /// large FIB's buckets push out of cache). Call a pass before [`prefetch`](Self::prefetch):
+    /// the bucket's address depends on this line. The prefix is hashed now if it was not.
+    #[inline]
+    pub fn prefetch_chunk(&self, hashes: &mut NameHashes<'_>, k: usize) {
+        if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
+            return;
+        }
+        let h = hashes.prefix(k);
+        ndx_mem::prefetch(self.chunk(h));
+    }
+
     /// Prefetches the home bucket of the name's `k`-component prefix (`1..=min(len, 32)`;
     /// other depths prefetch nothing): the prefetches of a burst overlap their cache misses.
     /// The stage-1 prefix's hash is already computed; other depths are hashed now.

@@ -288,6 +288,9 @@ pub struct Shard {
     pending: FaceMap<u32>,
     counters: ShardCounters,
     rng: u64,
+    /// Whether bursts prefetch the FIB a level past stage 1 (see [`Speculate`]); follows the
+    /// last burst's share of likely CS hits.
+    deep_fib_prefetch: bool,
     scratch: Vec<u8>,
     matched: Vec<PitId>,
     l2: Option<L2State>,
@@ -297,6 +300,16 @@ pub struct Shard {
 
 /// Frames decoded and hashed ahead of their pipelines in one burst group.
 const BURST: usize = 32;
+
+/// How far a burst's first passes prefetch the FIB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Speculate {
+    /// The stage-1 prefix's chunk, bucket and entries.
+    Shallow,
+    /// Those, and the same one component deeper, where the stage-1 marker usually sends the
+    /// lookup (the default, and while most Interests miss the CS).
+    Deep,
+}
 
 /// A frame after the burst's first pass.
 #[expect(
@@ -343,6 +356,7 @@ impl Shard {
             pending: FaceMap::default(),
             counters: ShardCounters::default(),
             rng: cfg.seed | 1,
+            deep_fib_prefetch: true,
             scratch: Vec::with_capacity(9000),
             matched: Vec::with_capacity(16),
             l2: cfg.l2.map(L2State::new),
@@ -396,9 +410,18 @@ impl Shard {
 
     /// Handles one frame received on `face` at `now` (ns): a burst of one.
     pub fn process(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
+        // No staging: with nothing to prefetch for, the packet goes straight to its pipeline
+        // (the same pipelines, as the burst path's equivalence test checks).
         let snap = self.fib.guard();
-        let mut staged = self.stage(frame, &snap);
-        self.run(now, face, frame, &mut staged, &snap, out);
+        match Packet::decode(frame) {
+            Ok(Packet::Interest(i)) => {
+                let mut hashes = NameHashes::new(&self.cfg.hash_key, &i.name(), snap.stage1());
+                self.on_interest(now, face, &i, &Incoming::bare(), &mut hashes, &snap, out)
+            }
+            Ok(Packet::Data(d)) => self.on_data(now, face, &d, None, &snap, out),
+            Ok(Packet::Lp(lp)) => self.on_lp(now, face, &lp, &snap, out),
+            Err(_) => self.dropped(out, face, DropReason::Malformed),
+        }
     }
 
     /// Handles a burst of frames received at `now` (ns), in order, with the same result as
@@ -410,24 +433,46 @@ impl Shard {
         let snap = self.fib.guard();
         for group in frames.chunks(BURST) {
             let mut staged: [Staged<'_>; BURST] = [const { Staged::Other }; BURST];
+            let speculate = if self.deep_fib_prefetch {
+                Speculate::Deep
+            } else {
+                Speculate::Shallow
+            };
             for (slot, &(_, frame)) in staged.iter_mut().zip(group) {
-                *slot = self.stage(frame, &snap);
+                *slot = self.stage(frame, &snap, speculate);
             }
             let staged = &mut staged[..group.len()];
-            self.prefetch(staged, &snap);
+            let (interests, likely_hits) = self.prefetch(staged, &snap, speculate);
+            // Mostly CS misses: the next burst prefetches the FIB a level deeper from the
+            // start. Mostly hits: it does not (the deeper prefix would be hashed and its lines
+            // fetched for nothing).
+            if interests > 0 {
+                self.deep_fib_prefetch = likely_hits * 2 < interests;
+            }
             for (st, &(face, frame)) in staged.iter_mut().zip(group) {
                 self.run(now, face, frame, st, &snap, out);
             }
         }
     }
 
-    /// First pass over a frame: decode, and hash an Interest's name (no state changes).
-    fn stage<'f>(&self, frame: &'f [u8], snap: &FibSnapshot) -> Staged<'f> {
-        let key = &self.cfg.hash_key;
-        let interest = |i: Interest<'f>, inc: Incoming<'f>| Staged::Interest {
-            hashes: NameHashes::new(key, &i.name(), snap.stage1()),
-            interest: i,
-            inc,
+    /// First pass over a burst's frame: decode, and hash an Interest's name (no state
+    /// changes).
+    fn stage<'f>(&self, frame: &'f [u8], snap: &FibSnapshot, speculate: Speculate) -> Staged<'f> {
+        // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
+        // level deeper: the marker's usual target) are prefetched here, a whole pass before
+        // their buckets are.
+        let interest = |i: Interest<'f>, inc: Incoming<'f>| {
+            let m = snap.stage1();
+            let mut hashes = NameHashes::new(&self.cfg.hash_key, &i.name(), m);
+            snap.prefetch_chunk(&mut hashes, m);
+            if speculate == Speculate::Deep {
+                snap.prefetch_chunk(&mut hashes, m + 1);
+            }
+            Staged::Interest {
+                hashes,
+                interest: i,
+                inc,
+            }
         };
         match Packet::decode(frame) {
             Ok(Packet::Interest(i)) => interest(i, Incoming::bare()),
@@ -457,9 +502,20 @@ impl Shard {
     /// Second pass: prefetches what the pipelines will read, up to three levels deep
     /// (buckets; then the entries they point to; then a likely CS hit's whole Data and, with
     /// LRU, its list neighbours), so the misses of the whole burst overlap. Each level reads
-    /// what the one before fetched.
-    fn prefetch(&self, staged: &mut [Staged<'_>], snap: &FibSnapshot) {
-        // Level 1: the buckets of the PIT, CS, dead-nonce list and the FIB's stage 1.
+    /// what the one before fetched; the first pass prefetched the FIB chunk descriptors the
+    /// bucket addresses are read from.
+    ///
+    /// Returns the burst's Interests and how many of them are likely CS hits.
+    fn prefetch(
+        &self,
+        staged: &mut [Staged<'_>],
+        snap: &FibSnapshot,
+        speculate: Speculate,
+    ) -> (usize, usize) {
+        let m = snap.stage1();
+        let deep = speculate == Speculate::Deep;
+        // Level 1: the buckets of the PIT, CS, dead-nonce list, and the FIB's at stage 1 and
+        // one level deeper (where the marker usually sends the lookup).
         for st in staged.iter_mut() {
             match st {
                 Staged::Interest {
@@ -472,37 +528,43 @@ impl Shard {
                     if let Some(nonce) = interest.nonce() {
                         self.dnl.prefetch(full, nonce);
                     }
-                    snap.prefetch(hashes, snap.stage1());
+                    snap.prefetch(hashes, m);
+                    if deep {
+                        snap.prefetch(hashes, m + 1);
+                    }
                 }
                 Staged::Data { token: Some(t), .. } => self.pit.prefetch_token(t),
                 _ => {}
             }
         }
-        // Level 2: a likely CS hit's slot, else the FIB's stage-1 entries and the bucket one
-        // level deeper (where the marker usually sends the lookup).
-        let mut hits = false;
+        // Level 2: a likely CS hit's slot, else the FIB entries both buckets point to (an
+        // entry array of 10^6 prefixes is far out of cache).
+        let (mut interests, mut hits) = (0, 0);
         for st in staged.iter_mut() {
             if let Staged::Interest { hashes, .. } = st {
+                interests += 1;
                 let full = hashes.full();
                 if self.cs.may_hold(full) {
                     self.cs.prefetch_entries(full);
-                    hits = true;
+                    hits += 1;
                 } else {
-                    let m = snap.stage1();
                     snap.prefetch_entries(hashes, m);
-                    snap.prefetch(hashes, m + 1);
+                    if deep {
+                        snap.prefetch_entries(hashes, m + 1);
+                    }
                 }
             }
         }
         // Level 3: a likely hit's whole Data (it is copied out), and with LRU the
         // recency-list neighbours the hit will relink.
-        if hits {
+        if hits > 0 {
             for st in staged.iter() {
                 if let Staged::Interest { hashes, .. } = st {
                     self.cs.prefetch_hit(hashes.full(), true);
                 }
             }
         }
+        (interests, hits)
     }
 
     /// Third pass: one packet through its pipeline.
@@ -1509,7 +1571,111 @@ fn encode_interest(buf: &mut Vec<u8>, name: &[u8], cbp: bool, mbf: bool, nonce: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndx_codec::NameBuf;
+    use crate::{Fib, NextHop};
+    use ndx_codec::{DataRepr, InterestRepr, NameBuf};
+
+    /// A shard routing `/net` to face 2, and a twin fed one frame at a time.
+    fn twins() -> (Shard, Shard) {
+        let cfg = ShardConfig::default();
+        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
+        let hop = NextHop {
+            face: FaceId(2),
+            cost: 1,
+        };
+        fib.add_nexthop(&NameBuf::from_uri("/net").expect("name").as_name(), hop)
+            .expect("route");
+        fib.publish();
+        let shard = || {
+            let mut s = Shard::new(cfg, reader.clone(), 0);
+            s.add_face(FaceId(1), FaceInfo::default());
+            s.add_face(FaceId(2), FaceInfo::default());
+            s
+        };
+        (shard(), shard())
+    }
+
+    fn object(i: u32) -> NameBuf {
+        NameBuf::from_uri(&format!("/net/site/host/obj{i}")).expect("name")
+    }
+
+    /// Sends the Interests for `objs` in one burst to `burst` and one by one to `one`, checks
+    /// both forward or answer the same bytes, then (for forwarded ones) returns their Data
+    /// with our tokens the same two ways.
+    fn fetch(burst: &mut Shard, one: &mut Shard, now: u64, objs: std::ops::Range<u32>) {
+        let interests: Vec<Vec<u8>> = objs
+            .clone()
+            .map(|i| {
+                let mut r = InterestRepr::new(object(i));
+                r.nonce = Some(now as u32 ^ i);
+                r.to_vec().expect("Interest")
+            })
+            .collect();
+        let (mut out_b, mut out_o) = (Actions::new(), Actions::new());
+        let frames: Vec<(FaceId, &[u8])> = interests.iter().map(|i| (FaceId(1), &i[..])).collect();
+        burst.process_burst(now, &frames, &mut out_b);
+        for i in &interests {
+            one.process(now, FaceId(1), i, &mut out_o);
+        }
+        let sent: Vec<_> = out_b.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(
+            sent,
+            out_o
+                .sends()
+                .map(|(f, b)| (f, b.to_vec()))
+                .collect::<Vec<_>>()
+        );
+        // Forwarded Interests (face 2) carry our token: answer them.
+        let mut data = Vec::new();
+        for ((face, fwd), i) in sent.iter().zip(objs) {
+            if *face != FaceId(2) {
+                continue;
+            }
+            let token = fwd.get(4..12).expect("token");
+            let d = DataRepr::new(object(i), vec![7; 100])
+                .to_vec()
+                .expect("Data");
+            let h = LpHeaders {
+                pit_token: Some(token),
+                ..LpHeaders::default()
+            };
+            let mut lp = vec![0; h.encoded_len(Some(d.len()))];
+            let n = h.encode(Some(&d), &mut lp).expect("LpPacket");
+            lp.truncate(n);
+            data.push(lp);
+        }
+        let (mut out_b, mut out_o) = (Actions::new(), Actions::new());
+        let frames: Vec<(FaceId, &[u8])> = data.iter().map(|d| (FaceId(2), &d[..])).collect();
+        burst.process_burst(now + 1, &frames, &mut out_b);
+        for d in &data {
+            one.process(now + 1, FaceId(2), d, &mut out_o);
+        }
+        assert!(
+            out_b
+                .sends()
+                .map(|(f, b)| (f, b.to_vec()))
+                .eq(out_o.sends().map(|(f, b)| (f, b.to_vec())))
+        );
+    }
+
+    #[test]
+    fn bursts_prefetch_the_fib_deeper_only_while_most_interests_miss_the_cs() {
+        let (mut burst, mut one) = twins();
+        assert!(burst.deep_fib_prefetch, "deep by default");
+        fetch(&mut burst, &mut one, 1_000, 0..8);
+        assert!(burst.deep_fib_prefetch, "all missed");
+        assert_eq!(burst.counters().data_out, 8);
+        // The same names again: CS hits, answered from the store; the next burst speculates less.
+        fetch(&mut burst, &mut one, 2_000, 0..8);
+        assert_eq!(burst.counters().cs_hits, 8);
+        assert!(!burst.deep_fib_prefetch, "all hit");
+        // Shallow speculation forwards misses exactly as before (checked against `one`).
+        fetch(&mut burst, &mut one, 3_000, 4..12);
+        assert_eq!(burst.counters().cs_hits, 12);
+        assert!(!burst.deep_fib_prefetch, "4 hits of 8 are not a minority");
+        fetch(&mut burst, &mut one, 4_000, 20..28);
+        assert!(burst.deep_fib_prefetch, "all missed again");
+        assert_eq!(burst.counters(), one.counters());
+    }
 
     #[test]
     fn put_segment_matches_the_codec() {
