@@ -1016,8 +1016,9 @@ impl Shard {
             (name.prefix(k), h)
         });
         let name_hash = name_hash.unwrap_or_else(|| key.name(&name));
-        self.cs
-            .insert_hashed(now, data, name_hash, alias.as_ref().map(|(p, h)| (p, *h)));
+        let cached =
+            self.cs
+                .insert_hashed(now, data, name_hash, alias.as_ref().map(|(p, h)| (p, *h)));
         self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         let mut bare: Option<Range<usize>> = None;
@@ -1044,8 +1045,18 @@ impl Shard {
                 self.counters.data_out += 1;
             }
         }
+        // NFD's rule for the dead-nonce list on satisfaction: a looping copy of an Interest
+        // this Data satisfied finds the Data in the CS, so its nonces need remembering only
+        // when the CS cannot answer it: the Data was not cached, or the Interest wants fresh
+        // Data and this Data goes stale before the list would forget the nonce.
+        let fresh_ns = data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000);
         for &id in &matched {
-            self.finish(now, id);
+            let remember = !cached
+                || self
+                    .pit
+                    .get(id)
+                    .is_some_and(|e| e.must_be_fresh() && fresh_ns < self.cfg.dnl_lifetime_ns);
+            self.finish_with(now, id, remember);
         }
         self.matched = matched;
     }
@@ -1165,10 +1176,18 @@ impl Shard {
 
     /// Erases entry `id`, remembering its nonces as dead and releasing pending counts.
     fn finish(&mut self, now: u64, id: PitId) {
+        self.finish_with(now, id, true);
+    }
+
+    /// Erases entry `id` and releases its pending counts; remembers its out-record nonces in
+    /// the dead-nonce list if `remember_nonces`.
+    fn finish_with(&mut self, now: u64, id: PitId, remember_nonces: bool) {
         let Some(e) = self.pit.get(id) else { return };
         let name_hash = e.name_hash();
         for o in &e.out_records {
-            self.dnl.insert(now, name_hash, o.nonce);
+            if remember_nonces {
+                self.dnl.insert(now, name_hash, o.nonce);
+            }
             if o.nacked.is_none()
                 && let Some(p) = self.pending.get_mut(&o.face)
             {
@@ -1655,6 +1674,81 @@ mod tests {
                 .map(|(f, b)| (f, b.to_vec()))
                 .eq(out_o.sends().map(|(f, b)| (f, b.to_vec())))
         );
+    }
+
+    /// One Interest from face 1 (forwarded to face 2), answered with a Data of `freshness_ms`
+    /// that echoes our token; then the same Interest, same nonce, comes back (a loop). Returns
+    /// the dead-nonce list's length after the Data, and whether the looped copy got the Data
+    /// back (else a Nack Duplicate).
+    fn satisfy_then_loop(
+        s: &mut Shard,
+        obj: u32,
+        must_be_fresh: bool,
+        freshness_ms: Option<u64>,
+    ) -> (usize, bool) {
+        let mut i = InterestRepr::new(object(obj));
+        i.nonce = Some(obj);
+        i.must_be_fresh = must_be_fresh;
+        let i = i.to_vec().expect("Interest");
+        let mut out = Actions::new();
+        s.process(1_000, FaceId(1), &i, &mut out);
+        let (face, fwd) = out.sends().next().expect("forwarded");
+        assert_eq!(face, FaceId(2));
+        let token = fwd.get(4..12).expect("token").to_vec();
+        let mut d = DataRepr::new(object(obj), vec![7; 100]);
+        d.freshness_ms = freshness_ms;
+        let d = d.to_vec().expect("Data");
+        let h = LpHeaders {
+            pit_token: Some(&token),
+            ..LpHeaders::default()
+        };
+        let mut lp = vec![0; h.encoded_len(Some(d.len()))];
+        let n = h.encode(Some(&d), &mut lp).expect("LpPacket");
+        out.clear();
+        s.process(2_000, FaceId(2), &lp[..n], &mut out);
+        assert_eq!(out.sends().count(), 1, "Data sent downstream");
+        let dead = s.dnl.len();
+        out.clear();
+        s.process(3_000, FaceId(1), &i, &mut out);
+        let (_, answer) = out.sends().next().expect("an answer to the looped copy");
+        let got_data = match Packet::decode(answer).expect("decodes") {
+            Packet::Data(_) => true,
+            Packet::Lp(lp) if lp.nack() == Some(NackReason::Duplicate) => false,
+            Packet::Lp(lp) => matches!(lp.network_packet(), Ok(Some(Packet::Data(_)))),
+            Packet::Interest(_) => panic!("the looped copy was forwarded"),
+        };
+        (dead, got_data)
+    }
+
+    #[test]
+    fn satisfied_nonces_are_remembered_only_when_the_cs_cannot_answer_a_loop() {
+        let (mut s, _) = twins();
+        // Cached, no MustBeFresh: the CS answers the loop; nothing to remember.
+        assert_eq!(satisfy_then_loop(&mut s, 1, false, None), (0, true));
+        // MustBeFresh, fresh longer than the list's lifetime: the CS still answers.
+        assert_eq!(satisfy_then_loop(&mut s, 2, true, Some(60_000)), (0, true));
+        // MustBeFresh and Data stale at once: the CS cannot answer, the nonce is dead.
+        assert_eq!(satisfy_then_loop(&mut s, 3, true, Some(0)), (1, false));
+        // Not cached (slots too small for it): remembered whatever the selectors.
+        let cfg = ShardConfig {
+            cs: crate::CsConfig {
+                slot_size: 64,
+                ..crate::CsConfig::default()
+            },
+            ..ShardConfig::default()
+        };
+        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
+        let hop = NextHop {
+            face: FaceId(2),
+            cost: 1,
+        };
+        fib.add_nexthop(&NameBuf::from_uri("/net").expect("name").as_name(), hop)
+            .expect("route");
+        fib.publish();
+        let mut small = Shard::new(cfg, reader, 0);
+        small.add_face(FaceId(1), FaceInfo::default());
+        small.add_face(FaceId(2), FaceInfo::default());
+        assert_eq!(satisfy_then_loop(&mut small, 4, false, None), (1, false));
     }
 
     #[test]
