@@ -59,17 +59,36 @@ struct Rx {
     cold: bool,
     /// Otherwise each burst is first copied into these buffers, as the kernel copies a
     /// received frame into the UMEM just before the router reads it (untimed).
-    interests: Vec<Vec<u8>>,
-    data: Vec<Vec<u8>>,
+    /// One ring for the Interests, one for the Data.
+    rings: [Vec<Vec<u8>>; 2],
 }
 
 impl Rx {
     fn new(burst: usize) -> Self {
         Self {
             cold: std::env::var("NDX_EXAMPLE_COLD").is_ok_and(|v| v == "1"),
-            interests: vec![Vec::with_capacity(2048); burst],
-            data: vec![Vec::with_capacity(2048); burst],
+            rings: [(); 2].map(|_| vec![Vec::with_capacity(2048); burst]),
         }
+    }
+
+    /// The burst `frames`, received on `face`: copied into ring `ring`, or where they are.
+    fn receive<'a>(
+        &'a mut self,
+        ring: usize,
+        face: FaceId,
+        frames: impl Iterator<Item = &'a [u8]>,
+    ) -> Vec<(FaceId, &'a [u8])> {
+        if self.cold {
+            return frames.map(|f| (face, f)).collect();
+        }
+        let ring = &mut self.rings[ring];
+        let mut n = 0;
+        for (buf, f) in ring.iter_mut().zip(frames) {
+            buf.clear();
+            buf.extend_from_slice(f);
+            n += 1;
+        }
+        ring[..n].iter().map(|b| (face, &b[..])).collect()
     }
 }
 
@@ -87,20 +106,7 @@ fn run(shard: &mut Shard, frames: &mut [Exchange], burst: usize, t0: u64, rx: &m
     };
     for (g, group) in frames.chunks_mut(burst).enumerate() {
         let t = t0 + g as u64 * 1000;
-        if !rx.cold {
-            for (buf, (i, _, _)) in rx.interests.iter_mut().zip(group.iter()) {
-                buf.clear();
-                buf.extend_from_slice(i);
-            }
-        }
-        let interests: Vec<(FaceId, &[u8])> = if rx.cold {
-            group.iter().map(|(i, _, _)| (FaceId(1), &i[..])).collect()
-        } else {
-            rx.interests[..group.len()]
-                .iter()
-                .map(|i| (FaceId(1), &i[..]))
-                .collect()
-        };
+        let interests = rx.receive(0, FaceId(1), group.iter().map(|(i, _, _)| &i[..]));
         out.clear();
         timed(&mut || {
             if burst == 1 {
@@ -114,20 +120,7 @@ fn run(shard: &mut Shard, frames: &mut [Exchange], burst: usize, t0: u64, rx: &m
             let token = f.get(4..12).expect("Interest forwarded with a token");
             data[*off..*off + 8].copy_from_slice(token);
         }
-        if !rx.cold {
-            for (buf, (_, d, _)) in rx.data.iter_mut().zip(group.iter()) {
-                buf.clear();
-                buf.extend_from_slice(d);
-            }
-        }
-        let data: Vec<(FaceId, &[u8])> = if rx.cold {
-            group.iter().map(|(_, d, _)| (FaceId(2), &d[..])).collect()
-        } else {
-            rx.data[..group.len()]
-                .iter()
-                .map(|d| (FaceId(2), &d[..]))
-                .collect()
-        };
+        let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
         out.clear();
         timed(&mut || {
             if burst == 1 {

@@ -1593,9 +1593,8 @@ mod tests {
     use crate::{Fib, NextHop};
     use ndx_codec::{DataRepr, InterestRepr, NameBuf};
 
-    /// A shard routing `/net` to face 2, and a twin fed one frame at a time.
-    fn twins() -> (Shard, Shard) {
-        let cfg = ShardConfig::default();
+    /// A shard with `cfg` routing `/net` to face 2; faces 1 and 2.
+    fn routed(cfg: ShardConfig) -> Shard {
         let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
         let hop = NextHop {
             face: FaceId(2),
@@ -1604,13 +1603,18 @@ mod tests {
         fib.add_nexthop(&NameBuf::from_uri("/net").expect("name").as_name(), hop)
             .expect("route");
         fib.publish();
-        let shard = || {
-            let mut s = Shard::new(cfg, reader.clone(), 0);
-            s.add_face(FaceId(1), FaceInfo::default());
-            s.add_face(FaceId(2), FaceInfo::default());
-            s
-        };
-        (shard(), shard())
+        let mut s = Shard::new(cfg, reader, 0);
+        s.add_face(FaceId(1), FaceInfo::default());
+        s.add_face(FaceId(2), FaceInfo::default());
+        s
+    }
+
+    /// A routed shard, and a twin fed one frame at a time.
+    fn twins() -> (Shard, Shard) {
+        (
+            routed(ShardConfig::default()),
+            routed(ShardConfig::default()),
+        )
     }
 
     fn object(i: u32) -> NameBuf {
@@ -1722,7 +1726,7 @@ mod tests {
 
     #[test]
     fn satisfied_nonces_are_remembered_only_when_the_cs_cannot_answer_a_loop() {
-        let (mut s, _) = twins();
+        let mut s = routed(ShardConfig::default());
         // Cached, no MustBeFresh: the CS answers the loop; nothing to remember.
         assert_eq!(satisfy_then_loop(&mut s, 1, false, None), (0, true));
         // MustBeFresh, fresh longer than the list's lifetime: the CS still answers.
@@ -1730,24 +1734,13 @@ mod tests {
         // MustBeFresh and Data stale at once: the CS cannot answer, the nonce is dead.
         assert_eq!(satisfy_then_loop(&mut s, 3, true, Some(0)), (1, false));
         // Not cached (slots too small for it): remembered whatever the selectors.
-        let cfg = ShardConfig {
+        let mut small = routed(ShardConfig {
             cs: crate::CsConfig {
                 slot_size: 64,
                 ..crate::CsConfig::default()
             },
             ..ShardConfig::default()
-        };
-        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
-        let hop = NextHop {
-            face: FaceId(2),
-            cost: 1,
-        };
-        fib.add_nexthop(&NameBuf::from_uri("/net").expect("name").as_name(), hop)
-            .expect("route");
-        fib.publish();
-        let mut small = Shard::new(cfg, reader, 0);
-        small.add_face(FaceId(1), FaceInfo::default());
-        small.add_face(FaceId(2), FaceInfo::default());
+        });
         assert_eq!(satisfy_then_loop(&mut small, 4, false, None), (1, false));
     }
 
