@@ -413,13 +413,13 @@ impl Shard {
         // No staging: with nothing to prefetch for, the packet goes straight to its pipeline
         // (the same pipelines, as the burst path's equivalence test checks).
         let snap = self.fib.guard();
-        match Packet::decode(frame) {
+        match &Packet::decode(frame) {
             Ok(Packet::Interest(i)) => {
                 let mut hashes = NameHashes::new(&self.cfg.hash_key, &i.name(), snap.stage1());
-                self.on_interest(now, face, &i, &Incoming::bare(), &mut hashes, &snap, out)
+                self.on_interest(now, face, i, &Incoming::bare(), &mut hashes, &snap, out)
             }
-            Ok(Packet::Data(d)) => self.on_data(now, face, &d, None, &snap, out),
-            Ok(Packet::Lp(lp)) => self.on_lp(now, face, &lp, &snap, out),
+            Ok(Packet::Data(d)) => self.on_data(now, face, d, None, &snap, out),
+            Ok(Packet::Lp(lp)) => self.on_lp(now, face, lp, &snap, out),
             Err(_) => self.dropped(out, face, DropReason::Malformed),
         }
     }
@@ -474,10 +474,11 @@ impl Shard {
                 inc,
             }
         };
-        match Packet::decode(frame) {
-            Ok(Packet::Interest(i)) => interest(i, Incoming::bare()),
+        // Matched by reference: moving the 256-byte `LpPacket` out costs a copy.
+        match &Packet::decode(frame) {
+            Ok(Packet::Interest(i)) => interest(*i, Incoming::bare()),
             Ok(Packet::Data(d)) => Staged::Data {
-                data: d,
+                data: *d,
                 token: None,
             },
             Ok(Packet::Lp(lp)) if !lp.is_fragment() => {
