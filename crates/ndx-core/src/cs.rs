@@ -273,13 +273,20 @@ impl Cs {
                 }
             }
             if whole_data {
-                let start = slot as usize * self.cfg.slot_size;
-                let end = start + (m.len as usize).min(self.cfg.slot_size);
-                for at in (start + 64..end).step_by(64) {
-                    if let Some(b) = self.slab.get(at) {
-                        ndx_mem::prefetch(b);
-                    }
-                }
+                self.prefetch_stored(slot, m, 1);
+            }
+        }
+    }
+
+    /// Prefetches the stored Data of `slot` (whose metadata is `m`) from its 64-byte line
+    /// `first_line` on.
+    #[inline]
+    fn prefetch_stored(&self, slot: u32, m: &Meta, first_line: usize) {
+        let start = slot as usize * self.cfg.slot_size;
+        let used = (m.len as usize).min(self.cfg.slot_size);
+        if let Some(data) = self.slab.get(start..start + used) {
+            for line in data.chunks(64).skip(first_line) {
+                ndx_mem::prefetch(line);
             }
         }
     }
@@ -454,13 +461,7 @@ impl Cs {
         if let Some(p) = self.meta.get(m.prev as usize) {
             ndx_mem::prefetch(p);
         }
-        let start = self.tail as usize * self.cfg.slot_size;
-        let used = (m.len as usize).min(self.cfg.slot_size);
-        if let Some(slot) = self.slab.get(start..start + used) {
-            for line in slot.chunks(64) {
-                ndx_mem::prefetch(line);
-            }
-        }
+        self.prefetch_stored(self.tail, m, 0);
     }
 
     /// Turns on (or off) the eviction log: every Data evicted to make room is then copied

@@ -293,6 +293,13 @@ impl Chunk {
     }
 }
 
+/// Whether the FIB can hold the `k`-component prefix of the name `hashes` was built for
+/// (`1..=min(len, MAX_PREFIX_DEPTH)`); the prefetches do nothing for other depths.
+#[inline]
+fn prefetchable(hashes: &NameHashes<'_>, k: usize) -> bool {
+    k != 0 && k <= hashes.name().len().min(MAX_PREFIX_DEPTH)
+}
+
 /// A published, immutable view of the FIB. Cheap to hold for a burst of lookups.
 #[derive(Debug)]
 pub struct FibSnapshot {
@@ -386,7 +393,7 @@ impl FibSnapshot {
     /// the bucket's address depends on this line. The prefix is hashed now if it was not.
     #[inline]
     pub fn prefetch_chunk(&self, hashes: &mut NameHashes<'_>, k: usize) {
-        if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
+        if !prefetchable(hashes, k) {
             return;
         }
         let h = hashes.prefix(k);
@@ -398,7 +405,7 @@ impl FibSnapshot {
     /// The stage-1 prefix's hash is already computed; other depths are hashed now.
     #[inline]
     pub fn prefetch(&self, hashes: &mut NameHashes<'_>, k: usize) {
-        if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
+        if !prefetchable(hashes, k) {
             return;
         }
         let h = hashes.prefix(k);
@@ -409,7 +416,7 @@ impl FibSnapshot {
     /// [`prefetch`](Self::prefetch) has brought the bucket in).
     #[inline]
     pub fn prefetch_entries(&self, hashes: &NameHashes<'_>, k: usize) {
-        if k == 0 || k > hashes.name().len().min(MAX_PREFIX_DEPTH) {
+        if !prefetchable(hashes, k) {
             return;
         }
         if let Some(h) = hashes.cached(k) {
