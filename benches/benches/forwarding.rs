@@ -12,7 +12,8 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf, Packet};
 use ndx_core::{
     Actions, Admission, Cs, CsConfig, DeadNonceList, FaceId, FaceInfo, Fib, HashKey,
-    MAX_PREFIX_DEPTH, NextHop, Pit, Replacement, Shard, ShardConfig, pit_key, prefix_hashes,
+    MAX_PREFIX_DEPTH, NextHop, PIT_TOKEN_LEN, Pit, Replacement, Shard, ShardConfig, pit_key,
+    prefix_hashes,
 };
 
 /// The router's allocator: large tables on transparent huge pages (`NDX_BENCH_HUGE=0` gives
@@ -66,11 +67,11 @@ fn data(name: &NameBuf) -> Vec<u8> {
     d.to_vec().expect("Data")
 }
 
-/// Data in an LpPacket with an 8-byte PitToken placeholder at a known offset.
+/// Data in an LpPacket with a PitToken placeholder of our tokens' length at a known offset.
 fn data_with_token(name: &NameBuf) -> (Vec<u8>, usize) {
     let d = data(name);
     let h = LpHeaders {
-        pit_token: Some(&[0; 8]),
+        pit_token: Some(&[0; PIT_TOKEN_LEN]),
         ..LpHeaders::default()
     };
     let mut out = vec![0; h.encoded_len(Some(d.len()))];
@@ -80,6 +81,21 @@ fn data_with_token(name: &NameBuf) -> (Vec<u8>, usize) {
     let token = lp.pit_token().expect("token");
     let off = token.as_ptr() as usize - out.as_ptr() as usize;
     (out, off)
+}
+
+/// The PitToken of an Interest the router forwarded, read where it is rather than by decoding
+/// the frame, so only the router's work is timed: the shard writes `64 LL 62 06 <token> ...`
+/// (LL one byte, or `FD` and two).
+fn our_token(f: &[u8]) -> Option<&[u8]> {
+    let at = match f.get(1)? {
+        0..=252 => 2,
+        253 => 4,
+        _ => return None,
+    };
+    match f.get(at..at + 2)? {
+        [0x62, len] if usize::from(*len) == PIT_TOKEN_LEN => f.get(at + 2..at + 2 + PIT_TOKEN_LEN),
+        _ => None,
+    }
 }
 
 fn shard(reader: ndx_core::FibReader, cs_capacity: usize) -> Shard {
@@ -208,22 +224,9 @@ fn pipeline(c: &mut Criterion) {
                 int,
                 &mut out,
             );
-            // The forwarded Interest is `64 LL 62 08 <token> 50 ...`: read the token where it
-            // is rather than decoding the frame, so only the router's work is timed.
-            let token = out.sends().next().and_then(|(_, f)| {
-                let at = if f.get(1).is_some_and(|&l| l < 253) {
-                    2
-                } else {
-                    4
-                };
-                (f.get(at..at + 2) == Some(&[0x62, 0x08][..]))
-                    .then(|| f.get(at + 2..at + 10))
-                    .flatten()
-                    .and_then(|t| <[u8; 8]>::try_from(t).ok())
-            });
             let (d, off) = &mut datas[k];
-            if let Some(t) = token {
-                d[*off..*off + 8].copy_from_slice(&t);
+            if let Some(t) = out.sends().next().and_then(|(_, f)| our_token(f)) {
+                d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(t);
             }
             out.clear();
             s.process(
@@ -236,6 +239,12 @@ fn pipeline(c: &mut Criterion) {
         })
     });
     eprintln!("worst-case counters: {:?}", s.counters());
+    // The Data path measured is the token one (the upstream echoes our PitToken).
+    assert_eq!(
+        s.counters().by_token,
+        s.counters().data_in,
+        "Data matched by token"
+    );
 
     // The same exchanges in bursts (`Shard::process_burst`): B Interests, then their B Data.
     for burst in [32usize, 64] {
@@ -263,14 +272,9 @@ fn pipeline(c: &mut Criterion) {
                 out.clear();
                 s.process_burst(now, &frames, &mut out);
                 for (j, (_, f)) in out.sends().enumerate().take(burst) {
-                    let at = if f.get(1).is_some_and(|&l| l < 253) {
-                        2
-                    } else {
-                        4
-                    };
-                    if let Some(t) = f.get(at + 2..at + 10) {
+                    if let Some(t) = our_token(f) {
                         let (d, off) = &mut datas[(first + j) % N];
-                        d[*off..*off + 8].copy_from_slice(t);
+                        d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(t);
                     }
                 }
                 let frames: Vec<(FaceId, &[u8])> = (0..burst)
@@ -286,6 +290,7 @@ fn pipeline(c: &mut Criterion) {
             "worst-case burst {burst}: {} Interests out, {} Data out of {} in, drops {:?}",
             c.interests_out, c.data_out, c.data_in, c.drops
         );
+        assert_eq!(c.by_token, c.data_in, "Data matched by token");
     }
     g.throughput(Throughput::Elements(1));
 

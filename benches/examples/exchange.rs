@@ -2,6 +2,11 @@
 //! among `NDX_EXAMPLE_FIB` routes, default 10^3; Data echoing our PIT token) and prints the
 //! time spent inside the shard per exchange, best of `NDX_EXAMPLE_REPEAT` passes.
 //!
+//! The Data echo the PitToken the router put on each forwarded Interest, as NFD, ndnd and
+//! NDN-DPDK producers and forwarders do, so the router finds the PIT entry in O(1);
+//! `NDX_EXAMPLE_TOKENS=0` sends bare Data instead (an upstream that does not speak NDNLPv2),
+//! which the router matches by name.
+//!
 //! Frames are built beforehand. Before each burst they are copied into a small receive ring,
 //! as the kernel copies a frame into the UMEM just before the router reads it, so the shard
 //! finds them in cache as it would in the data path; `NDX_EXAMPLE_COLD=1` reads them where
@@ -19,7 +24,9 @@
 //! Divide the total by the number of exchanges (`BURST` > 1 uses `Shard::process_burst`).
 
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
-use ndx_core::{Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, Shard, ShardConfig};
+use ndx_core::{
+    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, PIT_TOKEN_LEN, Shard, ShardConfig,
+};
 
 /// The router's allocator: large tables on transparent huge pages (`NDX_BENCH_HUGE=0` gives
 /// them base pages, the reference).
@@ -34,14 +41,15 @@ fn name(i: u64) -> NameBuf {
     n
 }
 
-/// An Interest, and its Data in an LpPacket whose 8-byte PitToken (a placeholder until the
-/// Interest is forwarded) starts at the given offset.
-type Exchange = (Vec<u8>, Vec<u8>, usize);
+/// An Interest, and its Data: in an LpPacket whose PitToken (a placeholder until the Interest
+/// is forwarded) starts at the given offset, or bare.
+type Exchange = (Vec<u8>, Vec<u8>, Option<usize>);
 
-/// `data` in an LpPacket with an 8-byte PitToken placeholder, and the token's offset.
+/// `data` in an LpPacket with a PitToken placeholder of our tokens' length, and the token's
+/// offset.
 fn data_with_token(data: &[u8]) -> (Vec<u8>, usize) {
     let h = LpHeaders {
-        pit_token: Some(&[0; 8]),
+        pit_token: Some(&[0; PIT_TOKEN_LEN]),
         ..LpHeaders::default()
     };
     let mut out = vec![0; h.encoded_len(Some(data.len()))];
@@ -115,10 +123,13 @@ fn run(shard: &mut Shard, frames: &mut [Exchange], burst: usize, t0: u64, rx: &m
                 shard.process_burst(t, &interests, &mut out);
             }
         });
-        // Each forwarded Interest is `64 LL 62 08 <token> 50 ...`.
+        // Echo each forwarded Interest's token in its Data (untimed, as the producer does).
         for ((_, f), (_, data, off)) in out.sends().zip(group.iter_mut()) {
-            let token = f.get(4..12).expect("Interest forwarded with a token");
-            data[*off..*off + 8].copy_from_slice(token);
+            let lp = LpPacket::decode(f).expect("Interest forwarded in an LpPacket");
+            let token = lp.pit_token().expect("with our token");
+            if let Some(off) = *off {
+                data[off..off + PIT_TOKEN_LEN].copy_from_slice(token);
+            }
         }
         let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
         out.clear();
@@ -206,6 +217,7 @@ fn main() {
         hash_key: key,
         ..ShardConfig::default()
     };
+    let tokens = std::env::var("NDX_EXAMPLE_TOKENS").map_or(true, |v| v != "0");
     let mut shard = Shard::new(cfg, reader, 0);
     shard.add_face(FaceId(1), FaceInfo::default());
     shard.add_face(FaceId(2), FaceInfo::default());
@@ -221,8 +233,14 @@ fn main() {
             i.hop_limit = Some(64);
             let mut d = DataRepr::new(nm, vec![0x42; 1000]);
             d.freshness_ms = Some(10_000);
-            let (lp, off) = data_with_token(&d.to_vec().expect("Data"));
-            (i.to_vec().expect("Interest"), lp, off)
+            let d = d.to_vec().expect("Data");
+            let (d, off) = if tokens {
+                let (lp, off) = data_with_token(&d);
+                (lp, Some(off))
+            } else {
+                (d, None)
+            };
+            (i.to_vec().expect("Interest"), d, off)
         })
         .collect();
     let burst: usize = std::env::args()
@@ -262,5 +280,8 @@ fn main() {
         (n * u64::from(repeat), n * u64::from(repeat)),
         "every exchange completed"
     );
+    // Which path the Data took: by our token (O(1)) or, without tokens, by name.
+    let expect_by_token = if tokens { c.data_in } else { 0 };
+    assert_eq!(c.by_token, expect_by_token, "Data matched by token");
     eprintln!("{n} exchanges: {c:?}");
 }

@@ -264,6 +264,9 @@ pub struct ShardCounters {
     pub aggregated: u64,
     /// Retransmissions suppressed.
     pub suppressed: u64,
+    /// Data and Nacks whose PIT entry was found by the PitToken they echoed, in O(1); the
+    /// others were looked up by name (an upstream that does not echo tokens).
+    pub by_token: u64,
     /// Drops, by [`DropReason`] (index = `reason as usize`).
     pub drops: [u64; DROP_REASONS],
 }
@@ -952,6 +955,7 @@ impl Shard {
                 name_hash = Some(e.name_hash());
             }
             self.matched.push(id);
+            self.counters.by_token += 1;
         }
         // By name, unless our token already found the entry: every Interest we forward
         // carries its own token, so a Data that echoes it needs no name search (NDN-DPDK's
@@ -1079,7 +1083,8 @@ impl Shard {
         self.counters.nacks_in += 1;
         let reason = inc.nack.unwrap_or(NackReason::Unspecified);
         let name = interest.name();
-        let id = inc.token.and_then(|t| self.pit.by_token(t)).or_else(|| {
+        let by_token = inc.token.and_then(|t| self.pit.by_token(t));
+        let id = by_token.or_else(|| {
             let h = hashes.full();
             let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
             self.pit.find(pit_key(h, cbp, mbf), &name, cbp, mbf)
@@ -1093,6 +1098,9 @@ impl Shard {
         }) else {
             return self.dropped(out, face, DropReason::NackUnmatched);
         };
+        if by_token == Some(id) {
+            self.counters.by_token += 1;
+        }
         if let Some(e) = self.pit.get_mut(id)
             && let Some(o) = e.out_records.iter_mut().find(|o| o.face == face)
         {
@@ -1592,7 +1600,7 @@ fn encode_interest(buf: &mut Vec<u8>, name: &[u8], cbp: bool, mbf: bool, nonce: 
 mod tests {
     use super::*;
     use crate::{Fib, NextHop};
-    use ndx_codec::{DataRepr, InterestRepr, NameBuf};
+    use ndx_codec::{DataRepr, InterestRepr, LpPacket, NameBuf};
 
     /// A shard with `cfg` routing `/net` to face 2; faces 1 and 2.
     fn routed(cfg: ShardConfig) -> Shard {
@@ -1616,6 +1624,14 @@ mod tests {
             routed(ShardConfig::default()),
             routed(ShardConfig::default()),
         )
+    }
+
+    /// The PitToken of a frame we forwarded (an LpPacket), as an upstream echoes it.
+    fn our_token(fwd: &[u8]) -> Vec<u8> {
+        let lp = LpPacket::decode(fwd).expect("forwarded in an LpPacket");
+        let token = lp.pit_token().expect("with our token");
+        assert_eq!(token.len(), crate::pit::PIT_TOKEN_LEN);
+        token.to_vec()
     }
 
     fn object(i: u32) -> NameBuf {
@@ -1654,12 +1670,12 @@ mod tests {
             if *face != FaceId(2) {
                 continue;
             }
-            let token = fwd.get(4..12).expect("token");
+            let token = our_token(fwd);
             let d = DataRepr::new(object(i), vec![7; 100])
                 .to_vec()
                 .expect("Data");
             let h = LpHeaders {
-                pit_token: Some(token),
+                pit_token: Some(&token),
                 ..LpHeaders::default()
             };
             let mut lp = vec![0; h.encoded_len(Some(d.len()))];
@@ -1669,10 +1685,15 @@ mod tests {
         }
         let (mut out_b, mut out_o) = (Actions::new(), Actions::new());
         let frames: Vec<(FaceId, &[u8])> = data.iter().map(|d| (FaceId(2), &d[..])).collect();
+        let by_token = (burst.counters().by_token, one.counters().by_token);
         burst.process_burst(now + 1, &frames, &mut out_b);
         for d in &data {
             one.process(now + 1, FaceId(2), d, &mut out_o);
         }
+        // Every Data echoed our token, and the token found its entry.
+        let n = data.len() as u64;
+        assert_eq!(burst.counters().by_token, by_token.0 + n);
+        assert_eq!(one.counters().by_token, by_token.1 + n);
         assert!(
             out_b
                 .sends()
@@ -1699,7 +1720,7 @@ mod tests {
         s.process(1_000, FaceId(1), &i, &mut out);
         let (face, fwd) = out.sends().next().expect("forwarded");
         assert_eq!(face, FaceId(2));
-        let token = fwd.get(4..12).expect("token").to_vec();
+        let token = our_token(fwd);
         let mut d = DataRepr::new(object(obj), vec![7; 100]);
         d.freshness_ms = freshness_ms;
         let d = d.to_vec().expect("Data");
@@ -1710,8 +1731,10 @@ mod tests {
         let mut lp = vec![0; h.encoded_len(Some(d.len()))];
         let n = h.encode(Some(&d), &mut lp).expect("LpPacket");
         out.clear();
+        let by_token = s.counters().by_token;
         s.process(2_000, FaceId(2), &lp[..n], &mut out);
         assert_eq!(out.sends().count(), 1, "Data sent downstream");
+        assert_eq!(s.counters().by_token, by_token + 1, "matched by our token");
         let dead = s.dnl.len();
         out.clear();
         s.process(3_000, FaceId(1), &i, &mut out);

@@ -7,7 +7,7 @@ use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
 use proptest::prelude::*;
 
 mod common;
-use common::{encode, frame, name};
+use common::{encode, frame, name, our_token};
 
 type Sent = (Vec<(FaceId, Vec<u8>)>, Vec<(FaceId, ndx_core::DropReason)>);
 
@@ -94,10 +94,8 @@ proptest! {
             let (a, b) = (collect(&out_one), collect(&out_burst));
             prop_assert_eq!(&a, &b);
             for (_, sent) in &a.0 {
-                if let Some(pos) = sent.windows(2).position(|w| w == [0x62, 0x08])
-                    && let Some(t) = sent.get(pos + 2..pos + 10)
-                {
-                    last_token = t.try_into().ok();
+                if let Some(t) = our_token(sent) {
+                    last_token = Some(t);
                 }
             }
             out_one.clear();

@@ -5,7 +5,7 @@ use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
 use proptest::prelude::*;
 
 mod common;
-use common::{encode, frame, name};
+use common::{encode, frame, name, our_token};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
@@ -37,10 +37,8 @@ proptest! {
                 shard.process(now, FaceId(face), &wire, &mut out);
                 // Remember a token we issued, to echo it in later Data and Nacks.
                 for (_, sent) in out.sends() {
-                    if let Some(pos) = sent.windows(2).position(|w| w == [0x62, 0x08])
-                        && let Some(t) = sent.get(pos + 2..pos + 10)
-                    {
-                        last_token = t.try_into().ok();
+                    if let Some(t) = our_token(sent) {
+                        last_token = Some(t);
                     }
                 }
             }

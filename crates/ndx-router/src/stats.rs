@@ -38,6 +38,7 @@ pub const COUNTERS: &[&str] = &[
     "cs_hits",
     "aggregated",
     "suppressed",
+    "by_token",
     "drop_malformed",
     "drop_reassembly",
     "drop_hop_limit",
@@ -119,7 +120,7 @@ pub enum Io {
 }
 
 const CORE_BASE: usize = 18;
-const L2_BASE: usize = CORE_BASE + 24;
+const L2_BASE: usize = CORE_BASE + 25;
 
 /// One shard's published counters.
 #[derive(Debug)]
@@ -185,6 +186,7 @@ impl Snapshot {
             c.cs_hits,
             c.aggregated,
             c.suppressed,
+            c.by_token,
             c.dropped(DropReason::Malformed),
             c.dropped(DropReason::Reassembly),
             c.dropped(DropReason::HopLimit),
@@ -283,6 +285,7 @@ mod tests {
         let mut c = ShardCounters {
             interests_in: 7,
             cs_hits: 3,
+            by_token: 6,
             ..Default::default()
         };
         c.drops[DropReason::NoRoute as usize] = 2;
@@ -296,6 +299,7 @@ mod tests {
         s.add(Io::Loops, 1);
         assert_eq!(s.get("interests_in"), Some(7));
         assert_eq!(s.get("cs_hits"), Some(3));
+        assert_eq!(s.get("by_token"), Some(6));
         assert_eq!(s.get("drop_no_route"), Some(2));
         assert_eq!(s.get("drop_idle"), Some(9));
         assert_eq!(s.get("pit_entries"), Some(11));

@@ -132,3 +132,10 @@ pub(crate) fn encode(f: &Frame, last_token: Option<[u8; ndx_core::PIT_TOKEN_LEN]
         Frame::Garbage(b) => vec![b.clone()],
     }
 }
+
+/// The PIT token of a frame the shard sent, if it is one of ours (an LpPacket whose PitToken
+/// has our length): what a token-echoing upstream returns on the Data or Nack.
+pub(crate) fn our_token(sent: &[u8]) -> Option<[u8; ndx_core::PIT_TOKEN_LEN]> {
+    let lp = ndx_codec::LpPacket::decode(sent).ok()?;
+    lp.pit_token()?.try_into().ok()
+}
