@@ -197,30 +197,41 @@ impl Actions {
             && self.l2_writes.is_empty()
     }
 
+    /// Appends `fragment` (an Interest or Data) in an LpPacket whose only header is the
+    /// PitToken `token`, or bare without one: the hot case (every forwarded Interest, every
+    /// Data sent down). The same bytes as [`LpHeaders::encode`], with the headers assembled
+    /// on the stack and appended in one copy; returns the byte range written.
+    fn push_tokened(&mut self, token: Option<&[u8]>, fragment: &[u8]) -> Range<usize> {
+        let start = self.bytes.len();
+        let Some(t) = token.filter(|t| !t.is_empty()) else {
+            self.bytes.extend_from_slice(fragment);
+            return start..self.bytes.len();
+        };
+        if t.len() > ndx_codec::MAX_PIT_TOKEN_LEN {
+            let headers = LpHeaders {
+                pit_token: Some(t),
+                ..LpHeaders::default()
+            };
+            return self.push_packet(&headers, fragment);
+        }
+        // LpPacket, PitToken and Fragment headers (at most 10 + 2 + 10 bytes) and the token.
+        let mut head = [0u8; 24 + ndx_codec::MAX_PIT_TOKEN_LEN];
+        let frag_tlv = ndx_codec::tlv_len(types::LP_FRAGMENT, fragment.len());
+        let value = ndx_codec::tlv_len(types::LP_PIT_TOKEN, t.len()) + frag_tlv;
+        let mut at = put_header_at(&mut head, 0, types::LP_PACKET, value);
+        at = put_header_at(&mut head, at, types::LP_PIT_TOKEN, t.len());
+        head[at..at + t.len()].copy_from_slice(t);
+        at = put_header_at(&mut head, at + t.len(), types::LP_FRAGMENT, fragment.len());
+        self.bytes.reserve(at + fragment.len());
+        self.bytes.extend_from_slice(&head[..at]);
+        self.bytes.extend_from_slice(fragment);
+        start..self.bytes.len()
+    }
+
     /// Appends an LpPacket (`headers` + `fragment`), or the bare fragment when `headers` is
     /// empty; returns the byte range written.
     fn push_packet(&mut self, headers: &LpHeaders<'_>, fragment: &[u8]) -> Range<usize> {
         let start = self.bytes.len();
-        // The hot case (a PitToken and nothing else) is written directly: same bytes as
-        // `LpHeaders::encode`, without its generic field walk or a zero fill.
-        if let Some(t) = headers.pit_token
-            && !t.is_empty()
-            && t.len() <= ndx_codec::MAX_PIT_TOKEN_LEN
-            && *headers
-                == (LpHeaders {
-                    pit_token: Some(t),
-                    ..LpHeaders::default()
-                })
-        {
-            let frag_tlv = ndx_codec::tlv_len(types::LP_FRAGMENT, fragment.len());
-            let value = ndx_codec::tlv_len(types::LP_PIT_TOKEN, t.len()) + frag_tlv;
-            put_header(&mut self.bytes, types::LP_PACKET, value);
-            put_header(&mut self.bytes, types::LP_PIT_TOKEN, t.len());
-            self.bytes.extend_from_slice(t);
-            put_header(&mut self.bytes, types::LP_FRAGMENT, fragment.len());
-            self.bytes.extend_from_slice(fragment);
-            return start..self.bytes.len();
-        }
         if headers.is_empty() {
             self.bytes.extend_from_slice(fragment);
         } else {
@@ -442,7 +453,7 @@ impl Shard {
                 Speculate::Shallow
             };
             for (slot, &(_, frame)) in staged.iter_mut().zip(group) {
-                *slot = self.stage(frame, &snap, speculate);
+                self.stage(frame, &snap, speculate, slot);
             }
             let staged = &mut staged[..group.len()];
             let (interests, likely_hits) = self.prefetch(staged, &snap, speculate);
@@ -459,31 +470,40 @@ impl Shard {
     }
 
     /// First pass over a burst's frame: decode, and hash an Interest's name (no state
-    /// changes).
-    fn stage<'f>(&self, frame: &'f [u8], snap: &FibSnapshot, speculate: Speculate) -> Staged<'f> {
+    /// changes). Written into the burst's slot (a returned `Staged` would be copied in).
+    fn stage<'f>(
+        &self,
+        frame: &'f [u8],
+        snap: &FibSnapshot,
+        speculate: Speculate,
+        slot: &mut Staged<'f>,
+    ) {
         // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
         // level deeper: the marker's usual target) are prefetched here, a whole pass before
         // their buckets are.
-        let interest = |i: Interest<'f>, inc: Incoming<'f>| {
+        let interest = |i: Interest<'f>, inc: Incoming<'f>, slot: &mut Staged<'f>| {
             let m = snap.stage1();
-            let mut hashes = NameHashes::new(&self.cfg.hash_key, &i.name(), m);
-            snap.prefetch_chunk(&mut hashes, m);
-            if speculate == Speculate::Deep {
-                snap.prefetch_chunk(&mut hashes, m + 1);
-            }
-            Staged::Interest {
-                hashes,
+            *slot = Staged::Interest {
+                hashes: NameHashes::new(&self.cfg.hash_key, &i.name(), m),
                 interest: i,
                 inc,
+            };
+            if let Staged::Interest { hashes, .. } = slot {
+                snap.prefetch_chunk(hashes, m);
+                if speculate == Speculate::Deep {
+                    snap.prefetch_chunk(hashes, m + 1);
+                }
             }
         };
         // Matched by reference: moving the 256-byte `LpPacket` out costs a copy.
         match &Packet::decode(frame) {
-            Ok(Packet::Interest(i)) => interest(*i, Incoming::bare()),
-            Ok(Packet::Data(d)) => Staged::Data {
-                data: *d,
-                token: None,
-            },
+            Ok(Packet::Interest(i)) => interest(*i, Incoming::bare(), slot),
+            Ok(Packet::Data(d)) => {
+                *slot = Staged::Data {
+                    data: *d,
+                    token: None,
+                }
+            }
             Ok(Packet::Lp(lp)) if !lp.is_fragment() => {
                 let inc = Incoming {
                     token: lp.pit_token(),
@@ -491,15 +511,17 @@ impl Shard {
                     next_hop: lp.headers().next_hop_face_id,
                 };
                 match lp.network_packet() {
-                    Ok(Some(Packet::Interest(i))) => interest(i, inc),
-                    Ok(Some(Packet::Data(d))) => Staged::Data {
-                        data: d,
-                        token: inc.token,
-                    },
-                    _ => Staged::Other,
+                    Ok(Some(Packet::Interest(i))) => interest(i, inc, slot),
+                    Ok(Some(Packet::Data(d))) => {
+                        *slot = Staged::Data {
+                            data: d,
+                            token: inc.token,
+                        }
+                    }
+                    _ => *slot = Staged::Other,
                 }
             }
-            _ => Staged::Other,
+            _ => *slot = Staged::Other,
         }
     }
 
@@ -728,11 +750,7 @@ impl Shard {
         {
             self.counters.cs_hits += 1;
             self.counters.data_out += 1;
-            let headers = LpHeaders {
-                pit_token: inc.token,
-                ..LpHeaders::default()
-            };
-            let range = out.push_packet(&headers, hit.data);
+            let range = out.push_tokened(inc.token, hit.data);
             out.send(face, range);
             return;
         }
@@ -876,11 +894,7 @@ impl Shard {
     ) {
         let token = self.pit.token(id);
         let local_up = self.face_info(up).local;
-        let headers = LpHeaders {
-            pit_token: Some(&token),
-            ..LpHeaders::default()
-        };
-        let range = out.push_packet(&headers, wire);
+        let range = out.push_tokened(Some(&token), wire);
         if let Some(off) = hop_patch
             && !local_up
         {
@@ -1035,15 +1049,9 @@ impl Shard {
                     continue;
                 }
                 let range = match r.token.get() {
-                    Some(t) => {
-                        let headers = LpHeaders {
-                            pit_token: Some(t),
-                            ..LpHeaders::default()
-                        };
-                        out.push_packet(&headers, data.wire())
-                    }
+                    Some(t) => out.push_tokened(Some(t), data.wire()),
                     None => bare
-                        .get_or_insert_with(|| out.push_packet(&LpHeaders::default(), data.wire()))
+                        .get_or_insert_with(|| out.push_tokened(None, data.wire()))
                         .clone(),
                 };
                 out.send(r.face, range);
@@ -1401,11 +1409,7 @@ impl Shard {
             if r.expiry < now {
                 continue;
             }
-            let headers = LpHeaders {
-                pit_token: r.token.get(),
-                ..LpHeaders::default()
-            };
-            let range = out.push_packet(&headers, hit.data);
+            let range = out.push_tokened(r.token.get(), hit.data);
             out.send(r.face, range);
             self.counters.data_out += 1;
         }
@@ -1549,6 +1553,25 @@ fn put_segment(buf: &mut Vec<u8>, n: u64) {
     };
     put_header(buf, types::SEGMENT_NAME_COMPONENT, len);
     buf.extend_from_slice(&n.to_be_bytes()[8 - len..]);
+}
+
+/// Writes a TLV header (type and length VAR-NUMBERs) at `buf[at..]`; returns the offset
+/// after it. `buf` has room for two 9-byte VAR-NUMBERs from `at`.
+fn put_header_at(buf: &mut [u8], at: usize, typ: u64, len: usize) -> usize {
+    let at = put_varnum_at(buf, at, typ);
+    put_varnum_at(buf, at, len as u64)
+}
+
+fn put_varnum_at(buf: &mut [u8], at: usize, v: u64) -> usize {
+    let (first, width) = match v {
+        0..=252 => (v as u8, 0),
+        253..=0xFFFF => (253, 2),
+        0x1_0000..=0xFFFF_FFFF => (254, 4),
+        _ => (255, 8),
+    };
+    buf[at] = first;
+    buf[at + 1..at + 1 + width].copy_from_slice(&v.to_be_bytes()[8 - width..]);
+    at + 1 + width
 }
 
 /// Appends a TLV header (type and length VAR-NUMBERs).
@@ -1786,6 +1809,37 @@ mod tests {
         fetch(&mut burst, &mut one, 4_000, 20..28);
         assert!(burst.deep_fib_prefetch, "all missed again");
         assert_eq!(burst.counters(), one.counters());
+    }
+
+    #[test]
+    fn tokened_packets_match_the_codec() {
+        for token_len in [0, 1, 6, 8, ndx_codec::MAX_PIT_TOKEN_LEN] {
+            for frag_len in [1, 200, 240, 252, 253, 300, 0xFFFF, 0x1_0000] {
+                let token: Vec<u8> = (0..token_len as u8).collect();
+                let fragment = vec![0x5A; frag_len];
+                let headers = LpHeaders {
+                    pit_token: (token_len > 0).then_some(&token[..]),
+                    ..LpHeaders::default()
+                };
+                // Without a token the fragment goes bare.
+                let (want, n) = if headers.is_empty() {
+                    (fragment.clone(), frag_len)
+                } else {
+                    let mut want = vec![0; headers.encoded_len(Some(frag_len))];
+                    let n = headers.encode(Some(&fragment), &mut want).expect("encodes");
+                    (want, n)
+                };
+                let mut out = Actions::new();
+                out.bytes.push(0xEE);
+                let range = out.push_tokened(headers.pit_token, &fragment);
+                assert_eq!(range.start, 1);
+                assert_eq!(
+                    &out.bytes[range],
+                    &want[..n],
+                    "token {token_len}, fragment {frag_len}"
+                );
+            }
+        }
     }
 
     #[test]
