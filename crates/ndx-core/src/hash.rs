@@ -71,7 +71,7 @@ struct Sip {
 }
 
 impl Sip {
-    fn new(k: &HashKey) -> Self {
+    const fn new(k: &HashKey) -> Self {
         Self {
             v0: k.k0 ^ 0x736f_6d65_7073_6575,
             v1: k.k1 ^ 0x646f_7261_6e64_6f6d,
@@ -249,47 +249,69 @@ const MEMO: usize = 4;
 const NO_DEPTH: u8 = u8::MAX;
 
 impl<'a> NameHashes<'a> {
+    /// The hashes of the empty name under a zero key: a placeholder for
+    /// [`reset`](Self::reset) to overwrite (the burst path keeps one per slot).
+    pub const EMPTY: NameHashes<'static> = NameHashes {
+        key: HashKey::new(0, 0),
+        name: Name::EMPTY,
+        walked: 0,
+        walk_done: true,
+        ends: [0; HASHED_DEPTH + 1],
+        memo_k: [NO_DEPTH; MEMO],
+        memo_h: [0; MEMO],
+        memo_next: 0,
+        full: 0,
+        ckpt: Sip::new(&HashKey::new(0, 0)),
+        ckpt_at: 0,
+    };
+
     /// Hashes `name` whole, and prepares its `stage1`-component prefix (walked, hashed on
     /// first use from a state kept on the way).
     pub fn new(key: &HashKey, name: &Name<'a>, stage1: usize) -> Self {
-        let bytes = name.as_bytes();
         let mut h = Self {
-            key: *key,
             name: *name,
-            walked: 0,
-            walk_done: false,
-            ends: [0; HASHED_DEPTH + 1],
-            memo_k: [NO_DEPTH; MEMO],
-            memo_h: [0; MEMO],
-            memo_next: 0,
-            full: 0,
-            ckpt: Sip::new(key),
-            ckpt_at: 0,
+            ..NameHashes::EMPTY
         };
+        h.reset(key, name, stage1);
+        h
+    }
+
+    /// Makes these the hashes of `name` (as [`new`](Self::new) would), in place: the burst
+    /// path rewrites its slots rather than building 200 bytes and copying them in.
+    #[inline]
+    pub fn reset(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize) {
+        let bytes = name.as_bytes();
+        self.key = *key;
+        self.name = *name;
+        self.walked = 0;
+        self.walk_done = false;
+        // `ends[0]` is the empty prefix; deeper ends are written before they are read.
+        self.ends[0] = 0;
+        self.memo_k = [NO_DEPTH; MEMO];
+        self.memo_next = 0;
         // The checkpoint: the last word boundary at or before the stage-1 prefix's end.
         let m = stage1.min(name.len().saturating_sub(1));
         let mut ckpt_at = 0;
         if m > 0 {
-            h.walk_to(m);
-            if h.walked >= m {
-                ckpt_at = usize::from(h.ends[m]) & !7;
+            self.walk_to(m);
+            if self.walked >= m {
+                ckpt_at = usize::from(self.ends[m]) & !7;
             }
         }
-        let mut s = h.ckpt;
+        let mut s = Sip::new(key);
         let mut consumed = 0;
         while consumed + 8 <= ckpt_at {
             s.compress(word_at(bytes, consumed));
             consumed += 8;
         }
-        h.ckpt = s;
-        h.ckpt_at = consumed;
+        self.ckpt = s;
+        self.ckpt_at = consumed;
         let total = bytes.len();
         while consumed + 8 <= total {
             s.compress(word_at(bytes, consumed));
             consumed += 8;
         }
-        h.full = s.finish_word(tail_word(bytes, consumed, total), total);
-        h
+        self.full = s.finish_word(tail_word(bytes, consumed, total), total);
     }
 
     /// Records component ends until `k` components are walked or the walk is done.
@@ -443,11 +465,24 @@ mod tests {
                 name.push_generic(c);
             }
             let n = name.as_name();
-            let mut h = NameHashes::new(&key, &n, stage1);
-            proptest::prop_assert_eq!(h.full(), key.name(&n));
-            for &k in &order {
-                proptest::prop_assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {}", k);
-                proptest::prop_assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+            // Built fresh, and reset in place over the hashes of another name (its memo and
+            // component ends filled in) under another key, as a burst slot is reused.
+            let mut other = NameBuf::new();
+            for c in comps.iter().rev().take(5) {
+                other.push_generic(&[c.as_slice(), b"x"].concat());
+            }
+            let o = other.as_name();
+            let mut reused = NameHashes::new(&HashKey::new(k1, k0), &o, 1);
+            for k in 0..8 {
+                reused.prefix(k);
+            }
+            reused.reset(&key, &n, stage1);
+            for mut h in [NameHashes::new(&key, &n, stage1), reused] {
+                proptest::prop_assert_eq!(h.full(), key.name(&n));
+                for &k in &order {
+                    proptest::prop_assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {}", k);
+                    proptest::prop_assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+                }
             }
             let mut all = [0u64; 40];
             let got = prefix_hashes(&key, &n, &mut all);

@@ -325,23 +325,30 @@ enum Speculate {
     Deep,
 }
 
-/// A frame after the burst's first pass.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "lives in a fixed array on the stack; boxing would allocate per packet"
-)]
-enum Staged<'f> {
-    /// An Interest or a Nack, with its name's hashes.
-    Interest {
-        interest: Interest<'f>,
-        inc: Incoming<'f>,
-        hashes: NameHashes<'f>,
-    },
-    /// A Data, with the PitToken it echoes.
-    Data {
-        data: Data<'f>,
-        token: Option<&'f [u8]>,
-    },
+/// A frame after the burst's first pass. A burst group's slots are rewritten in place (the
+/// name hashes are reset, not built elsewhere and copied in: the slot is 440 bytes).
+struct Staged<'f> {
+    packet: StagedPacket<'f>,
+    /// The LP fields (PitToken, Nack, NextHopFaceId) of an Interest or Data.
+    inc: Incoming<'f>,
+    /// An Interest's (or Nack's) name hashes; stale for other packets.
+    hashes: NameHashes<'f>,
+}
+
+impl Staged<'_> {
+    const EMPTY: Staged<'static> = Staged {
+        packet: StagedPacket::Other,
+        inc: Incoming::bare(),
+        hashes: NameHashes::EMPTY,
+    };
+}
+
+/// What the first pass found in a frame.
+enum StagedPacket<'f> {
+    /// An Interest or a Nack (with `hashes` of its name).
+    Interest(Interest<'f>),
+    /// A Data (with the PitToken it echoes in `inc`).
+    Data(Data<'f>),
     /// Anything else (fragments, IDLE packets, malformed frames): decoded again on the
     /// one-packet path.
     Other,
@@ -445,8 +452,8 @@ impl Shard {
     /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         let snap = self.fib.guard();
+        let mut staged: [Staged<'_>; BURST] = [const { Staged::EMPTY }; BURST];
         for group in frames.chunks(BURST) {
-            let mut staged: [Staged<'_>; BURST] = [const { Staged::Other }; BURST];
             let speculate = if self.deep_fib_prefetch {
                 Speculate::Deep
             } else {
@@ -470,7 +477,7 @@ impl Shard {
     }
 
     /// First pass over a burst's frame: decode, and hash an Interest's name (no state
-    /// changes). Written into the burst's slot (a returned `Staged` would be copied in).
+    /// changes). Written into the burst's slot, in place.
     fn stage<'f>(
         &self,
         frame: &'f [u8],
@@ -478,50 +485,40 @@ impl Shard {
         speculate: Speculate,
         slot: &mut Staged<'f>,
     ) {
-        // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
-        // level deeper: the marker's usual target) are prefetched here, a whole pass before
-        // their buckets are.
-        let interest = |i: Interest<'f>, inc: Incoming<'f>, slot: &mut Staged<'f>| {
-            let m = snap.stage1();
-            *slot = Staged::Interest {
-                hashes: NameHashes::new(&self.cfg.hash_key, &i.name(), m),
-                interest: i,
-                inc,
-            };
-            if let Staged::Interest { hashes, .. } = slot {
-                snap.prefetch_chunk(hashes, m);
-                if speculate == Speculate::Deep {
-                    snap.prefetch_chunk(hashes, m + 1);
-                }
-            }
-        };
         // Matched by reference: moving the 256-byte `LpPacket` out costs a copy.
         match &Packet::decode(frame) {
-            Ok(Packet::Interest(i)) => interest(*i, Incoming::bare(), slot),
+            Ok(Packet::Interest(i)) => {
+                slot.packet = StagedPacket::Interest(*i);
+                slot.inc = Incoming::bare();
+            }
             Ok(Packet::Data(d)) => {
-                *slot = Staged::Data {
-                    data: *d,
-                    token: None,
-                }
+                slot.packet = StagedPacket::Data(*d);
+                slot.inc = Incoming::bare();
             }
             Ok(Packet::Lp(lp)) if !lp.is_fragment() => {
-                let inc = Incoming {
+                slot.inc = Incoming {
                     token: lp.pit_token(),
                     nack: lp.nack(),
                     next_hop: lp.headers().next_hop_face_id,
                 };
-                match lp.network_packet() {
-                    Ok(Some(Packet::Interest(i))) => interest(i, inc, slot),
-                    Ok(Some(Packet::Data(d))) => {
-                        *slot = Staged::Data {
-                            data: d,
-                            token: inc.token,
-                        }
-                    }
-                    _ => *slot = Staged::Other,
-                }
+                slot.packet = match lp.network_packet() {
+                    Ok(Some(Packet::Interest(i))) => StagedPacket::Interest(i),
+                    Ok(Some(Packet::Data(d))) => StagedPacket::Data(d),
+                    _ => StagedPacket::Other,
+                };
             }
-            _ => *slot = Staged::Other,
+            _ => slot.packet = StagedPacket::Other,
+        }
+        // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
+        // level deeper: the marker's usual target) are prefetched here, a whole pass before
+        // their buckets are.
+        if let StagedPacket::Interest(i) = &slot.packet {
+            let m = snap.stage1();
+            slot.hashes.reset(&self.cfg.hash_key, &i.name(), m);
+            snap.prefetch_chunk(&mut slot.hashes, m);
+            if speculate == Speculate::Deep {
+                snap.prefetch_chunk(&mut slot.hashes, m + 1);
+            }
         }
     }
 
@@ -543,10 +540,9 @@ impl Shard {
         // Level 1: the buckets of the PIT, CS, dead-nonce list, and the FIB's at stage 1 and
         // one level deeper (where the marker usually sends the lookup).
         for st in staged.iter_mut() {
-            match st {
-                Staged::Interest {
-                    interest, hashes, ..
-                } => {
+            let hashes = &mut st.hashes;
+            match &st.packet {
+                StagedPacket::Interest(interest) => {
                     let full = hashes.full();
                     let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
                     self.pit.prefetch(pit_key(full, cbp, mbf));
@@ -559,15 +555,20 @@ impl Shard {
                         snap.prefetch(hashes, m + 1);
                     }
                 }
-                Staged::Data { token: Some(t), .. } => self.pit.prefetch_token(t),
-                _ => {}
+                StagedPacket::Data(_) => {
+                    if let Some(t) = st.inc.token {
+                        self.pit.prefetch_token(t);
+                    }
+                }
+                StagedPacket::Other => {}
             }
         }
         // Level 2: a likely CS hit's slot, else the FIB entries both buckets point to (an
         // entry array of 10^6 prefixes is far out of cache).
         let (mut interests, mut hits) = (0, 0);
-        for st in staged.iter_mut() {
-            if let Staged::Interest { hashes, .. } = st {
+        for st in staged.iter() {
+            if let StagedPacket::Interest(_) = st.packet {
+                let hashes = &st.hashes;
                 interests += 1;
                 let full = hashes.full();
                 if self.cs.may_hold(full) {
@@ -585,8 +586,8 @@ impl Shard {
         // recency-list neighbours the hit will relink.
         if hits > 0 {
             for st in staged.iter() {
-                if let Staged::Interest { hashes, .. } = st {
-                    self.cs.prefetch_hit(hashes.full(), true);
+                if let StagedPacket::Interest(_) = st.packet {
+                    self.cs.prefetch_hit(st.hashes.full(), true);
                 }
             }
         }
@@ -603,20 +604,21 @@ impl Shard {
         snap: &FibSnapshot,
         out: &mut Actions,
     ) {
-        match staged {
-            Staged::Interest {
-                interest,
-                inc,
-                hashes,
-            } => {
+        let Staged {
+            packet,
+            inc,
+            hashes,
+        } = staged;
+        match packet {
+            StagedPacket::Interest(interest) => {
                 if inc.nack.is_some() {
                     self.on_nack(now, face, interest, inc, hashes, snap, out)
                 } else {
                     self.on_interest(now, face, interest, inc, hashes, snap, out)
                 }
             }
-            Staged::Data { data, token } => self.on_data(now, face, data, *token, snap, out),
-            Staged::Other => match Packet::decode(frame) {
+            StagedPacket::Data(data) => self.on_data(now, face, data, inc.token, snap, out),
+            StagedPacket::Other => match Packet::decode(frame) {
                 Ok(Packet::Lp(lp)) => self.on_lp(now, face, &lp, snap, out),
                 Ok(_) => self.dropped(out, face, DropReason::Idle),
                 Err(_) => self.dropped(out, face, DropReason::Malformed),
@@ -1510,7 +1512,7 @@ fn push_l2_write(out: &mut Actions, st: &crate::l2::Stage2<'_>) {
 }
 
 impl Incoming<'_> {
-    fn bare() -> Self {
+    const fn bare() -> Self {
         Self {
             token: None,
             nack: None,

@@ -200,6 +200,38 @@ pub fn prefetch<T: ?Sized>(r: &T) {
     let _ = r;
 }
 
+/// Bit `i` set for each `lanes[i] == x`: the tag match of a 7-slot hash bucket (the PIT, CS
+/// and dead-nonce indexes). Two 4-lane SSE2 compares over lanes 0..4 and 3..7 on x86-64,
+/// instead of seven scalar compares, shifts and ors; a scalar loop elsewhere.
+#[inline(always)]
+pub fn eq_mask7(lanes: &[u32; 7], x: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
+            _mm_set1_epi32,
+        };
+        // SAFETY: both unaligned 16-byte loads stay inside `lanes` (28 bytes: lanes 0..4 and
+        // 3..7); the rest only computes on values. SSE2 is part of the x86-64 baseline, so
+        // the target feature is present.
+        let (lo, hi) = unsafe {
+            let want = _mm_set1_epi32(x as i32);
+            let p = lanes.as_ptr();
+            let lo = _mm_loadu_si128(p.cast::<__m128i>());
+            let hi = _mm_loadu_si128(p.add(3).cast::<__m128i>());
+            (
+                _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(lo, want))),
+                _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(hi, want))),
+            )
+        };
+        (lo as u32) | (hi as u32) << 3
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        (0..7).fold(0u32, |m, i| m | (u32::from(lanes[i] == x) << i))
+    }
+}
+
 /// Bytes of large allocations currently mapped by [`HugePages`] (0 when it is not the
 /// global allocator).
 pub fn mapped_bytes() -> usize {
@@ -226,6 +258,26 @@ pub fn huge_bytes() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eq_mask7_matches_each_lane() {
+        // Every pattern of equal and unequal lanes (lane 3 is in both vector halves), with
+        // the unequal lanes differing from `x` in one high or one low bit.
+        for pattern in 0u32..128 {
+            for x in [0, 1, 0x8000_0000, 0xDEAD_BEEF, u32::MAX] {
+                let lanes: [u32; 7] = core::array::from_fn(|i| {
+                    if pattern >> i & 1 == 1 {
+                        x
+                    } else if i % 2 == 0 {
+                        x ^ 0x8000_0000
+                    } else {
+                        x ^ 1
+                    }
+                });
+                assert_eq!(eq_mask7(&lanes, x), pattern, "lanes {lanes:x?}, x {x:x}");
+            }
+        }
+    }
 
     #[test]
     fn small_and_large_layouts_are_routed() {
