@@ -305,6 +305,7 @@ impl<'b> Writer<'b> {
     }
 
     /// Appends raw bytes.
+    #[inline]
     pub fn bytes(&mut self, b: &[u8]) -> Result<()> {
         let end = self.pos + b.len();
         let need = self.need;
@@ -317,32 +318,36 @@ impl<'b> Writer<'b> {
         Ok(())
     }
 
-    /// Appends a VAR-NUMBER.
+    /// Appends a VAR-NUMBER (one bounds check for its 1, 3, 5 or 9 bytes).
+    #[inline]
     pub fn varnum(&mut self, v: u64) -> Result<()> {
-        match v {
-            0..=252 => self.bytes(&[v as u8]),
-            253..=0xFFFF => {
-                self.bytes(&[253])?;
-                self.bytes(&(v as u16).to_be_bytes())
-            }
-            0x1_0000..=0xFFFF_FFFF => {
-                self.bytes(&[254])?;
-                self.bytes(&(v as u32).to_be_bytes())
-            }
-            _ => {
-                self.bytes(&[255])?;
-                self.bytes(&v.to_be_bytes())
-            }
-        }
+        let (first, width) = match v {
+            0..=252 => (v as u8, 0),
+            253..=0xFFFF => (253, 2),
+            0x1_0000..=0xFFFF_FFFF => (254, 4),
+            _ => (255, 8),
+        };
+        let end = self.pos + 1 + width;
+        let need = self.need;
+        let dst = self
+            .buf
+            .get_mut(self.pos..end)
+            .ok_or(Error::new(ErrorKind::BufferTooSmall { need }, end))?;
+        dst[0] = first;
+        dst[1..].copy_from_slice(&v.to_be_bytes()[8 - width..]);
+        self.pos = end;
+        Ok(())
     }
 
     /// Appends a TLV-TYPE and TLV-LENGTH.
+    #[inline]
     pub fn header(&mut self, typ: u64, len: usize) -> Result<()> {
         self.varnum(typ)?;
         self.varnum(len as u64)
     }
 
     /// Appends a whole TLV element.
+    #[inline]
     pub fn tlv(&mut self, typ: u64, value: &[u8]) -> Result<()> {
         self.header(typ, value.len())?;
         self.bytes(value)

@@ -21,12 +21,6 @@ fn tag_of(hash: u64) -> u32 {
     ((hash >> 32) as u32) | 1
 }
 
-/// Bit `s` set for each slot `s` whose tag is `tag` (two vector compares on x86-64).
-#[inline]
-fn tag_mask(tags: &[u32; SLOTS], tag: u32) -> u32 {
-    ndx_mem::eq_mask7(tags, tag)
-}
-
 /// A fixed-capacity hash → slot index.
 #[derive(Debug, Clone)]
 pub(crate) struct HashIndex {
@@ -119,7 +113,7 @@ impl HashIndex {
     pub(crate) fn home_candidates(&self, hash: u64) -> impl Iterator<Item = u32> + '_ {
         let tag = tag_of(hash);
         let bucket = self.buckets.get(hash as usize & self.mask);
-        let mut mask = bucket.map_or(0, |b| tag_mask(&b.tags, tag));
+        let mut mask = bucket.map_or(0, |b| ndx_mem::eq_mask7(&b.tags, tag));
         std::iter::from_fn(move || {
             if mask == 0 {
                 return None;
@@ -138,7 +132,7 @@ impl HashIndex {
         let mut b = hash as usize & self.mask;
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[b];
-            let mut mask = tag_mask(&bucket.tags, tag);
+            let mut mask = ndx_mem::eq_mask7(&bucket.tags, tag);
             while mask != 0 {
                 let s = mask.trailing_zeros() as usize;
                 mask &= mask - 1;
@@ -195,7 +189,7 @@ mod tests {
         #[test]
         fn tag_mask_matches_each_slot(tags in proptest::array::uniform7(0u32..4), tag in 0u32..4) {
             let want = (0..SLOTS).fold(0u32, |m, s| m | (u32::from(tags[s] == tag) << s));
-            prop_assert_eq!(tag_mask(&tags, tag), want);
+            prop_assert_eq!(ndx_mem::eq_mask7(&tags, tag), want);
         }
     }
 

@@ -207,21 +207,24 @@ impl Actions {
             self.bytes.extend_from_slice(fragment);
             return start..self.bytes.len();
         };
-        if t.len() > ndx_codec::MAX_PIT_TOKEN_LEN {
+        // LpPacket, PitToken and Fragment headers (at most 18 + 2 + 18 bytes) and the token.
+        let mut head = [0u8; 40 + ndx_codec::MAX_PIT_TOKEN_LEN];
+        let frag_tlv = ndx_codec::tlv_len(types::LP_FRAGMENT, fragment.len());
+        let value = ndx_codec::tlv_len(types::LP_PIT_TOKEN, t.len()) + frag_tlv;
+        let head_len = ndx_codec::tlv_len(types::LP_PACKET, value) - fragment.len();
+        let Ok(mut w) = Writer::new(&mut head, head_len) else {
+            // A token longer than NDNLPv2 allows (never one we decoded or issued).
             let headers = LpHeaders {
                 pit_token: Some(t),
                 ..LpHeaders::default()
             };
             return self.push_packet(&headers, fragment);
-        }
-        // LpPacket, PitToken and Fragment headers (at most 10 + 2 + 10 bytes) and the token.
-        let mut head = [0u8; 24 + ndx_codec::MAX_PIT_TOKEN_LEN];
-        let frag_tlv = ndx_codec::tlv_len(types::LP_FRAGMENT, fragment.len());
-        let value = ndx_codec::tlv_len(types::LP_PIT_TOKEN, t.len()) + frag_tlv;
-        let mut at = put_header_at(&mut head, 0, types::LP_PACKET, value);
-        at = put_header_at(&mut head, at, types::LP_PIT_TOKEN, t.len());
-        head[at..at + t.len()].copy_from_slice(t);
-        at = put_header_at(&mut head, at + t.len(), types::LP_FRAGMENT, fragment.len());
+        };
+        let written = w.header(types::LP_PACKET, value).is_ok()
+            && w.tlv(types::LP_PIT_TOKEN, t).is_ok()
+            && w.header(types::LP_FRAGMENT, fragment.len()).is_ok();
+        let at = w.len();
+        debug_assert!(written && at == head_len);
         self.bytes.reserve(at + fragment.len());
         self.bytes.extend_from_slice(&head[..at]);
         self.bytes.extend_from_slice(fragment);
@@ -1555,25 +1558,6 @@ fn put_segment(buf: &mut Vec<u8>, n: u64) {
     };
     put_header(buf, types::SEGMENT_NAME_COMPONENT, len);
     buf.extend_from_slice(&n.to_be_bytes()[8 - len..]);
-}
-
-/// Writes a TLV header (type and length VAR-NUMBERs) at `buf[at..]`; returns the offset
-/// after it. `buf` has room for two 9-byte VAR-NUMBERs from `at`.
-fn put_header_at(buf: &mut [u8], at: usize, typ: u64, len: usize) -> usize {
-    let at = put_varnum_at(buf, at, typ);
-    put_varnum_at(buf, at, len as u64)
-}
-
-fn put_varnum_at(buf: &mut [u8], at: usize, v: u64) -> usize {
-    let (first, width) = match v {
-        0..=252 => (v as u8, 0),
-        253..=0xFFFF => (253, 2),
-        0x1_0000..=0xFFFF_FFFF => (254, 4),
-        _ => (255, 8),
-    };
-    buf[at] = first;
-    buf[at + 1..at + 1 + width].copy_from_slice(&v.to_be_bytes()[8 - width..]);
-    at + 1 + width
 }
 
 /// Appends a TLV header (type and length VAR-NUMBERs).
