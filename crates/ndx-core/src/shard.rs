@@ -797,14 +797,17 @@ impl Shard {
                 }
             }
         }
-        let entry_expiry = self.pit.get(id).map_or(expiry, |e| {
-            e.in_records
-                .iter()
-                .map(|r| r.expiry)
-                .max()
-                .unwrap_or(expiry)
-        });
-        self.pit.set_expiry(id, entry_expiry);
+        // A new entry's only in-record is this one: `insert` already set its expiry.
+        if !fresh {
+            let entry_expiry = self.pit.get(id).map_or(expiry, |e| {
+                e.in_records
+                    .iter()
+                    .map(|r| r.expiry)
+                    .max()
+                    .unwrap_or(expiry)
+            });
+            self.pit.set_expiry(id, entry_expiry);
+        }
         if !fresh && !retransmission {
             // Another downstream for a pending Interest: aggregate.
             self.pit.note_aggregated();
