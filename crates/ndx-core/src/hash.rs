@@ -234,10 +234,11 @@ pub struct NameHashes<'a> {
     walk_done: bool,
     /// `ends[k]`: byte length of the `k`-component prefix, for `k <= walked`.
     ends: [u16; HASHED_DEPTH + 1],
-    /// The last few prefix hashes computed: depth (`NO_DEPTH` when empty) and hash.
+    /// Prefix hashes computed so far, direct-mapped by depth (`k % MEMO`): depth (`NO_DEPTH`
+    /// when empty) and hash. A lookup is one compare; depths `MEMO` apart evict each other
+    /// (a FIB lookup asks for consecutive depths, which never do).
     memo_k: [u8; MEMO],
     memo_h: [u64; MEMO],
-    memo_next: usize,
     full: u64,
     /// SipHash state after the whole words of the `ckpt_at`-byte prefix (a resume point).
     ckpt: Sip,
@@ -259,7 +260,6 @@ impl<'a> NameHashes<'a> {
         ends: [0; HASHED_DEPTH + 1],
         memo_k: [NO_DEPTH; MEMO],
         memo_h: [0; MEMO],
-        memo_next: 0,
         full: 0,
         ckpt: Sip::new(&HashKey::new(0, 0)),
         ckpt_at: 0,
@@ -288,7 +288,6 @@ impl<'a> NameHashes<'a> {
         // `ends[0]` is the empty prefix; deeper ends are written before they are read.
         self.ends[0] = 0;
         self.memo_k = [NO_DEPTH; MEMO];
-        self.memo_next = 0;
         // The checkpoint: the last word boundary at or before the stage-1 prefix's end.
         let m = stage1.min(name.len().saturating_sub(1));
         let mut ckpt_at = 0;
@@ -333,10 +332,9 @@ impl<'a> NameHashes<'a> {
 
     #[inline]
     fn remember(&mut self, k: usize, hash: u64) {
-        let i = self.memo_next % MEMO;
+        let i = k % MEMO;
         self.memo_k[i] = k as u8;
         self.memo_h[i] = hash;
-        self.memo_next = i + 1;
     }
 
     /// The name.
@@ -389,9 +387,9 @@ impl<'a> NameHashes<'a> {
         if k >= self.name.len() {
             return Some(self.full);
         }
-        (0..MEMO)
-            .find(|&i| usize::from(self.memo_k[i]) == k)
-            .map(|i| self.memo_h[i])
+        // Only depths up to `HASHED_DEPTH` are remembered (`NO_DEPTH` is not one of them).
+        let i = k % MEMO;
+        (k <= HASHED_DEPTH && usize::from(self.memo_k[i]) == k).then_some(self.memo_h[i])
     }
 
     fn compute(&self, k: usize) -> u64 {
@@ -490,6 +488,22 @@ mod tests {
             for (i, v) in all[..got].iter().enumerate() {
                 proptest::prop_assert_eq!(*v, key.name(&n.prefix(i + 1)));
             }
+        }
+    }
+
+    #[test]
+    fn depth_255_is_not_mistaken_for_an_empty_memo_slot() {
+        // The memo marks empty slots with depth 255: a prefix of exactly 255 components (a
+        // CanBePrefix match walks every depth of a long Data name) is hashed, not read from it.
+        let key = HashKey::new(5, 6);
+        let mut name = NameBuf::new();
+        for _ in 0..300 {
+            name.push_generic(b"c");
+        }
+        let n = name.as_name();
+        let mut h = NameHashes::new(&key, &n, 2);
+        for k in [255, 254, 256, 3, 255] {
+            assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {k}");
         }
     }
 

@@ -971,9 +971,10 @@ impl Shard {
         // By our PIT token: O(1), then check the Data really answers that entry.
         if let Some(id) = token.and_then(|t| self.pit.by_token(t))
             && let Some(e) = self.pit.get(id)
-            && entry_matches(e, data)
+            && let exact = e.name_bytes() == name.as_bytes()
+            && (exact || entry_matches(e, data))
         {
-            if e.name_bytes() == name.as_bytes() {
+            if exact {
                 name_hash = Some(e.name_hash());
             }
             self.matched.push(id);
@@ -1544,11 +1545,10 @@ fn copy_hops(
     (n, StrategyKind::from_id(m.strategy))
 }
 
-/// Whether `data` satisfies the pending Interest `e` by name (equal names need no
-/// component walk).
+/// Whether `data` satisfies the pending Interest `e` by name, when the names differ (a
+/// CanBePrefix entry, or one naming the Data's implicit digest).
 fn entry_matches(e: &crate::pit::PitEntry, data: &Data<'_>) -> bool {
-    e.name_bytes() == data.name().as_bytes()
-        || Name::from_value(e.name_bytes()).is_ok_and(|n| data.matches_name(&n, e.can_be_prefix()))
+    Name::from_value(e.name_bytes()).is_ok_and(|n| data.matches_name(&n, e.can_be_prefix()))
 }
 
 /// Appends a SegmentNameComponent (NonNegativeInteger value, shortest encoding).
