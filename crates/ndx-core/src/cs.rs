@@ -285,9 +285,7 @@ impl Cs {
         let start = slot as usize * self.cfg.slot_size;
         let used = (m.len as usize).min(self.cfg.slot_size);
         if let Some(data) = self.slab.get(start..start + used) {
-            for line in data.chunks(64).skip(first_line) {
-                ndx_mem::prefetch(line);
-            }
+            prefetch_lines(data.get(first_line * 64..).unwrap_or(&[]));
         }
     }
 
@@ -303,9 +301,13 @@ impl Cs {
         can_be_prefix: bool,
         must_be_fresh: bool,
     ) -> Option<CsHit<'_>> {
-        let slot = self
-            .find(now, name, name_hash, can_be_prefix, must_be_fresh)
-            .or_else(|| self.find_by_digest(now, name, must_be_fresh));
+        let slot = match self.find(now, name, name_hash, can_be_prefix, must_be_fresh) {
+            Some(slot) => Some(slot),
+            None if may_end_with_digest(name.as_bytes()) => {
+                self.find_by_digest(now, name, must_be_fresh)
+            }
+            None => None,
+        };
         match slot {
             Some(slot) => {
                 self.counters.hits += 1;
@@ -328,36 +330,40 @@ impl Cs {
         self.find(0, name, name_hash, false, false).is_some()
     }
 
-    fn usable(&self, slot: u32, now: u64, must_be_fresh: bool) -> bool {
-        let m = &self.meta[slot as usize];
-        m.live && (!must_be_fresh || now < m.fresh_until)
-    }
-
+    #[inline(always)]
     fn find(&self, now: u64, name: &Name<'_>, hash: u64, cbp: bool, mbf: bool) -> Option<u32> {
         let bytes = name.as_bytes();
         let mut found = None;
-        self.index
-            .find(hash, |slot| {
+        self.index.find(
+            hash,
+            #[inline(always)]
+            |slot| {
                 let m = &self.meta[slot as usize];
-                let exact = m.hash == hash && self.name_of(slot) == bytes;
-                let alias = cbp
-                    && m.alias
-                        .is_some_and(|(h, l)| h == hash && l as usize == bytes.len())
-                    && self.name_of(slot).starts_with(bytes);
-                let hit = (exact || alias) && self.usable(slot, now, mbf);
+                // Metadata first, the stored name (another line) only when it may match.
+                if !m.live || (mbf && now >= m.fresh_until) {
+                    return false;
+                }
+                let hit = (m.hash == hash && self.name_of(slot) == bytes)
+                    || (cbp
+                        && m.alias
+                            .is_some_and(|(h, l)| h == hash && l as usize == bytes.len())
+                        && self.name_of(slot).starts_with(bytes));
                 if hit {
                     found = Some(slot);
                 }
                 hit
-            })
-            .then_some(())?;
+            },
+        );
         found
     }
 
+    /// The slot of a Data whose implicit digest `name` ends with (the name without it is
+    /// looked up exactly). Out of line: [`lookup`](Self::lookup) calls it only when
+    /// [`may_end_with_digest`] holds.
+    #[cold]
+    #[inline(never)]
     fn find_by_digest(&self, now: u64, name: &Name<'_>, mbf: bool) -> Option<u32> {
-        // Cheap necessary condition first: the name ends with `01 20` + 32 bytes.
-        let b = name.as_bytes();
-        if b.len() < 34 || b[b.len() - 34] != 0x01 || b[b.len() - 33] != 0x20 {
+        if !may_end_with_digest(name.as_bytes()) {
             return None;
         }
         let Some(ComponentKind::ImplicitDigest(digest)) = name.last().map(|c| c.kind()) else {
@@ -402,41 +408,42 @@ impl Cs {
         }
         let slot = match self.free.pop() {
             Some(s) => s,
-            None => {
-                let victim = self.victim();
-                if self.log_evictions {
-                    self.log_eviction(victim);
-                }
-                self.remove(victim);
-                self.counters.evictions += 1;
-                self.free.pop().unwrap_or(victim)
-            }
+            None => self.evict(),
         };
         let start = slot as usize * self.cfg.slot_size;
         self.slab[start..start + wire.len()].copy_from_slice(wire);
-        let name_off = name.as_bytes().as_ptr() as usize - wire.as_ptr() as usize;
+        let name_bytes = name.as_bytes();
+        let name_off = name_bytes.as_ptr() as usize - wire.as_ptr() as usize;
         let fresh_until =
             now.saturating_add(data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000));
         let alias = prefix
             .filter(|(p, _)| p.is_prefix_of(&name) && p.len() < name.len())
             .map(|(p, h)| (h, p.as_bytes().len() as u32));
+        // Written whole, already linked at the head of the recency list (`push_front` in one
+        // pass).
+        let head = self.head;
         self.meta[slot as usize] = Meta {
             live: true,
             hash,
             alias,
             len: wire.len() as u32,
             name_off: name_off as u32,
-            name_len: name.as_bytes().len() as u32,
+            name_len: name_bytes.len() as u32,
             fresh_until,
             prev: NIL,
-            next: NIL,
+            next: head,
             referenced: false,
         };
+        if head != NIL {
+            self.meta[head as usize].prev = slot;
+        } else {
+            self.tail = slot;
+        }
+        self.head = slot;
         self.index.insert(hash, slot);
         if let Some((h, _)) = alias {
             self.index.insert(h, slot);
         }
-        self.push_front(slot);
         self.counters.insertions += 1;
         self.prefetch_next_eviction();
         true
@@ -552,10 +559,12 @@ impl Cs {
     fn mark_used(&mut self, slot: u32) {
         match self.cfg.replacement {
             Replacement::Fifo => {}
-            Replacement::Lru => {
+            // Relinking the head in front of itself changes nothing.
+            Replacement::Lru if slot != self.head => {
                 self.unlink(slot);
                 self.push_front(slot);
             }
+            Replacement::Lru => {}
             Replacement::Clock => self.meta[slot as usize].referenced = true,
         }
     }
@@ -594,18 +603,75 @@ impl Cs {
 
     /// Removes the Data in `slot`.
     pub fn remove(&mut self, slot: u32) {
-        let Some(m) = self.meta.get(slot as usize).copied() else {
-            return;
+        if self.detach(slot) {
+            self.free.push(slot);
+        }
+    }
+
+    /// Makes room for one Data when no slot is free: evicts the replacement policy's victim
+    /// and returns its slot, for the caller to fill (it never goes through the free list).
+    fn evict(&mut self) -> u32 {
+        let victim = self.victim();
+        if self.log_evictions {
+            self.log_eviction(victim);
+        }
+        self.detach(victim);
+        self.counters.evictions += 1;
+        victim
+    }
+
+    /// Takes the live Data in `slot` out of the recency list and the index and marks the
+    /// slot dead, without freeing it; false (and nothing done) if it is not live.
+    #[inline]
+    fn detach(&mut self, slot: u32) -> bool {
+        let Some(m) = self.meta.get_mut(slot as usize) else {
+            return false;
         };
         if !m.live {
-            return;
+            return false;
         }
-        self.unlink(slot);
-        self.index.remove(m.hash, slot);
-        if let Some((h, _)) = m.alias {
+        m.live = false;
+        let (hash, alias, prev, next) = (m.hash, m.alias, m.prev, m.next);
+        if prev != NIL {
+            self.meta[prev as usize].next = next;
+        } else {
+            self.head = next;
+        }
+        if next != NIL {
+            self.meta[next as usize].prev = prev;
+        } else {
+            self.tail = prev;
+        }
+        self.index.remove(hash, slot);
+        if let Some((h, _)) = alias {
             self.index.remove(h, slot);
         }
-        self.meta[slot as usize].live = false;
-        self.free.push(slot);
+        true
     }
+}
+
+/// Prefetches every 64-byte line `bytes` starts one in (offsets 0, 64, 128, …): four per
+/// step over 256-byte blocks, then the rest, with no bounds checks or per-line length
+/// arithmetic.
+#[inline(always)]
+fn prefetch_lines(bytes: &[u8]) {
+    let (blocks, rest) = bytes.as_chunks::<256>();
+    for b in blocks {
+        ndx_mem::prefetch(&b[0]);
+        ndx_mem::prefetch(&b[64]);
+        ndx_mem::prefetch(&b[128]);
+        ndx_mem::prefetch(&b[192]);
+    }
+    let mut i = 0;
+    while i < rest.len() {
+        ndx_mem::prefetch(&rest[i]);
+        i += 64;
+    }
+}
+
+/// Cheap necessary condition for a name to end with an implicit digest: its last 34 bytes
+/// start with `01 20` (type 1, length 32).
+#[inline(always)]
+fn may_end_with_digest(b: &[u8]) -> bool {
+    b.len() >= 34 && b[b.len() - 34] == 0x01 && b[b.len() - 33] == 0x20
 }
