@@ -1,5 +1,7 @@
 //! Data packets: a zero-copy view ([`Data`]) and an owned encoder ([`DataRepr`]).
 
+use core::fmt;
+
 use sha2::{Digest, Sha256};
 
 use crate::component::{Component, ComponentBuf, ComponentKind, DIGEST_LEN};
@@ -8,6 +10,7 @@ use crate::name::{Name, NameBuf};
 use crate::order::Order;
 use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
 use crate::types as tt;
+use crate::view::{self, Span};
 
 /// SignatureType values (NDN packet format v0.3, "Signature").
 pub mod signature_type {
@@ -38,22 +41,45 @@ pub mod content_type {
 }
 
 /// A Data packet, borrowed from the frame it was decoded from.
-#[derive(Clone, Copy, Debug)]
+///
+/// Compact: the whole TLV plus `u32` positions of the fields in it (see the `view` module),
+/// so that building, returning and copying one is cheap; accessors rebuild the slices.
+#[derive(Clone, Copy)]
 pub struct Data<'a> {
+    /// The whole Data TLV; every position below is relative to it.
     wire: &'a [u8],
+    /// Offset of the Data TLV in the outermost decoded buffer.
     offset: usize,
-    name: Name<'a>,
-    content_type: Option<u64>,
-    freshness: Option<u64>,
-    final_block_id: Option<Component<'a>>,
-    content: Option<&'a [u8]>,
-    signature_type: u64,
-    signature_info: &'a [u8],
-    signature_value: &'a [u8],
-    /// End of SignatureInfo, relative to `wire`: the signed portion is Name..SignatureInfo.
-    signed_end: usize,
-    /// Start of Name, relative to `wire`.
-    signed_start: usize,
+    /// FreshnessPeriod (meaningful with `has_freshness`).
+    freshness: u64,
+    /// Length of the Name's TLV-VALUE (which starts at `name_start`).
+    name_len: u32,
+    /// Number of name components.
+    name_count: u32,
+    /// Start of ContentType's value (`content_type_len` bytes; 0 when absent).
+    content_type: u32,
+    /// Start of SignatureType's value (`signature_type_len` bytes).
+    signature_type: u32,
+    /// FinalBlockId's value: one component TLV (so never empty); empty when absent.
+    final_block_id: Span,
+    /// Content's value (meaningful when `has_content`).
+    content: Span,
+    /// SignatureInfo's value; the signed portion ends where it does.
+    signature_info: Span,
+    /// SignatureValue's value.
+    signature_value: Span,
+    /// Start of the Name's TLV-VALUE: within the Data and Name headers, at most 20 bytes.
+    name_start: u8,
+    /// Start of the Name TLV, where the signed portion starts (at most 10).
+    signed_start: u8,
+    /// Length of ContentType's value; 0 when absent.
+    content_type_len: u8,
+    /// Length of SignatureType's value.
+    signature_type_len: u8,
+    /// Whether a Content element is present.
+    has_content: bool,
+    /// Whether a FreshnessPeriod element is present.
+    has_freshness: bool,
 }
 
 impl<'a> Data<'a> {
@@ -71,6 +97,7 @@ impl<'a> Data<'a> {
                 found: t.typ,
             }));
         }
+        view::check_len(&t, Element::Data)?;
         let mut r = t.children();
         if r.is_empty() {
             return Err(t.error(ErrorKind::Missing(Element::Name)));
@@ -82,19 +109,25 @@ impl<'a> Data<'a> {
                 found: first.typ,
             }));
         }
+        let name = Name::from_tlv(first)?;
         let mut d = Data {
             wire: t.wire,
             offset: t.offset,
-            name: Name::from_tlv(first)?,
-            content_type: None,
-            freshness: None,
-            final_block_id: None,
-            content: None,
+            freshness: 0,
+            name_len: first.value.len() as u32,
+            name_count: name.len() as u32,
+            content_type: 0,
             signature_type: 0,
-            signature_info: &[],
-            signature_value: &[],
-            signed_end: 0,
-            signed_start: first.offset - t.offset,
+            final_block_id: Span::default(),
+            content: Span::default(),
+            signature_info: Span::default(),
+            signature_value: Span::default(),
+            name_start: view::pos(t.wire, first.value) as u8,
+            signed_start: view::pos(t.wire, first.wire) as u8,
+            content_type_len: 0,
+            signature_type_len: 0,
+            has_content: false,
+            has_freshness: false,
         };
         let mut have_sig_info = false;
         let mut have_sig_value = false;
@@ -104,19 +137,23 @@ impl<'a> Data<'a> {
             // One dispatch on the TLV-TYPE: each arm first claims its rank in the element
             // order; an element that cannot (repeated or out of order) is unrecognised.
             match e.typ {
-                tt::META_INFO if order.advance(1) => d.decode_meta_info(e)?,
-                tt::CONTENT if order.advance(2) => d.content = Some(e.value),
+                tt::META_INFO if order.advance(1) => d.decode_meta_info(e, t.wire)?,
+                tt::CONTENT if order.advance(2) => {
+                    d.content = Span::within(t.wire, e.value);
+                    d.has_content = true;
+                }
                 tt::SIGNATURE_INFO if order.advance(3) => {
-                    d.signature_type = signature_type_of(e)?;
-                    d.signature_info = e.value;
-                    d.signed_end = e.offset - t.offset + e.wire.len();
+                    let st = signature_type_of(e)?;
+                    d.signature_type = view::pos(t.wire, st.value) as u32;
+                    d.signature_type_len = st.value.len() as u8;
+                    d.signature_info = Span::within(t.wire, e.value);
                     have_sig_info = true;
                 }
                 tt::SIGNATURE_VALUE if order.advance(4) => {
                     if !have_sig_info {
                         return Err(e.error(ErrorKind::Missing(Element::SignatureInfo)));
                     }
-                    d.signature_value = e.value;
+                    d.signature_value = Span::within(t.wire, e.value);
                     have_sig_value = true;
                 }
                 _ => order.unrecognised(&e)?,
@@ -137,16 +174,21 @@ impl<'a> Data<'a> {
         Ok(d)
     }
 
-    fn decode_meta_info(&mut self, m: Tlv<'a>) -> Result<()> {
+    /// Decodes MetaInfo `m`, an element of the Data TLV `wire`.
+    #[inline(always)]
+    fn decode_meta_info(&mut self, m: Tlv<'a>, wire: &[u8]) -> Result<()> {
         let mut order = Order::new(Element::MetaInfo);
         for e in m.children() {
             let e = e?;
             match e.typ {
                 tt::CONTENT_TYPE if order.advance(1) => {
-                    self.content_type = Some(e.nni(Element::ContentType)?);
+                    e.nni(Element::ContentType)?;
+                    self.content_type = view::pos(wire, e.value) as u32;
+                    self.content_type_len = e.value.len() as u8;
                 }
                 tt::FRESHNESS_PERIOD if order.advance(2) => {
-                    self.freshness = Some(e.nni(Element::FreshnessPeriod)?);
+                    self.freshness = e.nni(Element::FreshnessPeriod)?;
+                    self.has_freshness = true;
                 }
                 tt::FINAL_BLOCK_ID if order.advance(3) => {
                     let mut r = e.children();
@@ -156,7 +198,8 @@ impl<'a> Data<'a> {
                     if !r.is_empty() {
                         return Err(e.error(ErrorKind::Invalid(Element::FinalBlockId)));
                     }
-                    self.final_block_id = Some(Component::from_tlv(c)?);
+                    Component::from_tlv(c)?;
+                    self.final_block_id = Span::within(wire, e.value);
                 }
                 _ => order.unrecognised(&e)?,
             }
@@ -165,71 +208,89 @@ impl<'a> Data<'a> {
     }
 
     /// The whole Data TLV.
+    #[inline]
     pub fn wire(&self) -> &'a [u8] {
         self.wire
     }
 
     /// Offset of the Data TLV in the outermost decoded buffer.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The Name.
+    #[inline]
     pub fn name(&self) -> Name<'a> {
-        self.name
+        let value = Span::new(usize::from(self.name_start), self.name_len as usize);
+        Name::from_validated(value.of(self.wire), self.name_count as usize)
     }
 
     /// ContentType, if present (absent means BLOB).
+    #[inline]
     pub fn content_type(&self) -> Option<u64> {
-        self.content_type
+        view::nni_at(self.wire, self.content_type, self.content_type_len)
     }
 
     /// FreshnessPeriod in milliseconds, if present (absent means 0: never fresh).
+    #[inline]
     pub fn freshness_ms(&self) -> Option<u64> {
-        self.freshness
+        self.has_freshness.then_some(self.freshness)
     }
 
     /// FinalBlockId, if present.
     pub fn final_block_id(&self) -> Option<Component<'a>> {
-        self.final_block_id
+        if self.final_block_id.is_empty() {
+            return None;
+        }
+        // One component, validated on decode.
+        Name::from_validated(self.final_block_id.of(self.wire), 1)
+            .components()
+            .next()
     }
 
     /// Content's value; empty when Content is absent.
+    #[inline]
     pub fn content(&self) -> &'a [u8] {
-        self.content.unwrap_or(&[])
+        self.content.of(self.wire)
     }
 
     /// Whether a Content element is present (possibly empty).
+    #[inline]
     pub fn has_content(&self) -> bool {
-        self.content.is_some()
+        self.has_content
     }
 
     /// SignatureType.
+    #[inline]
     pub fn signature_type(&self) -> u64 {
-        self.signature_type
+        view::nni_at(self.wire, self.signature_type, self.signature_type_len).unwrap_or(0)
     }
 
     /// SignatureInfo's value (opaque past SignatureType).
+    #[inline]
     pub fn signature_info(&self) -> &'a [u8] {
-        self.signature_info
+        self.signature_info.of(self.wire)
     }
 
     /// SignatureValue's value.
+    #[inline]
     pub fn signature_value(&self) -> &'a [u8] {
-        self.signature_value
+        self.signature_value.of(self.wire)
     }
 
     /// The signed portion: from Name through SignatureInfo.
+    #[inline]
     pub fn signed_portion(&self) -> &'a [u8] {
         self.wire
-            .get(self.signed_start..self.signed_end)
+            .get(usize::from(self.signed_start)..self.signature_info.end())
             .unwrap_or(&[])
     }
 
     /// For DigestSha256 Data: whether SignatureValue is the SHA-256 of the signed portion.
     pub fn digest_signature_ok(&self) -> bool {
-        self.signature_type == signature_type::DIGEST_SHA256
-            && Sha256::digest(self.signed_portion())[..] == *self.signature_value
+        self.signature_type() == signature_type::DIGEST_SHA256
+            && Sha256::digest(self.signed_portion())[..] == *self.signature_value()
     }
 
     /// The implicit SHA-256 digest: SHA-256 of the whole Data TLV.
@@ -239,7 +300,7 @@ impl<'a> Data<'a> {
 
     /// The full name: the Name plus its ImplicitSha256DigestComponent.
     pub fn full_name(&self) -> NameBuf {
-        let mut n = self.name.to_buf();
+        let mut n = self.name().to_buf();
         n.push(
             tt::IMPLICIT_SHA256_DIGEST_COMPONENT as u16,
             &self.implicit_digest(),
@@ -253,16 +314,16 @@ impl<'a> Data<'a> {
     /// or, when the Interest's last component is an implicit digest, equal full names.
     /// The digest is computed only in that last case.
     pub fn matches_name(&self, interest_name: &Name<'_>, can_be_prefix: bool) -> bool {
-        if self.name == *interest_name || (can_be_prefix && interest_name.is_prefix_of(&self.name))
-        {
+        let name = self.name();
+        if name == *interest_name || (can_be_prefix && interest_name.is_prefix_of(&name)) {
             return true;
         }
-        if interest_name.len() != self.name.len() + 1 {
+        if interest_name.len() != name.len() + 1 {
             return false;
         }
         match interest_name.last().map(|c| c.kind()) {
             Some(ComponentKind::ImplicitDigest(d)) => {
-                interest_name.prefix(self.name.len()) == self.name && *d == self.implicit_digest()
+                interest_name.prefix(name.len()) == name && *d == self.implicit_digest()
             }
             _ => false,
         }
@@ -271,20 +332,39 @@ impl<'a> Data<'a> {
     /// An owned copy of the fields, with the signature kept as raw bytes.
     pub fn to_repr(&self) -> DataRepr {
         DataRepr {
-            name: self.name.to_buf(),
-            content_type: self.content_type,
-            freshness_ms: self.freshness,
-            final_block_id: self.final_block_id.map(ComponentBuf::from),
-            content: self.content.map(<[u8]>::to_vec),
+            name: self.name().to_buf(),
+            content_type: self.content_type(),
+            freshness_ms: self.freshness_ms(),
+            final_block_id: self.final_block_id().map(ComponentBuf::from),
+            content: self.has_content.then(|| self.content().to_vec()),
             signature: Signature::Raw {
-                info: self.signature_info.to_vec(),
-                value: self.signature_value.to_vec(),
+                info: self.signature_info().to_vec(),
+                value: self.signature_value().to_vec(),
             },
         }
     }
 }
 
-fn signature_type_of(info: Tlv<'_>) -> Result<u64> {
+impl fmt::Debug for Data<'_> {
+    /// The fields as the accessors return them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Data")
+            .field("wire", &self.wire)
+            .field("offset", &self.offset)
+            .field("name", &self.name())
+            .field("content_type", &self.content_type())
+            .field("freshness", &self.freshness_ms())
+            .field("final_block_id", &self.final_block_id())
+            .field("content", &self.has_content.then(|| self.content()))
+            .field("signature_type", &self.signature_type())
+            .field("signature_info", &self.signature_info())
+            .field("signature_value", &self.signature_value())
+            .finish()
+    }
+}
+
+/// Checks SignatureInfo `info`; returns its SignatureType element (a valid NonNegativeInteger).
+fn signature_type_of<'a>(info: Tlv<'a>) -> Result<Tlv<'a>> {
     let mut r = info.children();
     if r.is_empty() {
         return Err(info.error(ErrorKind::Missing(Element::SignatureType)));
@@ -296,11 +376,11 @@ fn signature_type_of(info: Tlv<'_>) -> Result<u64> {
             found: t.typ,
         }));
     }
-    let v = t.nni(Element::SignatureType)?;
+    t.nni(Element::SignatureType)?;
     for e in r {
         e?;
     }
-    Ok(v)
+    Ok(t)
 }
 
 /// How an encoded Data is signed.

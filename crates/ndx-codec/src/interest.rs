@@ -1,5 +1,7 @@
 //! Interest packets: a zero-copy view ([`Interest`]) and an owned encoder ([`InterestRepr`]).
 
+use core::fmt;
+
 use sha2::{Digest, Sha256};
 
 use crate::component::ComponentKind;
@@ -8,27 +10,56 @@ use crate::name::{Name, NameBuf};
 use crate::order::Order;
 use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
 use crate::types as tt;
+use crate::view::{self, Span};
 
 /// Default InterestLifetime when the element is absent (packet format v0.3).
 pub const DEFAULT_LIFETIME_MS: u64 = 4000;
 
 /// An Interest, borrowed from the frame it was decoded from.
-#[derive(Clone, Copy, Debug)]
+///
+/// Compact: the whole TLV plus `u32` positions of the fields in it (see the `view` module),
+/// so that building, returning and copying one is cheap; accessors rebuild the slices.
+#[derive(Clone, Copy)]
 pub struct Interest<'a> {
+    /// The whole Interest TLV; every position below is relative to it.
     wire: &'a [u8],
+    /// Offset of the Interest TLV in the outermost decoded buffer.
     offset: usize,
-    name: Name<'a>,
-    can_be_prefix: bool,
-    must_be_fresh: bool,
-    forwarding_hint: Option<ForwardingHint<'a>>,
-    nonce: Option<u32>,
-    lifetime: Option<u64>,
-    hop_limit: Option<(u8, usize)>,
-    app_params: Option<&'a [u8]>,
-    params_start: usize,
-    signature_info: Option<&'a [u8]>,
-    signature_value: Option<&'a [u8]>,
+    /// Length of the Name's TLV-VALUE (which starts at `name_start`).
+    name_len: u32,
+    /// Number of name components.
+    name_count: u32,
+    /// InterestLifetime (meaningful with `LIFETIME`).
+    lifetime: u64,
+    /// ForwardingHint's TLV-VALUE (never empty); empty when there is no ForwardingHint.
+    forwarding_hint: Span,
+    /// Nonce (meaningful with `NONCE`).
+    nonce: u32,
+    /// Position of the HopLimit value byte (meaningful with `HOP_LIMIT`).
+    hop_limit: u32,
+    /// Start of the ApplicationParameters TLV (meaningful with `APP_PARAMS`).
+    params_start: u32,
+    /// ApplicationParameters' value (meaningful with `APP_PARAMS`).
+    app_params: Span,
+    /// InterestSignatureInfo's value (meaningful with `SIGNATURE_INFO`).
+    signature_info: Span,
+    /// InterestSignatureValue's value (meaningful with `SIGNATURE_VALUE`).
+    signature_value: Span,
+    /// Start of the Name's TLV-VALUE: within the Interest and Name headers, at most 20 bytes.
+    name_start: u8,
+    /// Presence bits (`CAN_BE_PREFIX`…`LIFETIME`).
+    flags: u8,
 }
+
+/// [`Interest::flags`] bits.
+const CAN_BE_PREFIX: u8 = 1;
+const MUST_BE_FRESH: u8 = 1 << 1;
+const NONCE: u8 = 1 << 2;
+const HOP_LIMIT: u8 = 1 << 3;
+const APP_PARAMS: u8 = 1 << 4;
+const SIGNATURE_INFO: u8 = 1 << 5;
+const SIGNATURE_VALUE: u8 = 1 << 6;
+const LIFETIME: u8 = 1 << 7;
 
 impl<'a> Interest<'a> {
     /// Decodes an Interest TLV that fills `wire` exactly.
@@ -46,6 +77,7 @@ impl<'a> Interest<'a> {
                 found: t.typ,
             }));
         }
+        view::check_len(&t, Element::Interest)?;
         let mut r = t.children();
         if r.is_empty() {
             return Err(t.error(ErrorKind::Missing(Element::Name)));
@@ -62,20 +94,23 @@ impl<'a> Interest<'a> {
             // ndn-cxx and NFD refuse Interests for the empty name.
             return Err(first.error(ErrorKind::Invalid(Element::Name)));
         }
+        // Positions relative to the Interest TLV.
+        let within = |value: &[u8]| Span::within(t.wire, value);
         let mut i = Interest {
             wire: t.wire,
             offset: t.offset,
-            name,
-            can_be_prefix: false,
-            must_be_fresh: false,
-            forwarding_hint: None,
-            nonce: None,
-            lifetime: None,
-            hop_limit: None,
-            app_params: None,
+            name_len: first.value.len() as u32,
+            name_count: name.len() as u32,
+            lifetime: 0,
+            forwarding_hint: Span::default(),
+            nonce: 0,
+            hop_limit: 0,
             params_start: 0,
-            signature_info: None,
-            signature_value: None,
+            app_params: Span::default(),
+            signature_info: Span::default(),
+            signature_value: Span::default(),
+            name_start: view::pos(t.wire, first.value) as u8,
+            flags: 0,
         };
         let mut order = Order::new(Element::Interest);
         while !r.is_empty() {
@@ -85,55 +120,62 @@ impl<'a> Interest<'a> {
             match e.typ {
                 tt::CAN_BE_PREFIX if order.advance(1) => {
                     e.expect_len(Element::CanBePrefix, 0)?;
-                    i.can_be_prefix = true;
+                    i.flags |= CAN_BE_PREFIX;
                 }
                 tt::MUST_BE_FRESH if order.advance(2) => {
                     e.expect_len(Element::MustBeFresh, 0)?;
-                    i.must_be_fresh = true;
+                    i.flags |= MUST_BE_FRESH;
                 }
                 tt::FORWARDING_HINT if order.advance(3) => {
-                    i.forwarding_hint = Some(ForwardingHint::from_tlv(e)?);
+                    ForwardingHint::validate(e)?;
+                    i.forwarding_hint = within(e.value);
                 }
                 tt::NONCE if order.advance(4) => {
                     let n =
                         <[u8; 4]>::try_from(e.value).map_err(|_| e.bad_length(Element::Nonce))?;
-                    i.nonce = Some(u32::from_be_bytes(n));
+                    i.nonce = u32::from_be_bytes(n);
+                    i.flags |= NONCE;
                 }
                 tt::INTEREST_LIFETIME if order.advance(5) => {
-                    i.lifetime = Some(e.nni(Element::InterestLifetime)?);
+                    i.lifetime = e.nni(Element::InterestLifetime)?;
+                    i.flags |= LIFETIME;
                 }
                 tt::HOP_LIMIT if order.advance(6) => {
-                    let [h] = e.value else {
+                    if e.value.len() != 1 {
                         return Err(e.bad_length(Element::HopLimit));
-                    };
-                    i.hop_limit = Some((*h, e.value_offset()));
+                    }
+                    i.hop_limit = view::pos(t.wire, e.value) as u32;
+                    i.flags |= HOP_LIMIT;
                 }
                 tt::APPLICATION_PARAMETERS if order.advance(7) => {
-                    i.app_params = Some(e.value);
-                    i.params_start = e.offset - t.offset;
+                    i.app_params = within(e.value);
+                    i.params_start = view::pos(t.wire, e.wire) as u32;
+                    i.flags |= APP_PARAMS;
                 }
                 tt::INTEREST_SIGNATURE_INFO if order.advance(8) => {
-                    if i.app_params.is_none() {
+                    if i.flags & APP_PARAMS == 0 {
                         return Err(e.error(ErrorKind::Missing(Element::ApplicationParameters)));
                     }
-                    i.signature_info = Some(e.value);
+                    i.signature_info = within(e.value);
+                    i.flags |= SIGNATURE_INFO;
                 }
                 tt::INTEREST_SIGNATURE_VALUE if order.advance(9) => {
-                    if i.signature_info.is_none() {
+                    if i.flags & SIGNATURE_INFO == 0 {
                         return Err(e.error(ErrorKind::Missing(Element::InterestSignatureInfo)));
                     }
-                    i.signature_value = Some(e.value);
+                    i.signature_value = within(e.value);
+                    i.flags |= SIGNATURE_VALUE;
                 }
                 _ => order.unrecognised(&e)?,
             }
         }
-        if i.signature_info.is_some() && i.signature_value.is_none() {
+        if i.flags & SIGNATURE_INFO != 0 && i.flags & SIGNATURE_VALUE == 0 {
             return Err(Error::new(
                 ErrorKind::Missing(Element::InterestSignatureValue),
                 t.offset,
             ));
         }
-        if (i.app_params.is_some() && digests != 1) || digests > 1 {
+        if (i.flags & APP_PARAMS != 0 && digests != 1) || digests > 1 {
             return Err(Error::new(
                 ErrorKind::Invalid(Element::ApplicationParameters),
                 t.offset,
@@ -142,88 +184,126 @@ impl<'a> Interest<'a> {
         Ok(i)
     }
 
+    /// Whether flag `bit` is set.
+    #[inline(always)]
+    fn has(&self, bit: u8) -> bool {
+        self.flags & bit != 0
+    }
+
+    /// `span`'s bytes when flag `bit` is set.
+    #[inline(always)]
+    fn optional(&self, bit: u8, span: Span) -> Option<&'a [u8]> {
+        self.has(bit).then(|| span.of(self.wire))
+    }
+
     /// The whole Interest TLV.
+    #[inline]
     pub fn wire(&self) -> &'a [u8] {
         self.wire
     }
 
     /// Offset of the Interest TLV in the outermost decoded buffer.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The Name.
+    #[inline]
     pub fn name(&self) -> Name<'a> {
-        self.name
+        let value = Span::new(usize::from(self.name_start), self.name_len as usize);
+        Name::from_validated(value.of(self.wire), self.name_count as usize)
     }
 
     /// CanBePrefix.
+    #[inline]
     pub fn can_be_prefix(&self) -> bool {
-        self.can_be_prefix
+        self.has(CAN_BE_PREFIX)
     }
 
     /// MustBeFresh.
+    #[inline]
     pub fn must_be_fresh(&self) -> bool {
-        self.must_be_fresh
+        self.has(MUST_BE_FRESH)
     }
 
     /// ForwardingHint, if present.
+    #[inline]
     pub fn forwarding_hint(&self) -> Option<ForwardingHint<'a>> {
-        self.forwarding_hint
+        if self.forwarding_hint.is_empty() {
+            return None;
+        }
+        let value = self.forwarding_hint.of(self.wire);
+        let base = self.offset + self.forwarding_hint.start();
+        // Validated on decode: every element is a delegation name.
+        let len = Reader::with_base(value, base).count();
+        Some(ForwardingHint { value, base, len })
     }
 
     /// Nonce as a big-endian number.
+    #[inline]
     pub fn nonce(&self) -> Option<u32> {
-        self.nonce
+        self.has(NONCE).then_some(self.nonce)
     }
 
     /// InterestLifetime in milliseconds, if present.
+    #[inline]
     pub fn lifetime_ms(&self) -> Option<u64> {
-        self.lifetime
+        self.has(LIFETIME).then_some(self.lifetime)
     }
 
     /// InterestLifetime, or the spec's default of 4 s when absent.
+    #[inline]
     pub fn effective_lifetime_ms(&self) -> u64 {
-        self.lifetime.unwrap_or(DEFAULT_LIFETIME_MS)
+        self.lifetime_ms().unwrap_or(DEFAULT_LIFETIME_MS)
     }
 
     /// HopLimit, if present.
+    #[inline]
     pub fn hop_limit(&self) -> Option<u8> {
-        self.hop_limit.map(|(v, _)| v)
+        if !self.has(HOP_LIMIT) {
+            return None;
+        }
+        self.wire.get(self.hop_limit as usize).copied()
     }
 
     /// Offset of the HopLimit value byte in the outermost buffer, so a forwarder can
     /// decrement it in place without re-encoding.
+    #[inline]
     pub fn hop_limit_offset(&self) -> Option<usize> {
-        self.hop_limit.map(|(_, o)| o)
+        self.has(HOP_LIMIT)
+            .then(|| self.offset + self.hop_limit as usize)
     }
 
     /// ApplicationParameters' value, if present.
+    #[inline]
     pub fn app_params(&self) -> Option<&'a [u8]> {
-        self.app_params
+        self.optional(APP_PARAMS, self.app_params)
     }
 
     /// InterestSignatureInfo's value (opaque), if the Interest is signed.
+    #[inline]
     pub fn signature_info(&self) -> Option<&'a [u8]> {
-        self.signature_info
+        self.optional(SIGNATURE_INFO, self.signature_info)
     }
 
     /// InterestSignatureValue's value (opaque), if the Interest is signed.
+    #[inline]
     pub fn signature_value(&self) -> Option<&'a [u8]> {
-        self.signature_value
+        self.optional(SIGNATURE_VALUE, self.signature_value)
     }
 
     /// Whether the ParametersSha256DigestComponent equals SHA-256 of everything from
     /// ApplicationParameters to the end of the Interest. `true` when there are no parameters.
     pub fn params_digest_ok(&self) -> bool {
-        if self.app_params.is_none() {
+        if !self.has(APP_PARAMS) {
             return true;
         }
-        let Some(covered) = self.wire.get(self.params_start..) else {
+        let Some(covered) = self.wire.get(self.params_start as usize..) else {
             return false;
         };
         let digest = Sha256::digest(covered);
-        self.name.components().any(|c| match c.kind() {
+        self.name().components().any(|c| match c.kind() {
             ComponentKind::ParamsDigest(d) => d[..] == digest[..],
             _ => false,
         })
@@ -232,20 +312,41 @@ impl<'a> Interest<'a> {
     /// An owned copy of the fields, for re-encoding.
     pub fn to_repr(&self) -> InterestRepr {
         InterestRepr {
-            name: self.name.to_buf(),
-            can_be_prefix: self.can_be_prefix,
-            must_be_fresh: self.must_be_fresh,
+            name: self.name().to_buf(),
+            can_be_prefix: self.can_be_prefix(),
+            must_be_fresh: self.must_be_fresh(),
             forwarding_hint: self
-                .forwarding_hint
+                .forwarding_hint()
                 .map(|f| f.names().map(|n| n.to_buf()).collect())
                 .unwrap_or_default(),
-            nonce: self.nonce,
-            lifetime_ms: self.lifetime,
+            nonce: self.nonce(),
+            lifetime_ms: self.lifetime_ms(),
             hop_limit: self.hop_limit(),
-            app_params: self.app_params.map(<[u8]>::to_vec),
-            signature_info: self.signature_info.map(<[u8]>::to_vec),
-            signature_value: self.signature_value.map(<[u8]>::to_vec),
+            app_params: self.app_params().map(<[u8]>::to_vec),
+            signature_info: self.signature_info().map(<[u8]>::to_vec),
+            signature_value: self.signature_value().map(<[u8]>::to_vec),
         }
+    }
+}
+
+impl fmt::Debug for Interest<'_> {
+    /// The fields as the accessors return them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Interest")
+            .field("wire", &self.wire)
+            .field("offset", &self.offset)
+            .field("name", &self.name())
+            .field("can_be_prefix", &self.can_be_prefix())
+            .field("must_be_fresh", &self.must_be_fresh())
+            .field("forwarding_hint", &self.forwarding_hint())
+            .field("nonce", &self.nonce())
+            .field("lifetime", &self.lifetime_ms())
+            .field("hop_limit", &self.hop_limit())
+            .field("hop_limit_offset", &self.hop_limit_offset())
+            .field("app_params", &self.app_params())
+            .field("signature_info", &self.signature_info())
+            .field("signature_value", &self.signature_value())
+            .finish()
     }
 }
 
@@ -259,7 +360,8 @@ pub struct ForwardingHint<'a> {
 }
 
 impl<'a> ForwardingHint<'a> {
-    fn from_tlv(t: Tlv<'a>) -> Result<Self> {
+    /// Validates a ForwardingHint element: one or more delegation names.
+    fn validate(t: Tlv<'a>) -> Result<()> {
         let mut len = 0;
         for e in t.children() {
             let e = e?;
@@ -269,11 +371,7 @@ impl<'a> ForwardingHint<'a> {
         if len == 0 {
             return Err(t.error(ErrorKind::Missing(Element::Name)));
         }
-        Ok(Self {
-            value: t.value,
-            base: t.value_offset(),
-            len,
-        })
+        Ok(())
     }
 
     fn name_of(e: Tlv<'a>) -> Result<Name<'a>> {

@@ -1,9 +1,12 @@
 //! NDNLPv2 LpPacket: a zero-copy view ([`LpPacket`]) and a header encoder ([`LpHeaders`]).
 
+use core::fmt;
+
 use crate::error::{Element, Error, ErrorKind, Result};
 use crate::packet::Packet;
 use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
 use crate::types::{self as tt, lp_is_ignorable};
+use crate::view::{self, Span};
 
 /// Longest PitToken NDNLPv2 allows.
 pub const MAX_PIT_TOKEN_LEN: usize = 32;
@@ -62,15 +65,20 @@ impl CachePolicy {
 }
 
 /// An LpPacket, borrowed from the frame.
-#[derive(Clone, Copy, Debug)]
+///
+/// Beside its [`LpHeaders`], it keeps the whole TLV and the Fragment's `u32` position in it
+/// (see the `view` module).
+#[derive(Clone, Copy)]
 pub struct LpPacket<'a> {
+    headers: LpHeaders<'a>,
     wire: &'a [u8],
     offset: usize,
-    headers: LpHeaders<'a>,
+    /// The Fragment's TLV-VALUE, relative to `wire` (meaningful when `has_fragment`).
+    fragment: Span,
+    /// Whether a Fragment is present (an IDLE packet has none).
+    has_fragment: bool,
     /// Whether an Ack field is present ([`LpPacket::acks`] re-reads them from `wire`).
     has_acks: bool,
-    /// The Fragment's TLV-VALUE and its offset in the outermost decoded buffer.
-    fragment: Option<(&'a [u8], usize)>,
 }
 
 impl<'a> LpPacket<'a> {
@@ -93,12 +101,14 @@ impl<'a> LpPacket<'a> {
                 found: t.typ,
             }));
         }
+        view::check_len(&t, Element::LpPacket)?;
         let mut lp = LpPacket {
+            headers: LpHeaders::default(),
             wire: t.wire,
             offset: t.offset,
-            headers: LpHeaders::default(),
+            fragment: Span::default(),
+            has_fragment: false,
             has_acks: false,
-            fragment: None,
         };
         let h = &mut lp.headers;
         let mut seen: u32 = 0;
@@ -128,7 +138,7 @@ impl<'a> LpPacket<'a> {
                     }));
                 }
             };
-            if lp.fragment.is_some() {
+            if lp.has_fragment {
                 // Nothing but ignorable fields may follow the Fragment.
                 return Err(e.error(ErrorKind::UnknownCritical {
                     typ: e.typ,
@@ -143,7 +153,10 @@ impl<'a> LpPacket<'a> {
             }
             seen |= 1 << bit;
             match e.typ {
-                tt::LP_FRAGMENT => lp.fragment = Some((e.value, e.value_offset())),
+                tt::LP_FRAGMENT => {
+                    lp.fragment = Span::within(t.wire, e.value);
+                    lp.has_fragment = true;
+                }
                 tt::LP_SEQUENCE => h.sequence = Some(e.nni(Element::Sequence)?),
                 tt::LP_FRAG_INDEX => h.frag_index = Some(e.nni(Element::FragIndex)?),
                 tt::LP_FRAG_COUNT => h.frag_count = Some(e.nni(Element::FragCount)?),
@@ -188,59 +201,71 @@ impl<'a> LpPacket<'a> {
     }
 
     /// The whole LpPacket TLV.
+    #[inline]
     pub fn wire(&self) -> &'a [u8] {
         self.wire
     }
 
     /// Offset of the LpPacket in the outermost decoded buffer.
+    #[inline]
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The header fields (acks are read with [`LpPacket::acks`]).
+    #[inline]
     pub fn headers(&self) -> &LpHeaders<'a> {
         &self.headers
     }
 
     /// Sequence.
+    #[inline]
     pub fn sequence(&self) -> Option<u64> {
         self.headers.sequence
     }
 
     /// FragIndex (0 when absent).
+    #[inline]
     pub fn frag_index(&self) -> u64 {
         self.headers.frag_index.unwrap_or(0)
     }
 
     /// FragCount (1 when absent).
+    #[inline]
     pub fn frag_count(&self) -> u64 {
         self.headers.frag_count.unwrap_or(1)
     }
 
     /// True when this LpPacket carries one piece of a fragmented packet.
+    #[inline]
     pub fn is_fragment(&self) -> bool {
         self.frag_count() > 1
     }
 
     /// PitToken.
+    #[inline]
     pub fn pit_token(&self) -> Option<&'a [u8]> {
         self.headers.pit_token
     }
 
     /// Nack, when this LpPacket carries a Nack of the Interest in its Fragment.
+    #[inline]
     pub fn nack(&self) -> Option<NackReason> {
         self.headers.nack
     }
 
     /// The Fragment's bytes (a whole network packet, or one piece of it); `None` for an IDLE
     /// packet.
+    #[inline]
     pub fn fragment(&self) -> Option<&'a [u8]> {
-        self.fragment.map(|(value, _)| value)
+        self.has_fragment.then(|| self.fragment.of(self.wire))
     }
 
     /// Offset of the Fragment's first byte in the outermost decoded buffer.
+    #[inline]
     pub fn fragment_offset(&self) -> Option<usize> {
-        self.fragment.map(|(_, offset)| offset)
+        self.has_fragment
+            .then(|| self.offset + self.fragment.start())
     }
 
     /// The Ack values, in order.
@@ -261,9 +286,13 @@ impl<'a> LpPacket<'a> {
     /// `Ok(None)` for IDLE packets and for pieces of a fragmented packet (feed those to a
     /// [`Reassembler`](crate::Reassembler)). A Nack must carry an Interest.
     pub fn network_packet(&self) -> Result<Option<Packet<'a>>> {
-        let Some((value, offset)) = self.fragment else {
+        if !self.has_fragment {
             return Ok(None);
-        };
+        }
+        let (value, offset) = (
+            self.fragment.of(self.wire),
+            self.offset + self.fragment.start(),
+        );
         if self.is_fragment() {
             return Ok(None);
         }
@@ -286,6 +315,19 @@ impl<'a> LpPacket<'a> {
             })),
             typ => Err(t.error(ErrorKind::NotAPacket(typ))),
         }
+    }
+}
+
+impl fmt::Debug for LpPacket<'_> {
+    /// The fields as the accessors return them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LpPacket")
+            .field("wire", &self.wire)
+            .field("offset", &self.offset)
+            .field("headers", &self.headers)
+            .field("has_acks", &self.has_acks)
+            .field("fragment", &self.fragment().zip(self.fragment_offset()))
+            .finish()
     }
 }
 

@@ -42,6 +42,13 @@ impl<'a> Name<'a> {
         Self::from_components(value, 0)
     }
 
+    /// A name from parts already validated (by a packet's decode): `value` holds `len`
+    /// components.
+    #[inline(always)]
+    pub(crate) const fn from_validated(value: &'a [u8], len: usize) -> Self {
+        Self { value, len }
+    }
+
     /// Validates the components of a Name TLV.
     pub(crate) fn from_tlv(t: Tlv<'a>) -> Result<Self> {
         Self::from_components(t.value, t.value_offset())
