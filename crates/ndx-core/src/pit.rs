@@ -335,6 +335,12 @@ impl Pit {
             self.counters.full += 1;
             return Err(PitFull(self.entries.len()));
         }
+        let id = PitId {
+            slot,
+            generation: self.entries[slot as usize].generation,
+        };
+        // Round up to the next tick: an entry never expires early.
+        let timer = self.timers.schedule(expiry.div_ceil(TICK_NS), id).ok();
         let e = &mut self.entries[slot as usize];
         e.live = true;
         e.hash = key;
@@ -346,15 +352,11 @@ impl Pit {
         e.in_records.clear();
         e.out_records.clear();
         e.strategy_state = 0;
-        e.expiry = 0;
+        e.expiry = expiry;
+        e.timer = timer;
         self.cbp_live += usize::from(cbp);
         self.mbf_live += usize::from(mbf);
-        let id = PitId {
-            slot,
-            generation: e.generation,
-        };
         self.counters.inserted += 1;
-        self.set_expiry(id, expiry);
         Ok(id)
     }
 
