@@ -631,17 +631,8 @@ impl Cs {
             return false;
         }
         m.live = false;
-        let (hash, alias, prev, next) = (m.hash, m.alias, m.prev, m.next);
-        if prev != NIL {
-            self.meta[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.meta[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
-        }
+        let (hash, alias) = (m.hash, m.alias);
+        self.unlink(slot);
         self.index.remove(hash, slot);
         if let Some((h, _)) = alias {
             self.index.remove(h, slot);
