@@ -339,8 +339,7 @@ impl Pit {
             slot,
             generation: self.entries[slot as usize].generation,
         };
-        // Round up to the next tick: an entry never expires early.
-        let timer = self.timers.schedule(expiry.div_ceil(TICK_NS), id).ok();
+        let timer = self.schedule(id, expiry);
         let e = &mut self.entries[slot as usize];
         e.live = true;
         e.hash = key;
@@ -390,12 +389,17 @@ impl Pit {
         if let Some(t) = old {
             self.timers.cancel(t);
         }
-        // Round up to the next tick: an entry never expires early.
-        let tick = expiry.div_ceil(TICK_NS);
-        let timer = self.timers.schedule(tick, id).ok();
+        let timer = self.schedule(id, expiry);
         if let Some(e) = self.get_mut(id) {
             e.timer = timer;
         }
+    }
+
+    /// Starts the timer of entry `id` for `expiry` (ns), rounded up to the next tick: an
+    /// entry never expires early. The wheel holds as many timers as the PIT has slots.
+    #[inline]
+    fn schedule(&mut self, id: PitId, expiry: u64) -> Option<TimerId> {
+        self.timers.schedule(expiry.div_ceil(TICK_NS), id).ok()
     }
 
     /// Erases the entry (satisfied, Nacked or expired).
