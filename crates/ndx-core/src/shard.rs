@@ -207,25 +207,32 @@ impl Actions {
             self.bytes.extend_from_slice(fragment);
             return start..self.bytes.len();
         };
-        // LpPacket, PitToken and Fragment headers (at most 18 + 2 + 18 bytes) and the token.
-        let mut head = [0u8; 40 + ndx_codec::MAX_PIT_TOKEN_LEN];
-        let frag_tlv = ndx_codec::tlv_len(types::LP_FRAGMENT, fragment.len());
-        let value = ndx_codec::tlv_len(types::LP_PIT_TOKEN, t.len()) + frag_tlv;
-        let head_len = ndx_codec::tlv_len(types::LP_PACKET, value) - fragment.len();
-        let Ok(mut w) = Writer::new(&mut head, head_len) else {
-            // A token longer than NDNLPv2 allows (never one we decoded or issued).
+        let flen = fragment.len();
+        if t.len() > ndx_codec::MAX_PIT_TOKEN_LEN || flen > u32::MAX as usize / 2 {
+            // A token longer than NDNLPv2 allows (never one we decoded or issued), or a
+            // fragment no frame carries: the general encoder.
             let headers = LpHeaders {
                 pit_token: Some(t),
                 ..LpHeaders::default()
             };
             return self.push_packet(&headers, fragment);
-        };
-        let written = w.header(types::LP_PACKET, value).is_ok()
-            && w.tlv(types::LP_PIT_TOKEN, t).is_ok()
-            && w.header(types::LP_FRAGMENT, fragment.len()).is_ok();
-        let at = w.len();
-        debug_assert!(written && at == head_len);
-        self.bytes.reserve(at + fragment.len());
+        }
+        // LpPacket (type 100), PitToken (98) and Fragment (80) headers and the token, written
+        // straight: every TLV-TYPE is one byte, the token's length too (at most 32), and the
+        // two other lengths take 1, 3 or 5 bytes.
+        let mut head = [0u8; 2 * 5 + 4 + ndx_codec::MAX_PIT_TOKEN_LEN];
+        let value = 2 + t.len() + 1 + ndx_codec::varnum_len(flen as u64) + flen;
+        head[0] = types::LP_PACKET as u8;
+        let mut at = 1 + put_short_varnum(&mut head[1..], value);
+        head[at] = types::LP_PIT_TOKEN as u8;
+        head[at + 1] = t.len() as u8;
+        at += 2;
+        head[at..at + t.len()].copy_from_slice(t);
+        at += t.len();
+        head[at] = types::LP_FRAGMENT as u8;
+        at += 1;
+        at += put_short_varnum(&mut head[at..], flen);
+        self.bytes.reserve(at + flen);
         self.bytes.extend_from_slice(&head[..at]);
         self.bytes.extend_from_slice(fragment);
         start..self.bytes.len()
@@ -1568,6 +1575,25 @@ fn put_segment(buf: &mut Vec<u8>, n: u64) {
 fn put_header(buf: &mut Vec<u8>, typ: u64, len: usize) {
     put_varnum(buf, typ);
     put_varnum(buf, len as u64);
+}
+
+/// Writes VAR-NUMBER `v` (at most `u32::MAX`) at the start of `buf` (at least 5 bytes) and
+/// returns its length.
+#[inline(always)]
+fn put_short_varnum(buf: &mut [u8], v: usize) -> usize {
+    debug_assert!(v <= u32::MAX as usize && buf.len() >= 5);
+    if v < 253 {
+        buf[0] = v as u8;
+        1
+    } else if v <= 0xFFFF {
+        buf[0] = 253;
+        buf[1..3].copy_from_slice(&(v as u16).to_be_bytes());
+        3
+    } else {
+        buf[0] = 254;
+        buf[1..5].copy_from_slice(&(v as u32).to_be_bytes());
+        5
+    }
 }
 
 fn put_varnum(buf: &mut Vec<u8>, v: u64) {
