@@ -23,7 +23,7 @@ use crate::hash::{HashKey, NameHashes};
 use crate::l2::{
     L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park, Parked,
 };
-use crate::pit::{InRecord, OutRecord, Pit, PitFull, PitId, TokenBuf, pit_key};
+use crate::pit::{InRecord, OutRecord, PIT_TOKEN_LEN, Pit, PitFull, PitId, TokenBuf, pit_key};
 use crate::strategy::{self, Ctx, Decision, StrategyKind};
 
 /// What the shard does with Data nobody asked for.
@@ -227,13 +227,19 @@ impl Actions {
         head[at] = types::LP_PIT_TOKEN as u8;
         head[at + 1] = t.len() as u8;
         at += 2;
-        head[at..at + t.len()].copy_from_slice(t);
+        match <&[u8; PIT_TOKEN_LEN]>::try_from(t) {
+            // Our own tokens (every forwarded Interest): a fixed-size copy, no call.
+            Ok(ours) => head[at..at + PIT_TOKEN_LEN].copy_from_slice(ours),
+            Err(_) => head[at..at + t.len()].copy_from_slice(t),
+        }
         at += t.len();
         head[at] = types::LP_FRAGMENT as u8;
         at += 1;
         at += put_short_varnum(&mut head[at..], flen);
-        self.bytes.reserve(at + flen);
-        self.bytes.extend_from_slice(&head[..at]);
+        // The whole fixed-size head is appended then cut back: a copy of known size.
+        self.bytes.reserve(head.len() + flen);
+        self.bytes.extend_from_slice(&head);
+        self.bytes.truncate(start + at);
         self.bytes.extend_from_slice(fragment);
         start..self.bytes.len()
     }
