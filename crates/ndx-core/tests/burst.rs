@@ -1,6 +1,7 @@
 //! `Shard::process_burst` does exactly what `Shard::process` does frame by frame: the same
 //! sends (faces and bytes, in order), drops, counters and PIT, on random traffic (Interests,
-//! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts.
+//! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts (up to
+//! 100 frames: one group, or several pipelined).
 
 use ndx_codec::{InterestRepr, LpHeaders};
 use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
@@ -62,7 +63,7 @@ proptest! {
     #[test]
     fn burst_equals_one_by_one(
         traffic in proptest::collection::vec(
-            proptest::collection::vec((0u32..4, frame(), any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..40),
+            proptest::collection::vec((0u32..4, frame(), any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..100),
             1..12),
         gaps in proptest::collection::vec(0u64..20_000_000, 12),
     ) {
