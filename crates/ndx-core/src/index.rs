@@ -54,22 +54,53 @@ impl HashIndex {
 
     /// Adds `slot` under `hash`; false when the index is at capacity.
     pub(crate) fn insert(&mut self, hash: u64, slot: u32) -> bool {
+        self.insert_pos(hash, slot).is_some()
+    }
+
+    /// Adds `slot` under `hash` and returns where it went, for [`remove_pos`](Self::remove_pos);
+    /// `None` when the index is at capacity. Entries never move once placed.
+    #[inline]
+    pub(crate) fn insert_pos(&mut self, hash: u64, slot: u32) -> Option<u32> {
         if self.len >= self.capacity {
-            return false;
+            return None;
         }
         let mut b = hash as usize & self.mask;
         for _ in 0..self.buckets.len() {
             let bucket = &mut self.buckets[b];
-            if let Some(s) = bucket.tags.iter().position(|&t| t == 0) {
+            let empty = ndx_mem::eq_mask7(&bucket.tags, 0);
+            if empty != 0 {
+                let s = empty.trailing_zeros() as usize;
                 bucket.tags[s] = tag_of(hash);
                 bucket.slots[s] = slot;
                 self.len += 1;
-                return true;
+                return Some((b as u32) << 3 | s as u32);
             }
             bucket.overflow += 1;
             b = (b + 1) & self.mask;
         }
-        false
+        None
+    }
+
+    /// Removes the entry [`insert_pos`](Self::insert_pos) put at `pos` under `hash`, without
+    /// searching for it.
+    #[inline]
+    pub(crate) fn remove_pos(&mut self, hash: u64, pos: u32) {
+        let b = (pos >> 3) as usize;
+        let Some(bucket) = self.buckets.get_mut(b) else {
+            return;
+        };
+        let Some(tag) = bucket.tags.get_mut((pos & 7) as usize) else {
+            return;
+        };
+        debug_assert_eq!(*tag, tag_of(hash), "remove_pos of a vacant position");
+        *tag = 0;
+        self.len -= 1;
+        // Undo the overflow marks this entry left on its way from home.
+        let mut o = hash as usize & self.mask;
+        while o != b {
+            self.buckets[o].overflow -= 1;
+            o = (o + 1) & self.mask;
+        }
     }
 
     /// Removes `slot` stored under `hash`; false if it was not there.
@@ -124,6 +155,16 @@ impl HashIndex {
         })
     }
 
+    /// False when nothing can be stored under `hash`: no tag match in its home bucket and no
+    /// overflow past it (a cheap first test before [`find`](Self::find), whose probe loop
+    /// costs a set-up even when it misses).
+    #[inline(always)]
+    pub(crate) fn may_hold(&self, hash: u64) -> bool {
+        self.buckets
+            .get(hash as usize & self.mask)
+            .is_none_or(|b| b.overflow != 0 || ndx_mem::eq_mask7(&b.tags, tag_of(hash)) != 0)
+    }
+
     /// Calls `f` with each slot stored under a hash with the same tag as `hash`, until `f`
     /// returns true (found); returns whether it did. Always inlined: each caller's closure
     /// then folds into its probe loop instead of being called through captured references.
@@ -154,33 +195,46 @@ impl HashIndex {
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use std::collections::HashSet;
+    use std::collections::HashMap;
 
     proptest! {
         /// Model-based: the index finds exactly the (hash, slot) pairs a set holds, including
         /// under heavy collisions (few distinct bucket bits) and at capacity.
         #[test]
-        fn behaves_like_a_set(ops in proptest::collection::vec((any::<bool>(), 0u64..40, 0u32..8), 1..400)) {
+        fn behaves_like_a_set(ops in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u64..40, 0u32..8), 1..400)) {
             let mut idx = HashIndex::new(60);
-            let mut model: HashSet<(u64, u32)> = HashSet::new();
-            for (insert, h, slot) in ops {
+            // (hash, slot) -> the position `insert_pos` gave it.
+            let mut model: HashMap<(u64, u32), u32> = HashMap::new();
+            for (insert, by_pos, h, slot) in ops {
                 // Spread tags but crowd buckets: the low bits repeat every 40 keys.
                 let hash = h.wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0xFFFF_FFFF_0000_0000 | (h % 5);
                 if insert {
-                    if model.contains(&(hash, slot)) { continue; }
-                    let ok = idx.insert(hash, slot);
-                    prop_assert_eq!(ok, model.len() < 60);
-                    if ok { model.insert((hash, slot)); }
+                    if model.contains_key(&(hash, slot)) { continue; }
+                    let pos = idx.insert_pos(hash, slot);
+                    prop_assert_eq!(pos.is_some(), model.len() < 60);
+                    if let Some(pos) = pos { model.insert((hash, slot), pos); }
+                } else if by_pos {
+                    // Removing by position: only entries that are there.
+                    if let Some(pos) = model.remove(&(hash, slot)) {
+                        idx.remove_pos(hash, pos);
+                    }
                 } else {
-                    prop_assert_eq!(idx.remove(hash, slot), model.remove(&(hash, slot)));
+                    prop_assert_eq!(idx.remove(hash, slot), model.remove(&(hash, slot)).is_some());
                 }
                 prop_assert_eq!(idx.len(), model.len());
-                for &(h2, s2) in &model {
+                for &(h2, s2) in model.keys() {
+                    prop_assert!(idx.may_hold(h2));
                     prop_assert!(idx.find(h2, |s| s == s2), "lost ({h2:x}, {s2})");
                 }
+                // A hash nothing is stored under is never found, and `may_hold` is false
+                // exactly when its home bucket has no matching tag and no overflow.
+                let absent = 0x5555_5555_0000_0000 | (h % 5);
+                prop_assert!(!idx.find(absent, |_| true));
+                let b = &idx.buckets[absent as usize & idx.mask];
+                prop_assert_eq!(idx.may_hold(absent), b.overflow != 0 || b.tags.contains(&tag_of(absent)));
             }
             // Every overflow mark is accounted for once the index is empty again.
-            for (h, s) in model.clone() { idx.remove(h, s); }
+            for (h, s) in model.keys().copied().collect::<Vec<_>>() { idx.remove(h, s); }
             prop_assert!(idx.buckets.iter().all(|b| b.overflow == 0 && b.tags.iter().all(|&t| t == 0)));
         }
     }

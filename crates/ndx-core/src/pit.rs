@@ -5,7 +5,7 @@
 //! # PIT tokens
 //! Every Interest the router forwards carries a 6-byte NDNLPv2 PitToken naming its entry:
 //! byte 0 is the shard (the XDP program steers the returning Data or Nack on it, as NDN-DPDK
-//! does), bytes 1-3 the slot, bytes 4-5 the low 16 bits of the slot's generation, so a token
+//! does), bytes 1-3 the slot, bytes 4-5 the low 16 bits of the slot's reuse count, so a token
 //! of an entry that has since been erased and reused is recognised as stale (and a Data is
 //! still checked against the entry's name). Six bytes because ndnd (YaNFD) refuses to echo
 //! any other length: with 8-byte tokens an ndnd upstream crashes.
@@ -18,7 +18,7 @@ use ndx_codec::{MAX_PIT_TOKEN_LEN, Name};
 
 use crate::face::FaceId;
 use crate::index::HashIndex;
-use crate::timer::{TimerId, TimerWheel};
+use crate::timer::TimerWheel;
 
 /// Length of the PIT tokens this router issues.
 pub const PIT_TOKEN_LEN: usize = 6;
@@ -38,6 +38,7 @@ pub fn token_shard(token: &[u8]) -> Option<u8> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PitId {
     slot: u32,
+    /// The slot's generation while the entry lives (always odd).
     generation: u32,
 }
 
@@ -99,15 +100,17 @@ pub struct OutRecord {
 /// One pending Interest.
 #[derive(Debug, Clone)]
 pub struct PitEntry {
+    /// Bumped on insert and on erase: odd while the entry lives, so a [`PitId`] check is
+    /// one compare and a slot's reuse is told from its former entry.
     generation: u32,
-    live: bool,
+    /// Where the index holds this entry ([`HashIndex::insert_pos`]).
+    index_pos: u32,
     hash: u64,
     name: Vec<u8>,
     components: usize,
     can_be_prefix: bool,
     must_be_fresh: bool,
     expiry: u64,
-    timer: Option<TimerId>,
     /// Downstreams, one record per face.
     pub in_records: Vec<InRecord>,
     /// Upstreams, one record per face.
@@ -120,14 +123,13 @@ impl PitEntry {
     fn empty() -> Self {
         Self {
             generation: 0,
-            live: false,
+            index_pos: 0,
             hash: 0,
             name: Vec::new(),
             components: 0,
             can_be_prefix: false,
             must_be_fresh: false,
             expiry: 0,
-            timer: None,
             in_records: Vec::new(),
             out_records: Vec::new(),
             strategy_state: 0,
@@ -218,7 +220,9 @@ pub struct Pit {
     index: HashIndex,
     entries: Vec<PitEntry>,
     free: Vec<u32>,
-    timers: TimerWheel<PitId>,
+    /// Timer `i` is slot `i`'s. Erasing an entry leaves its timer running: reusing the slot
+    /// moves it, and a timer that fires for an erased entry is ignored.
+    timers: TimerWheel,
     counters: PitCounters,
     /// Live entries with CanBePrefix / MustBeFresh, so Data lookups skip impossible variants.
     cbp_live: usize,
@@ -273,7 +277,7 @@ impl Pit {
         let n = self.entries.len().max(1);
         (self.entries.len() * size_of::<PitEntry>() + self.index.memory_bytes()) / n
             + size_of::<u32>()
-            + 40
+            + self.timers.bytes_per_timer()
     }
 
     /// Prefetches the index bucket of `key` (see the shard's burst path).
@@ -295,12 +299,23 @@ impl Pit {
     }
 
     /// The entry for (`name`, selectors), whose [`pit_key`] is `key`, if pending.
+    #[inline]
     pub fn find(&self, key: u64, name: &Name<'_>, cbp: bool, mbf: bool) -> Option<PitId> {
+        // Most Interests start a new entry: settle the common miss before the probe loop.
+        if !self.index.may_hold(key) {
+            return None;
+        }
+        self.probe(key, name, cbp, mbf)
+    }
+
+    /// [`find`](Self::find)'s probe of the index.
+    #[inline(never)]
+    fn probe(&self, key: u64, name: &Name<'_>, cbp: bool, mbf: bool) -> Option<PitId> {
         let mut found = None;
         let bytes = name.as_bytes();
         self.index.find(key, |slot| {
             let e = &self.entries[slot as usize];
-            let hit = e.live
+            let hit = e.generation & 1 == 1
                 && e.hash == key
                 && e.can_be_prefix == cbp
                 && e.must_be_fresh == mbf
@@ -330,18 +345,19 @@ impl Pit {
             self.counters.full += 1;
             return Err(PitFull(self.entries.len()));
         };
-        if !self.index.insert(key, slot) {
+        let Some(index_pos) = self.index.insert_pos(key, slot) else {
             self.free.push(slot);
             self.counters.full += 1;
             return Err(PitFull(self.entries.len()));
-        }
+        };
+        self.schedule(slot, expiry);
+        let e = &mut self.entries[slot as usize];
+        e.generation = e.generation.wrapping_add(1);
         let id = PitId {
             slot,
-            generation: self.entries[slot as usize].generation,
+            generation: e.generation,
         };
-        let timer = self.schedule(id, expiry);
-        let e = &mut self.entries[slot as usize];
-        e.live = true;
+        e.index_pos = index_pos;
         e.hash = key;
         e.name.clear();
         e.name.extend_from_slice(name.as_bytes());
@@ -352,9 +368,10 @@ impl Pit {
         e.out_records.clear();
         e.strategy_state = 0;
         e.expiry = expiry;
-        e.timer = timer;
-        self.cbp_live += usize::from(cbp);
-        self.mbf_live += usize::from(mbf);
+        if cbp | mbf {
+            self.cbp_live += usize::from(cbp);
+            self.mbf_live += usize::from(mbf);
+        }
         self.counters.inserted += 1;
         Ok(id)
     }
@@ -368,38 +385,34 @@ impl Pit {
     pub fn get(&self, id: PitId) -> Option<&PitEntry> {
         self.entries
             .get(id.slot as usize)
-            .filter(|e| e.live && e.generation == id.generation)
+            .filter(|e| e.generation == id.generation)
     }
 
     /// The entry, mutably, if `id` is still live.
     pub fn get_mut(&mut self, id: PitId) -> Option<&mut PitEntry> {
         self.entries
             .get_mut(id.slot as usize)
-            .filter(|e| e.live && e.generation == id.generation)
+            .filter(|e| e.generation == id.generation)
     }
 
     /// Moves the entry's expiry to `expiry` (ns), rescheduling its timer.
     pub fn set_expiry(&mut self, id: PitId, expiry: u64) {
+        let scheduled = self.timers.is_scheduled(id.slot);
         let Some(e) = self.get_mut(id) else { return };
-        if e.expiry == expiry && e.timer.is_some() {
+        if e.expiry == expiry && scheduled {
             return;
         }
-        let old = e.timer.take();
         e.expiry = expiry;
-        if let Some(t) = old {
-            self.timers.cancel(t);
-        }
-        let timer = self.schedule(id, expiry);
-        if let Some(e) = self.get_mut(id) {
-            e.timer = timer;
-        }
+        self.schedule(id.slot, expiry);
     }
 
-    /// Starts the timer of entry `id` for `expiry` (ns), rounded up to the next tick: an
-    /// entry never expires early. The wheel holds as many timers as the PIT has slots.
+    /// (Re)starts the timer of `slot` for `expiry` (ns), rounded up to the next tick: an
+    /// entry never expires early.
     #[inline]
-    fn schedule(&mut self, id: PitId, expiry: u64) -> Option<TimerId> {
-        self.timers.schedule(expiry.div_ceil(TICK_NS), id).ok()
+    fn schedule(&mut self, slot: u32, expiry: u64) {
+        // `div_ceil` without its remainder test; saturating only ~584 years from the epoch.
+        let tick = expiry.saturating_add(TICK_NS - 1) / TICK_NS;
+        self.timers.schedule(slot, tick);
     }
 
     /// Erases the entry (satisfied, Nacked or expired).
@@ -407,16 +420,13 @@ impl Pit {
         let Some(e) = self.get_mut(id) else {
             return false;
         };
-        e.live = false;
         e.generation = e.generation.wrapping_add(1);
-        let (hash, timer) = (e.hash, e.timer.take());
+        let (hash, index_pos) = (e.hash, e.index_pos);
         let (cbp, mbf) = (e.can_be_prefix, e.must_be_fresh);
         self.cbp_live -= usize::from(cbp);
         self.mbf_live -= usize::from(mbf);
-        if let Some(t) = timer {
-            self.timers.cancel(t);
-        }
-        self.index.remove(hash, id.slot);
+        // The timer keeps running (see `timers`).
+        self.index.remove_pos(hash, index_pos);
         self.free.push(id.slot);
         true
     }
@@ -425,11 +435,16 @@ impl Pit {
     /// caller handles it (e.g. records nonces in the dead-nonce list) and then erases it.
     pub fn next_expired(&mut self, now: u64) -> Option<PitId> {
         self.timers.advance(now / TICK_NS);
-        while let Some(id) = self.timers.pop_expired() {
-            if let Some(e) = self.get_mut(id) {
-                e.timer = None;
+        while let Some(slot) = self.timers.pop_expired() {
+            // An erased entry's timer fires too: skip it.
+            if let Some(e) = self.entries.get(slot as usize)
+                && e.generation & 1 == 1
+            {
                 self.counters.expired += 1;
-                return Some(id);
+                return Some(PitId {
+                    slot,
+                    generation: e.generation,
+                });
             }
         }
         None
@@ -440,7 +455,7 @@ impl Pit {
         let mut t = [0u8; PIT_TOKEN_LEN];
         t[0] = self.shard;
         t[1..4].copy_from_slice(&id.slot.to_be_bytes()[1..]);
-        t[4..6].copy_from_slice(&id.generation.to_be_bytes()[2..]);
+        t[4..6].copy_from_slice(&(id.generation >> 1).to_be_bytes()[2..]);
         t
     }
 
@@ -453,8 +468,9 @@ impl Pit {
         }
         let slot = u32::from_be_bytes([0, t[1], t[2], t[3]]);
         let e = self.entries.get(slot as usize)?;
-        let generation = u32::from_be_bytes([0, 0, t[4], t[5]]);
-        (e.live && e.generation & 0xFFFF == generation).then_some(PitId {
+        // Live (odd) and the same generation in the token's 16 bits.
+        let generation = u32::from_be_bytes([0, 0, t[4], t[5]]) << 1 | 1;
+        (e.generation & 0x1_FFFF == generation).then_some(PitId {
             slot,
             generation: e.generation,
         })
@@ -537,6 +553,87 @@ mod tests {
             Err(PitFull(2))
         );
         assert_eq!(pit.counters().full, 1);
+    }
+
+    #[test]
+    fn an_erased_entrys_timer_neither_fires_nor_disturbs_its_slots_next_entry() {
+        let mut pit = Pit::new(0, 1, 0);
+        let (a, b, c) = (n("/a"), n("/b"), n("/c"));
+        let ia = pit
+            .insert(1, &a.as_name(), false, false, 5_000_000)
+            .unwrap();
+        assert!(pit.erase(ia));
+        // The freed slot's timer (5 ms) still runs; reused with a later expiry, it moves.
+        let ib = pit
+            .insert(2, &b.as_name(), false, false, 90_000_000)
+            .unwrap();
+        assert_eq!(ib.slot, ia.slot);
+        assert_eq!(pit.next_expired(10_000_000), None);
+        assert_eq!(pit.next_expired(89_999_999), None);
+        assert_eq!(pit.next_expired(90_000_000), Some(ib));
+        assert!(pit.erase(ib));
+        // Reused with an earlier expiry than the erased entry's, it fires at its own.
+        let ic = pit.insert(3, &c.as_name(), true, true, 95_000_000).unwrap();
+        assert!(pit.erase(ic));
+        let id = pit
+            .insert(4, &a.as_name(), false, false, 91_000_000)
+            .unwrap();
+        assert_eq!(pit.next_expired(90_999_999), None);
+        assert_eq!(pit.next_expired(91_000_000), Some(id));
+        assert!(pit.erase(id));
+        // Left free, the erased entry's timer fires unseen.
+        assert_eq!(pit.next_expired(200_000_000), None);
+        assert_eq!(pit.counters().expired, 2);
+        assert!(!pit.has_can_be_prefix() && !pit.has_must_be_fresh());
+        // An erased entry whose timer already fired (expired, not yet popped) is skipped too.
+        let ie = pit
+            .insert(5, &b.as_name(), false, false, 201_000_000)
+            .unwrap();
+        pit.timers.advance(205);
+        assert!(pit.erase(ie));
+        assert_eq!(pit.next_expired(210_000_000), None);
+        assert!(pit.is_empty());
+    }
+
+    #[test]
+    fn crafted_tokens_naming_free_slots_are_refused() {
+        let mut pit = Pit::new(2, 8, 0);
+        let name = n("/x");
+        let id = pit.insert(1, &name.as_name(), false, false, 1).unwrap();
+        let token = pit.token(id);
+        assert!(pit.erase(id));
+        // Every reuse count of the erased slot and of a never-used one (slot 5).
+        for generation in 0..4u8 {
+            let mut t = token;
+            t[5] = generation;
+            assert_eq!(pit.by_token(&t), None, "erased slot, {t:?}");
+            let t = [2, 0, 0, 5, 0, generation];
+            assert_eq!(pit.by_token(&t), None, "never-used slot, {t:?}");
+        }
+    }
+
+    #[test]
+    fn stale_ids_and_tokens_after_many_reuses() {
+        let mut pit = Pit::new(7, 1, 0);
+        let name = n("/x");
+        let first = pit.insert(1, &name.as_name(), false, false, 1).unwrap();
+        let first_token = pit.token(first);
+        assert!(pit.erase(first));
+        let mut last = first;
+        for i in 1..=70_000u32 {
+            last = pit.insert(1, &name.as_name(), false, false, 1).unwrap();
+            assert!(pit.get(first).is_none());
+            if i < 65_536 {
+                assert_eq!(pit.by_token(&first_token), None, "reuse {i}");
+            } else if i == 65_536 {
+                // The token's 16 bits of reuse count wrap: the name check takes over.
+                assert_eq!(pit.by_token(&first_token), Some(last));
+            }
+            assert_eq!(pit.by_token(&pit.token(last)), Some(last));
+            assert!(pit.erase(last));
+            assert!(pit.get(last).is_none() && pit.by_token(&pit.token(last)).is_none());
+        }
+        assert_ne!(first, last);
     }
 
     #[test]

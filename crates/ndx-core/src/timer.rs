@@ -1,5 +1,6 @@
-//! A hierarchical timing wheel: O(1) schedule and cancel, no periodic scans (seed 004), all
-//! memory preallocated.
+//! A hierarchical timing wheel: O(1) schedule, move and cancel, no periodic scans (seed 004),
+//! all memory preallocated. Timers are numbered by their owner's slots (one per PIT entry), so
+//! the wheel keeps no free list, values or generations of its own.
 //!
 //! Four levels of 64 slots; level `L` holds timers whose deadline first differs from the
 //! current tick in 6-bit group `L`. When the clock crosses a group boundary, the slot of the
@@ -15,34 +16,12 @@ const NIL: u32 = u32::MAX;
 const DUE: u16 = u16::MAX - 1;
 const FREE: u16 = u16::MAX;
 
-/// Identifies a scheduled timer; stale ids (fired or cancelled) are recognised and ignored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TimerId {
-    index: u32,
-    generation: u32,
-}
-
-/// The wheel has no free timer slots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("timer wheel full ({0} timers)")]
-pub struct WheelFull(pub usize);
-
-#[derive(Debug, Clone)]
-struct Node<T> {
-    deadline: u64,
-    value: Option<T>,
-    prev: u32,
-    next: u32,
-    /// `level * 64 + slot`, [`DUE`] on the expired list, or [`FREE`].
-    place: u16,
-    generation: u32,
-}
-
-/// A timing wheel holding up to `capacity` timers that carry a `T` each.
+/// A timing wheel of `capacity` timers, one per index `0..capacity` (the owner's slot
+/// numbers, as the PIT's): each is either idle or scheduled for one deadline. Scheduling a
+/// scheduled timer moves it, so the owner never needs to cancel one before reusing its index.
 #[derive(Debug)]
-pub struct TimerWheel<T> {
-    nodes: Vec<Node<T>>,
-    free: u32,
+pub struct TimerWheel {
+    nodes: Vec<Node>,
     heads: [u32; SLOTS * LEVELS],
     occupied: [u64; LEVELS],
     due_head: u32,
@@ -51,27 +30,27 @@ pub struct TimerWheel<T> {
     len: usize,
 }
 
-impl<T> TimerWheel<T> {
-    /// A wheel for up to `capacity` timers, starting at tick `now`.
+#[derive(Debug, Clone, Copy)]
+struct Node {
+    deadline: u64,
+    prev: u32,
+    next: u32,
+    /// `level * 64 + slot`, [`DUE`] on the expired list, or [`FREE`] (idle).
+    place: u16,
+}
+
+impl TimerWheel {
+    /// A wheel of `capacity` idle timers, starting at tick `now`.
     pub fn new(capacity: usize, now: u64) -> Self {
-        let capacity = capacity.min(NIL as usize - 1);
-        let nodes = (0..capacity)
-            .map(|i| Node {
-                deadline: 0,
-                value: None,
-                prev: NIL,
-                next: if i + 1 < capacity {
-                    (i + 1) as u32
-                } else {
-                    NIL
-                },
-                place: FREE,
-                generation: 0,
-            })
-            .collect();
+        let capacity = capacity.min(NIL as usize);
+        let idle = Node {
+            deadline: 0,
+            prev: NIL,
+            next: NIL,
+            place: FREE,
+        };
         Self {
-            nodes,
-            free: if capacity > 0 { 0 } else { NIL },
+            nodes: vec![idle; capacity],
             heads: [NIL; SLOTS * LEVELS],
             occupied: [0; LEVELS],
             due_head: NIL,
@@ -81,12 +60,22 @@ impl<T> TimerWheel<T> {
         }
     }
 
-    /// Timers scheduled and not yet popped or cancelled.
+    /// Number of timers (indexes `0..capacity`).
+    pub fn capacity(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Bytes of memory per timer.
+    pub fn bytes_per_timer(&self) -> usize {
+        size_of::<Node>()
+    }
+
+    /// Timers scheduled (including expired ones not yet popped).
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// True when no timer is pending.
+    /// True when no timer is scheduled.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -96,34 +85,59 @@ impl<T> TimerWheel<T> {
         self.now
     }
 
-    /// Schedules `value` to fire at tick `deadline` (a past deadline fires at the next
-    /// advance).
-    pub fn schedule(&mut self, deadline: u64, value: T) -> Result<TimerId, WheelFull> {
-        let index = self.free;
-        let Some(node) = self.nodes.get_mut(index as usize) else {
-            return Err(WheelFull(self.nodes.len()));
-        };
-        self.free = node.next;
-        node.deadline = deadline;
-        node.value = Some(value);
-        node.generation = node.generation.wrapping_add(1);
-        let id = TimerId {
-            index,
-            generation: node.generation,
-        };
-        self.len += 1;
-        self.place(index);
-        Ok(id)
+    /// Whether timer `index` is scheduled (or expired and not yet popped).
+    pub fn is_scheduled(&self, index: u32) -> bool {
+        self.nodes
+            .get(index as usize)
+            .is_some_and(|n| n.place != FREE)
     }
 
-    /// Cancels a timer, returning its value; `None` if it already fired or was cancelled.
-    pub fn cancel(&mut self, id: TimerId) -> Option<T> {
-        let node = self.nodes.get(id.index as usize)?;
-        if node.generation != id.generation || node.place == FREE {
-            return None;
+    /// Schedules timer `index` to fire at tick `deadline` (a past deadline fires at the next
+    /// advance), moving it if it was scheduled; an index at or beyond the capacity is ignored.
+    ///
+    /// A timer whose new deadline falls in the list it already sits on stays where it is:
+    /// only its deadline is written (a reused index usually lands in the same slot).
+    #[inline]
+    pub fn schedule(&mut self, index: u32, deadline: u64) {
+        let place = self.place_of(deadline);
+        let Some(node) = self.nodes.get_mut(index as usize) else {
+            return;
+        };
+        node.deadline = deadline;
+        if node.place != place {
+            self.move_to(index, place);
         }
-        self.unlink(id.index);
-        Some(self.release(id.index))
+    }
+
+    /// Moves timer `index` from its list (if any) to the one of `place`.
+    #[inline(never)]
+    fn move_to(&mut self, index: u32, place: u16) {
+        let old = self.nodes[index as usize].place;
+        if old == FREE {
+            self.len += 1;
+        } else {
+            self.unlink(index, old);
+        }
+        if place == DUE {
+            self.push_due(index);
+        } else {
+            self.push_front(usize::from(place), index);
+        }
+    }
+
+    /// Cancels timer `index`; false if it was not scheduled.
+    pub fn cancel(&mut self, index: u32) -> bool {
+        let Some(node) = self.nodes.get_mut(index as usize) else {
+            return false;
+        };
+        let place = node.place;
+        if place == FREE {
+            return false;
+        }
+        node.place = FREE;
+        self.unlink(index, place);
+        self.len -= 1;
+        true
     }
 
     /// Advances the clock to tick `now`, moving every timer with `deadline <= now` to the
@@ -178,53 +192,49 @@ impl<T> TimerWheel<T> {
         best
     }
 
-    /// Takes one expired timer's value.
-    pub fn pop_expired(&mut self) -> Option<T> {
+    /// Takes one expired timer (it becomes idle), returning its index.
+    pub fn pop_expired(&mut self) -> Option<u32> {
         let index = self.due_head;
-        if index == NIL {
-            return None;
-        }
-        self.unlink(index);
-        Some(self.release(index))
-    }
-
-    fn release(&mut self, index: u32) -> T {
-        let free = self.free;
-        let node = &mut self.nodes[index as usize];
+        let node = self.nodes.get_mut(index as usize)?;
         node.place = FREE;
-        node.next = free;
-        node.prev = NIL;
-        self.free = index;
+        self.unlink(index, DUE);
         self.len -= 1;
-        node.value.take().expect("a placed timer holds its value")
+        Some(index)
     }
 
-    /// Puts node `index` where its deadline says, relative to `self.now`.
-    fn place(&mut self, index: u32) {
-        let deadline = self.nodes[index as usize].deadline;
+    /// Where a timer due at tick `deadline` goes, relative to `self.now`: `level * 64 + slot`
+    /// or [`DUE`].
+    #[inline]
+    fn place_of(&self, deadline: u64) -> u16 {
         if deadline <= self.now {
-            self.push_due(index);
-            return;
+            return DUE;
         }
         let diff = deadline ^ self.now;
         let top = BITS * (LEVELS as u32 - 1);
-        let (level, slot) = if diff >> (BITS * LEVELS as u32) == 0 {
+        // The highest 6-bit group in which deadline and now differ.
+        let level = (63 - diff.leading_zeros()) / BITS;
+        let (level, slot) = if level < LEVELS as u32 {
             // Deadline and now agree above group `level`: the slot lies ahead of the cursor.
-            let mut level = 0;
-            while diff >> (BITS * (level as u32 + 1)) != 0 {
-                level += 1;
-            }
-            (level, (deadline >> (BITS * level as u32)) & MASK)
+            (level, (deadline >> (BITS * level)) & MASK)
         } else if (deadline >> top) - (self.now >> top) <= SLOTS as u64 {
             // Within one rotation of the top level (across a wrap): its slot comes round in time.
-            (LEVELS - 1, (deadline >> top) & MASK)
+            (LEVELS as u32 - 1, (deadline >> top) & MASK)
         } else {
             // Beyond the wheel: park one slot behind the cursor (the farthest point, still
             // before the deadline); re-placed when that slot cascades.
-            (LEVELS - 1, ((self.now >> top) + MASK) & MASK)
+            (LEVELS as u32 - 1, ((self.now >> top) + MASK) & MASK)
         };
-        let place = level * SLOTS + slot as usize;
-        self.push_front(place, index);
+        (level as usize * SLOTS + slot as usize) as u16
+    }
+
+    /// Puts node `index` (unlinked) where its deadline says.
+    fn place(&mut self, index: u32) {
+        let place = self.place_of(self.nodes[index as usize].deadline);
+        if place == DUE {
+            self.push_due(index);
+        } else {
+            self.push_front(usize::from(place), index);
+        }
     }
 
     fn push_front(&mut self, place: usize, index: u32) {
@@ -258,10 +268,12 @@ impl<T> TimerWheel<T> {
         self.due_tail = index;
     }
 
-    fn unlink(&mut self, index: u32) {
-        let (prev, next, place) = {
+    /// Takes node `index` off the list of `place` (its place before the caller changed it).
+    #[inline]
+    fn unlink(&mut self, index: u32, place: u16) {
+        let (prev, next) = {
             let n = &self.nodes[index as usize];
-            (n.prev, n.next, n.place)
+            (n.prev, n.next)
         };
         if prev != NIL {
             self.nodes[prev as usize].next = next;
@@ -270,18 +282,17 @@ impl<T> TimerWheel<T> {
             self.nodes[next as usize].prev = prev;
         }
         if place == DUE {
-            if self.due_head == index {
+            if prev == NIL {
                 self.due_head = next;
             }
-            if self.due_tail == index {
+            if next == NIL {
                 self.due_tail = prev;
             }
-        } else {
-            let p = place as usize;
-            if self.heads[p] == index {
-                self.heads[p] = next;
-            }
-            if self.heads[p] == NIL {
+        } else if prev == NIL {
+            // The head of its slot.
+            let p = usize::from(place);
+            self.heads[p] = next;
+            if next == NIL {
                 self.occupied[p / SLOTS] &= !(1 << (p % SLOTS));
             }
         }
@@ -320,114 +331,171 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::BTreeMap;
 
+    fn drain(w: &mut TimerWheel) -> Vec<u32> {
+        let mut v: Vec<u32> = std::iter::from_fn(|| w.pop_expired()).collect();
+        v.sort_unstable();
+        v
+    }
+
     #[test]
     fn fires_at_deadline_not_before() {
         let mut w = TimerWheel::new(8, 0);
-        w.schedule(5, 'a').unwrap();
-        w.schedule(64, 'b').unwrap();
-        w.schedule(5000, 'c').unwrap();
+        w.schedule(0, 5);
+        w.schedule(1, 64);
+        w.schedule(2, 5000);
         w.advance(4);
         assert_eq!(w.pop_expired(), None);
         w.advance(5);
-        assert_eq!(w.pop_expired(), Some('a'));
+        assert_eq!(w.pop_expired(), Some(0));
         w.advance(63);
         assert_eq!(w.pop_expired(), None);
         w.advance(64);
-        assert_eq!(w.pop_expired(), Some('b'));
+        assert_eq!(w.pop_expired(), Some(1));
         w.advance(4999);
         assert_eq!(w.pop_expired(), None);
         w.advance(5000);
-        assert_eq!(w.pop_expired(), Some('c'));
+        assert_eq!(w.pop_expired(), Some(2));
         assert!(w.is_empty());
     }
 
     #[test]
-    fn cancel_and_stale_ids() {
+    fn cancel_and_reschedule() {
         let mut w = TimerWheel::new(2, 100);
-        let a = w.schedule(200, 1).unwrap();
-        let b = w.schedule(300, 2).unwrap();
-        assert_eq!(w.schedule(400, 3), Err(WheelFull(2)));
-        assert_eq!(w.cancel(a), Some(1));
-        assert_eq!(w.cancel(a), None);
-        let c = w.schedule(250, 3).unwrap();
-        assert_eq!(c.index, a.index);
-        assert_eq!(
-            w.cancel(a),
-            None,
-            "a stale id must not cancel the slot's new timer"
-        );
-        w.advance(1000);
-        let mut got = vec![w.pop_expired().unwrap(), w.pop_expired().unwrap()];
-        got.sort();
-        assert_eq!(got, vec![2, 3]);
-        assert_eq!(w.cancel(b), None);
+        w.schedule(0, 200);
+        w.schedule(1, 300);
+        w.schedule(7, 300); // beyond the capacity: ignored
+        assert_eq!(w.len(), 2);
+        assert!(w.cancel(0));
+        assert!(!w.cancel(0));
+        assert!(!w.is_scheduled(0));
+        // Moving a scheduled timer: within its slot, to another level, and back to due.
+        w.schedule(1, 301);
+        assert_eq!(w.len(), 1);
+        w.schedule(1, 100_000);
+        w.advance(301);
+        assert_eq!(w.pop_expired(), None);
+        w.schedule(1, 50);
+        w.schedule(0, 90);
+        assert_eq!(drain(&mut w), vec![0, 1], "past deadlines are due at once");
+        assert!(w.is_empty());
+        // An expired timer not yet popped can be moved back into the future.
+        w.schedule(0, 400);
+        w.advance(400);
+        w.schedule(0, 500);
+        assert_eq!(w.pop_expired(), None);
+        w.advance(500);
+        assert_eq!(w.pop_expired(), Some(0));
+    }
+
+    #[test]
+    fn moving_the_head_or_tail_of_a_list_keeps_the_rest() {
+        // Three timers share level-0 slot 10; move each position out in turn.
+        for moved in 0..3u32 {
+            let mut w = TimerWheel::new(3, 0);
+            for i in 0..3 {
+                w.schedule(i, 10);
+            }
+            w.schedule(moved, 20);
+            w.advance(10);
+            let rest: Vec<u32> = (0..3).filter(|&i| i != moved).collect();
+            assert_eq!(drain(&mut w), rest);
+            w.advance(20);
+            assert_eq!(drain(&mut w), vec![moved]);
+        }
+        // The same on the expired list.
+        for moved in 0..3u32 {
+            let mut w = TimerWheel::new(3, 0);
+            for i in 0..3 {
+                w.schedule(i, 10);
+            }
+            w.advance(10);
+            assert!(w.cancel(moved));
+            let rest: Vec<u32> = (0..3).filter(|&i| i != moved).collect();
+            assert_eq!(drain(&mut w), rest);
+            assert!(w.is_empty());
+        }
     }
 
     #[test]
     fn far_deadlines_are_rescheduled() {
         let mut w = TimerWheel::new(4, 7);
         let far = 7 + (1u64 << 30);
-        w.schedule(far, 'x').unwrap();
+        w.schedule(3, far);
         w.advance(far - 1);
         assert_eq!(w.pop_expired(), None);
         w.advance(far);
-        assert_eq!(w.pop_expired(), Some('x'));
+        assert_eq!(w.pop_expired(), Some(3));
     }
 
     #[derive(Debug, Clone)]
     enum Op {
-        Schedule(u64),
-        Cancel(usize),
+        Schedule(u32, u64),
+        Cancel(u32),
         Advance(u64),
+        Pop,
     }
 
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
-            4 => prop_oneof![0u64..100, 0u64..10_000, 0u64..1_000_000, 0u64..(1 << 32)].prop_map(Op::Schedule),
-            1 => any::<usize>().prop_map(Op::Cancel),
+            4 => (0u32..24, prop_oneof![0u64..100, 0u64..10_000, 0u64..1_000_000, 0u64..(1 << 32)]).prop_map(|(i, d)| Op::Schedule(i, d)),
+            1 => (0u32..24).prop_map(Op::Cancel),
             3 => prop_oneof![0u64..50, 0u64..5_000, 0u64..500_000, 0u64..(1 << 31)].prop_map(Op::Advance),
+            1 => Just(Op::Pop),
         ]
     }
 
     proptest! {
         /// Model-based: the wheel fires exactly the timers whose deadline has passed, each
-        /// once, compared with a BTreeMap reference.
+        /// once, compared with a BTreeMap reference; rescheduling a timer (scheduled, expired
+        /// or idle) moves it.
         #[test]
-        fn behaves_like_a_sorted_map(start in prop_oneof![0u64..1_000_000, (1u64 << 24) - 100..(1u64 << 24) + 100, 0u64..(1 << 40)], ops in proptest::collection::vec(op(), 1..200)) {
-            let mut w = TimerWheel::new(64, start);
-            let mut model: BTreeMap<u32, u64> = BTreeMap::new(); // value -> deadline
-            let mut ids = Vec::new();
+        fn behaves_like_a_map(start in prop_oneof![0u64..1_000_000, (1u64 << 24) - 100..(1u64 << 24) + 100, 0u64..(1 << 40)], ops in proptest::collection::vec(op(), 1..300)) {
+            let mut w = TimerWheel::new(20, start);
+            let mut model: BTreeMap<u32, u64> = BTreeMap::new(); // index -> deadline
             let mut now = start;
-            let mut next_value = 0u32;
             for op in ops {
                 match op {
-                    Op::Schedule(delta) => {
-                        let v = next_value;
-                        next_value += 1;
-                        match w.schedule(now + delta, v) {
-                            Ok(id) => { model.insert(v, now + delta); ids.push((id, v)); }
-                            Err(_) => prop_assert_eq!(model.len(), 64),
+                    Op::Schedule(i, delta) => {
+                        // A deadline may lie before now (due at once); 20..24 are out of range.
+                        let deadline = (now + delta).saturating_sub(50);
+                        w.schedule(i, deadline);
+                        if i < 20 {
+                            model.insert(i, deadline);
                         }
                     }
                     Op::Cancel(i) => {
-                        if !ids.is_empty() {
-                            let (id, v) = ids[i % ids.len()];
-                            prop_assert_eq!(w.cancel(id), model.remove(&v).map(|_| v));
-                        }
+                        prop_assert_eq!(w.cancel(i), model.remove(&i).is_some());
                     }
                     Op::Advance(delta) => {
                         now += delta;
                         w.advance(now);
-                        let mut fired = Vec::new();
-                        while let Some(v) = w.pop_expired() { fired.push(v); }
-                        fired.sort();
-                        let due: Vec<u32> = model.iter().filter(|(_, d)| **d <= now).map(|(v, _)| *v).collect();
-                        for v in &due { model.remove(v); }
-                        prop_assert_eq!(fired, due);
                     }
+                    Op::Pop => {
+                        match w.pop_expired() {
+                            Some(i) => {
+                                let d = model.remove(&i);
+                                prop_assert!(d.is_some_and(|d| d <= now), "popped {} due {:?} at {}", i, d, now);
+                            }
+                            None => prop_assert!(model.values().all(|&d| d > now)),
+                        }
+                    }
+                }
+                for i in 0..24 {
+                    prop_assert_eq!(w.is_scheduled(i), model.contains_key(&i));
+                }
+                // A slot's occupied bit is set exactly while its list is non-empty.
+                for (p, &head) in w.heads.iter().enumerate() {
+                    prop_assert_eq!(w.occupied[p / SLOTS] >> (p % SLOTS) & 1 == 1, head != NIL, "place {}", p);
                 }
                 prop_assert_eq!(w.len(), model.len());
             }
+            // Everything fires once its deadline passes.
+            now += 1 << 41;
+            w.advance(now);
+            let mut fired = drain(&mut w);
+            fired.dedup();
+            prop_assert_eq!(fired, model.keys().copied().collect::<Vec<_>>());
+            prop_assert!(w.is_empty());
         }
     }
 }
