@@ -17,7 +17,7 @@ use ndx_codec::{
 use crate::cs::{Cs, CsConfig};
 use crate::dispatch::content_of;
 use crate::dnl::DeadNonceList;
-use crate::face::{FaceId, FaceMap};
+use crate::face::{FaceId, FaceTable};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
 use crate::l2::{
@@ -314,8 +314,8 @@ pub struct Shard {
     dnl: DeadNonceList,
     fib: FibReader,
     reassembler: Reassembler,
-    faces: FaceMap<FaceInfo>,
-    pending: FaceMap<u32>,
+    faces: FaceTable<FaceInfo>,
+    pending: FaceTable<u32>,
     counters: ShardCounters,
     rng: u64,
     /// Whether bursts prefetch the FIB a level past stage 1 (see [`Speculate`]); follows the
@@ -390,8 +390,8 @@ impl Shard {
             dnl: DeadNonceList::new(cfg.dnl_capacity, cfg.dnl_lifetime_ns),
             fib,
             reassembler: Reassembler::new(ReassemblerConfig::default()),
-            faces: FaceMap::default(),
-            pending: FaceMap::default(),
+            faces: FaceTable::default(),
+            pending: FaceTable::default(),
             counters: ShardCounters::default(),
             rng: cfg.seed | 1,
             deep_fib_prefetch: true,
@@ -407,7 +407,7 @@ impl Shard {
     /// Declares a face (unknown faces are treated as remote point-to-point links).
     pub fn add_face(&mut self, face: FaceId, info: FaceInfo) {
         self.faces.insert(face, info);
-        self.pending.entry(face).or_insert(0);
+        self.pending.get_or_insert_with(face, || 0);
     }
 
     /// Forgets a face (its in/out-records expire normally).
@@ -976,7 +976,7 @@ impl Shard {
             Some(o) => *o = rec,
             None => {
                 e.out_records.push(rec);
-                *self.pending.entry(up).or_insert(0) += 1;
+                *self.pending.get_or_insert_with(up, || 0) += 1;
             }
         }
     }

@@ -123,7 +123,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) now: u64,
     pub(crate) ingress: FaceId,
     pub(crate) nexthops: &'a [NextHop],
-    pub(crate) pending: &'a crate::face::FaceMap<u32>,
+    pub(crate) pending: &'a crate::face::FaceTable<u32>,
     pub(crate) rng: &'a mut u64,
 }
 
