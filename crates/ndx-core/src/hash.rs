@@ -204,7 +204,13 @@ pub fn prefix_hashes(key: &HashKey, name: &Name<'_>, out: &mut [u64]) -> usize {
 /// End offset of the component TLV starting at `at` (None at the end of the name).
 #[inline]
 fn component_end(bytes: &[u8], at: usize) -> Option<usize> {
-    if at >= bytes.len() {
+    let rest = bytes.get(at..)?;
+    // The usual component: one-byte TLV-TYPE and TLV-LENGTH.
+    if let [0..=252, l @ 0..=252, ..] = rest {
+        let end = at + 2 + usize::from(*l);
+        return (end <= bytes.len()).then_some(end);
+    }
+    if rest.is_empty() {
         return None;
     }
     let (_, after_type) = varnum(bytes, at)?;
