@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 
 use crate::component::{Component, ComponentBuf, ComponentKind, DIGEST_LEN};
 use crate::error::{Element, Error, ErrorKind, Result};
+use crate::fast;
 use crate::name::{Name, NameBuf};
 use crate::order::Order;
 use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
@@ -86,11 +87,136 @@ impl<'a> Data<'a> {
     /// Decodes a Data TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
         let t = crate::tlv::read_one(wire)?;
-        Self::from_tlv(t)
+        Self::from_read_tlv(t)
     }
 
     /// Decodes a Data from an already-framed TLV (offsets stay those of the outer buffer).
+    ///
+    /// The usual element order is read by a straight-line fast path; anything else (and every
+    /// error) by the general decoder, from the start (see the `fast` module).
+    #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ == tt::DATA
+            && view::check_len(&t, Element::Data).is_ok()
+            && let Some(d) = Self::from_tlv_fast(&t)
+        {
+            return Ok(d);
+        }
+        Self::from_tlv_general(t)
+    }
+
+    /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
+    /// whose value is the tail of its wire: of the checks of `view::check_len`, only the
+    /// 4 GiB bound can fail.
+    #[inline(always)]
+    pub(crate) fn from_read_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ == tt::DATA
+            && t.wire.len() <= u32::MAX as usize
+            && let Some(d) = Self::from_tlv_fast(&t)
+        {
+            return Ok(d);
+        }
+        Self::from_tlv_general(t)
+    }
+
+    /// The fast path of [`from_tlv`](Self::from_tlv), for a Data TLV checked by
+    /// `view::check_len`: Name (every component in the short form of [`fast::name_count`]),
+    /// optional MetaInfo (see `meta_info_fast`), optional Content, SignatureInfo (SignatureType
+    /// first), SignatureValue, and nothing else, each element with a one-byte TLV-TYPE and a
+    /// minimal one- or three-byte TLV-LENGTH. `None` for any other Data, valid or not.
+    #[inline(always)]
+    pub(crate) fn from_tlv_fast(t: &Tlv<'a>) -> Option<Self> {
+        let wire = t.wire;
+        let at = |inner: &[u8]| Span::within(wire, inner);
+        let (name, mut rest) = fast::element(t.value, tt::NAME as u8)?;
+        let name_count = fast::name_count(name)?;
+        let mut d = Data {
+            wire,
+            offset: t.offset,
+            freshness: 0,
+            name_len: name.len() as u32,
+            name_count: name_count as u32,
+            content_type: 0,
+            signature_type: 0,
+            final_block_id: Span::default(),
+            content: Span::default(),
+            signature_info: Span::default(),
+            signature_value: Span::default(),
+            name_start: view::pos(wire, name) as u8,
+            signed_start: view::pos(wire, t.value) as u8,
+            content_type_len: 0,
+            signature_type_len: 0,
+            has_content: false,
+            has_freshness: false,
+        };
+        if let Some((meta, tail)) = fast::element(rest, tt::META_INFO as u8) {
+            d.meta_info_fast(meta)?;
+            rest = tail;
+        }
+        if let Some((content, tail)) = fast::element(rest, tt::CONTENT as u8) {
+            d.content = at(content);
+            d.has_content = true;
+            rest = tail;
+        }
+        // SignatureInfo: SignatureType, then any elements in the short forms.
+        let (info, rest) = fast::element(rest, tt::SIGNATURE_INFO as u8)?;
+        let [27, l, ref tail @ ..] = *info else {
+            return None;
+        };
+        let (sig_type, mut others) = tail.split_at_checked(usize::from(l))?;
+        if !fast::nni_len_ok(sig_type.len()) {
+            return None;
+        }
+        while !others.is_empty() {
+            others = fast::skip(others)?;
+        }
+        let at_sig_type = at(sig_type);
+        d.signature_type = at_sig_type.start() as u32;
+        d.signature_type_len = l;
+        d.signature_info = at(info);
+        let (value, rest) = fast::element(rest, tt::SIGNATURE_VALUE as u8)?;
+        if !rest.is_empty() {
+            return None;
+        }
+        d.signature_value = at(value);
+        Some(d)
+    }
+
+    /// The fast path's MetaInfo `meta` (a value in `self.wire`): optionally ContentType,
+    /// FreshnessPeriod and FinalBlockId (one short-form, non-digest component) in this order,
+    /// and nothing else.
+    #[inline(always)]
+    fn meta_info_fast(&mut self, meta: &[u8]) -> Option<()> {
+        let mut rest = meta;
+        if let [24, l, ref tail @ ..] = *rest {
+            let (value, after) = tail.split_at_checked(usize::from(l))?;
+            if !fast::nni_len_ok(value.len()) {
+                return None;
+            }
+            self.content_type = view::pos(self.wire, value) as u32;
+            self.content_type_len = l;
+            rest = after;
+        }
+        if let Some((v, after)) = fast::nni(rest, tt::FRESHNESS_PERIOD as u8) {
+            self.freshness = v;
+            self.has_freshness = true;
+            rest = after;
+        }
+        if let [26, len @ 0..=252, 3..=252, l @ 0..=252, ref tail @ ..] = *rest {
+            if usize::from(len) != usize::from(l) + 2 {
+                return None;
+            }
+            let after = tail.get(usize::from(l)..)?;
+            let value = rest.get(2..2 + usize::from(len))?;
+            self.final_block_id = Span::within(self.wire, value);
+            rest = after;
+        }
+        rest.is_empty().then_some(())
+    }
+
+    /// The general decoder: every element order, every encoding, every error.
+    #[inline(never)]
+    pub(crate) fn from_tlv_general(t: Tlv<'a>) -> Result<Self> {
         if t.typ != tt::DATA {
             return Err(t.error(ErrorKind::Unexpected {
                 expected: Element::Data,

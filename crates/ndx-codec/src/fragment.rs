@@ -311,7 +311,7 @@ mod tests {
                 sequence: None,
                 frag_index: None,
                 frag_count: None,
-                ..*h
+                ..h
             };
             if i == 0 {
                 let want = LpHeaders {
@@ -328,7 +328,7 @@ mod tests {
                 // As full as possible: one more byte would not fit.
                 let more = LpHeaders {
                     frag_index: Some(i as u64),
-                    ..*h
+                    ..h
                 };
                 assert!(more.encoded_len(Some(payload.len() + 1)) > mtu);
             }

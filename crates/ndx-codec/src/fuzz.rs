@@ -6,8 +6,9 @@
 
 use core::cmp::Ordering;
 
-use crate::error::Error;
-use crate::tlv::Reader;
+use crate::error::{Element, Error, Result};
+use crate::tlv::{Reader, Tlv};
+use crate::view;
 use crate::{
     Data, Interest, LpHeaders, LpPacket, Name, NameBuf, Packet, Reassembler, ReassemblerConfig,
     tree,
@@ -19,6 +20,7 @@ const MAX_CHECKED: usize = 16;
 /// `Packet::decode`, then the checks of whichever packet it is; `tree::walk` over the same
 /// bytes. Neither may panic.
 pub fn packet(data: &[u8]) {
+    fast_paths_agree(data);
     match Packet::decode(data) {
         Ok(p) => {
             assert!(
@@ -42,6 +44,7 @@ pub fn packet(data: &[u8]) {
 
 /// `Interest::decode`; on success, the Interest's repr re-encodes and re-decodes to itself.
 pub fn interest(data: &[u8]) {
+    fast_paths_agree(data);
     match Interest::decode(data) {
         Ok(i) => {
             assert_eq!(i.wire(), data, "an Interest fills its buffer");
@@ -53,6 +56,7 @@ pub fn interest(data: &[u8]) {
 
 /// `Data::decode`; on success, the Data's repr re-encodes and re-decodes to itself.
 pub fn data(data: &[u8]) {
+    fast_paths_agree(data);
     match Data::decode(data) {
         Ok(d) => {
             assert_eq!(d.wire(), data, "a Data fills its buffer");
@@ -65,6 +69,7 @@ pub fn data(data: &[u8]) {
 /// `LpPacket::decode`; on success, its headers and fragment re-encode and re-decode to
 /// themselves, and the network packet inside (if any) passes its own checks.
 pub fn lp_packet(data: &[u8]) {
+    fast_paths_agree(data);
     match LpPacket::decode(data) {
         Ok(l) => {
             assert_eq!(l.wire(), data, "an LpPacket fills its buffer");
@@ -271,6 +276,147 @@ pub fn reassembler(data: &[u8]) {
     }
 }
 
+/// Which fast paths accepted an input of [`fast_paths_agree`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FastPaths {
+    /// The Interest fast path accepted the first TLV (or the LpPacket's Fragment).
+    pub interest: bool,
+    /// The Data fast path accepted the first TLV (or the LpPacket's Fragment).
+    pub data: bool,
+    /// The LpPacket fast path accepted the first TLV.
+    pub lp: bool,
+}
+
+/// The decoders' fast paths change no result: for the first TLV of `data` (and, in an
+/// LpPacket, its Fragment's TLV), `Interest::from_tlv`, `Data::from_tlv` and
+/// `LpPacket::from_tlv` return exactly what their general decoders return (equal views,
+/// accessor by accessor, or the same [`Error`]); and whenever a fast path accepts, so does the
+/// general decoder. Returns which fast paths accepted, so tests can check both sides of their
+/// guards are reached.
+pub fn fast_paths_agree(data: &[u8]) -> FastPaths {
+    let mut taken = FastPaths::default();
+    let Ok(t) = Reader::new(data).read() else {
+        return taken;
+    };
+    taken.interest = agree_interest(t);
+    taken.data = agree_data(t);
+    let fast = fast_ok(&t, crate::types::LP_PACKET, Element::LpPacket)
+        .then(|| LpPacket::from_tlv_fast(&t))
+        .flatten();
+    taken.lp = fast.is_some();
+    let general = LpPacket::from_tlv_general(t);
+    same(LpPacket::from_tlv(t), general, lp_fields);
+    same(LpPacket::from_read_tlv(t), general, lp_fields);
+    if let Some(f) = fast {
+        let g = general.expect("the general LpPacket decoder accepts what the fast path does");
+        assert_eq!(lp_fields(&f), lp_fields(&g), "LpPacket fast path differs");
+    }
+    if let Ok(lp) = general
+        && let (Some(frag), Some(at)) = (lp.fragment(), lp.fragment_offset())
+        && let Ok(inner) = Reader::with_base(frag, at).read()
+    {
+        taken.interest |= agree_interest(inner);
+        taken.data |= agree_data(inner);
+    }
+    taken
+}
+
+/// Whether `t` meets the fast paths' precondition (the type checked, `view::check_len`).
+fn fast_ok(t: &Tlv<'_>, typ: u64, what: Element) -> bool {
+    t.typ == typ && view::check_len(t, what).is_ok()
+}
+
+/// `Interest::from_tlv` agrees with the general decoder on `t`; whether the fast path took it.
+fn agree_interest(t: Tlv<'_>) -> bool {
+    let fast = fast_ok(&t, crate::types::INTEREST, Element::Interest)
+        .then(|| Interest::from_tlv_fast(&t))
+        .flatten();
+    let general = Interest::from_tlv_general(t);
+    same(Interest::from_tlv(t), general, interest_fields);
+    same(Interest::from_read_tlv(t), general, interest_fields);
+    if let Some(f) = &fast {
+        let g = general.expect("the general Interest decoder accepts what the fast path does");
+        assert_eq!(
+            interest_fields(f),
+            interest_fields(&g),
+            "Interest fast path differs"
+        );
+    }
+    fast.is_some()
+}
+
+/// `Data::from_tlv` agrees with the general decoder on `t`; whether the fast path took it.
+fn agree_data(t: Tlv<'_>) -> bool {
+    let fast = fast_ok(&t, crate::types::DATA, Element::Data)
+        .then(|| Data::from_tlv_fast(&t))
+        .flatten();
+    let general = Data::from_tlv_general(t);
+    same(Data::from_tlv(t), general, data_fields);
+    same(Data::from_read_tlv(t), general, data_fields);
+    if let Some(f) = &fast {
+        let g = general.expect("the general Data decoder accepts what the fast path does");
+        assert_eq!(data_fields(f), data_fields(&g), "Data fast path differs");
+    }
+    fast.is_some()
+}
+
+/// Two decoding results are the same: the same error, or views with equal `fields`.
+fn same<T>(a: Result<T>, b: Result<T>, fields: fn(&T) -> String) {
+    match (&a, &b) {
+        (Ok(x), Ok(y)) => assert_eq!(fields(x), fields(y), "decoders disagree"),
+        (Err(x), Err(y)) => assert_eq!(x, y, "decoders report different errors"),
+        _ => panic!(
+            "one decoder accepts, the other does not: {:?} vs {:?}",
+            a.as_ref().err(),
+            b.as_ref().err()
+        ),
+    }
+}
+
+/// Every accessor of an Interest (`Debug` prints the fields as the accessors return them).
+fn interest_fields(i: &Interest<'_>) -> String {
+    let n = i.name();
+    format!(
+        "{i:?} {} {:?} {:?} {} {}",
+        n.len(),
+        n.as_bytes(),
+        i.forwarding_hint().map(|f| f.names().collect::<Vec<_>>()),
+        i.effective_lifetime_ms(),
+        i.params_digest_ok(),
+    )
+}
+
+/// Every accessor of a Data.
+fn data_fields(d: &Data<'_>) -> String {
+    let n = d.name();
+    format!(
+        "{d:?} {} {:?} {} {} {:?}",
+        n.len(),
+        n.as_bytes(),
+        d.has_content(),
+        d.digest_signature_ok(),
+        d.signed_portion(),
+    )
+}
+
+/// Every accessor of an LpPacket, and the network packet it carries.
+fn lp_fields(l: &LpPacket<'_>) -> String {
+    let inner = match l.network_packet() {
+        Ok(Some(Packet::Interest(i))) => interest_fields(&i),
+        Ok(Some(Packet::Data(d))) => data_fields(&d),
+        other => format!("{other:?}"),
+    };
+    format!(
+        "{l:?} {:?} {} {} {:?} {:?} {:?} {inner}",
+        l.acks().collect::<Vec<_>>(),
+        l.frag_index(),
+        l.frag_count(),
+        l.sequence(),
+        l.pit_token(),
+        l.nack(),
+    )
+}
+
 fn check_error(e: Error, data: &[u8]) {
     assert!(
         e.offset <= data.len(),
@@ -387,7 +533,7 @@ fn check_lp(l: &LpPacket<'_>, buf: &[u8]) {
     let acks: Vec<u64> = l.acks().collect();
     let headers = LpHeaders {
         acks: &acks,
-        ..*l.headers()
+        ..l.headers()
     };
     let mut out = vec![0; headers.encoded_len(l.fragment().map(<[u8]>::len))];
     let n = headers
@@ -396,7 +542,7 @@ fn check_lp(l: &LpPacket<'_>, buf: &[u8]) {
     assert_eq!(n, out.len());
     let again = LpPacket::decode(&out)
         .unwrap_or_else(|e| panic!("re-encoded LP headers must decode: {e} ({headers:?})"));
-    assert_eq!(*again.headers(), *l.headers(), "LP header round trip");
+    assert_eq!(again.headers(), l.headers(), "LP header round trip");
     assert_eq!(again.acks().collect::<Vec<_>>(), acks, "Ack round trip");
     assert_eq!(again.fragment(), l.fragment(), "Fragment round trip");
 }

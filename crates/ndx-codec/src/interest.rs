@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 
 use crate::component::ComponentKind;
 use crate::error::{Element, Error, ErrorKind, Result};
+use crate::fast;
 use crate::name::{Name, NameBuf};
 use crate::order::Order;
 use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
@@ -65,12 +66,102 @@ impl<'a> Interest<'a> {
     /// Decodes an Interest TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
         let t = crate::tlv::read_one(wire)?;
-        Self::from_tlv(t)
+        Self::from_read_tlv(t)
     }
 
     /// Decodes an Interest from an already-framed TLV (offsets stay those of the outer buffer).
-    #[inline]
+    ///
+    /// The usual element order is read by a straight-line fast path; anything else (and every
+    /// error) by the general decoder, from the start (see the `fast` module).
+    #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ == tt::INTEREST
+            && view::check_len(&t, Element::Interest).is_ok()
+            && let Some(i) = Self::from_tlv_fast(&t)
+        {
+            return Ok(i);
+        }
+        Self::from_tlv_general(t)
+    }
+
+    /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
+    /// whose value is the tail of its wire: of the checks of `view::check_len`, only the
+    /// 4 GiB bound can fail.
+    #[inline(always)]
+    pub(crate) fn from_read_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ == tt::INTEREST
+            && t.wire.len() <= u32::MAX as usize
+            && let Some(i) = Self::from_tlv_fast(&t)
+        {
+            return Ok(i);
+        }
+        Self::from_tlv_general(t)
+    }
+
+    /// The fast path of [`from_tlv`](Self::from_tlv), for an Interest TLV checked by
+    /// `view::check_len`: a non-empty Name (every component in the short form of
+    /// [`fast::name_count`]), then optionally CanBePrefix, MustBeFresh, Nonce,
+    /// InterestLifetime and HopLimit in this order, and nothing else. `None` for any other
+    /// Interest, valid or not.
+    #[inline(always)]
+    pub(crate) fn from_tlv_fast(t: &Tlv<'a>) -> Option<Self> {
+        let wire = t.wire;
+        let (name, mut rest) = fast::element(t.value, tt::NAME as u8)?;
+        let name_count = fast::name_count(name)?;
+        if name_count == 0 {
+            return None;
+        }
+        let mut flags = 0;
+        if let [33, 0, ref tail @ ..] = *rest {
+            flags |= CAN_BE_PREFIX;
+            rest = tail;
+        }
+        if let [18, 0, ref tail @ ..] = *rest {
+            flags |= MUST_BE_FRESH;
+            rest = tail;
+        }
+        let mut nonce = 0;
+        if let [10, 4, a, b, c, d, ref tail @ ..] = *rest {
+            nonce = u32::from_be_bytes([a, b, c, d]);
+            flags |= NONCE;
+            rest = tail;
+        }
+        let mut lifetime = 0;
+        if let Some((v, tail)) = fast::nni(rest, tt::INTEREST_LIFETIME as u8) {
+            lifetime = v;
+            flags |= LIFETIME;
+            rest = tail;
+        }
+        let mut hop_limit = 0;
+        if let [34, 1, _, ref tail @ ..] = *rest {
+            hop_limit = wire.len() - rest.len() + 2;
+            flags |= HOP_LIMIT;
+            rest = tail;
+        }
+        if !rest.is_empty() {
+            return None;
+        }
+        Some(Interest {
+            wire,
+            offset: t.offset,
+            name_len: name.len() as u32,
+            name_count: name_count as u32,
+            lifetime,
+            forwarding_hint: Span::default(),
+            nonce,
+            hop_limit: hop_limit as u32,
+            params_start: 0,
+            app_params: Span::default(),
+            signature_info: Span::default(),
+            signature_value: Span::default(),
+            name_start: view::pos(wire, name) as u8,
+            flags,
+        })
+    }
+
+    /// The general decoder: every element order, every encoding, every error.
+    #[inline(never)]
+    pub(crate) fn from_tlv_general(t: Tlv<'a>) -> Result<Self> {
         if t.typ != tt::INTEREST {
             return Err(t.error(ErrorKind::Unexpected {
                 expected: Element::Interest,

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::error::{Element, Error, ErrorKind, Result};
+use crate::fast;
 use crate::packet::Packet;
 use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
 use crate::types::{self as tt, lp_is_ignorable};
@@ -66,26 +67,50 @@ impl CachePolicy {
 
 /// An LpPacket, borrowed from the frame.
 ///
-/// Beside its [`LpHeaders`], it keeps the whole TLV and the Fragment's `u32` position in it
-/// (see the `view` module).
+/// Compact (80 bytes), as it is built, returned and matched on for every frame the router
+/// receives: the whole TLV, the fields the forwarding path reads (Sequence, FragIndex,
+/// FragCount, PitToken, Nack, NextHopFaceId, and the Fragment's `u32` position; see the `view`
+/// module) decoded, and the rarer header fields re-read from the TLV by
+/// [`headers`](LpPacket::headers) when there are any.
 #[derive(Clone, Copy)]
 pub struct LpPacket<'a> {
-    headers: LpHeaders<'a>,
     wire: &'a [u8],
     offset: usize,
-    /// The Fragment's TLV-VALUE, relative to `wire` (meaningful when `has_fragment`).
+    /// Sequence (meaningful with `SEQUENCE`).
+    sequence: u64,
+    /// FragIndex, 0 when absent.
+    frag_index: u64,
+    /// FragCount, 1 when absent.
+    frag_count: u64,
+    /// NextHopFaceId (meaningful with `NEXT_HOP`).
+    next_hop_face_id: u64,
+    /// The Fragment's TLV-VALUE, relative to `wire` (meaningful with `FRAGMENT`).
     fragment: Span,
-    /// Whether a Fragment is present (an IDLE packet has none).
-    has_fragment: bool,
-    /// Whether an Ack field is present ([`LpPacket::acks`] re-reads them from `wire`).
-    has_acks: bool,
+    /// PitToken's value, relative to `wire`; empty when absent (a PitToken never is).
+    pit_token: Span,
+    /// Nack.
+    nack: Option<NackReason>,
+    /// Presence bits (`SEQUENCE`…`OTHER`).
+    flags: u8,
 }
+
+/// [`LpPacket::flags`] bits.
+const SEQUENCE: u8 = 1;
+const FRAG_INDEX: u8 = 1 << 1;
+const FRAG_COUNT: u8 = 1 << 2;
+const NEXT_HOP: u8 = 1 << 3;
+/// A Fragment is present (an IDLE packet has none).
+const FRAGMENT: u8 = 1 << 4;
+/// An Ack field is present ([`LpPacket::acks`] re-reads them from the wire).
+const ACKS: u8 = 1 << 5;
+/// A header field not kept in the view is present ([`LpPacket::headers`] re-reads them).
+const OTHER: u8 = 1 << 6;
 
 impl<'a> LpPacket<'a> {
     /// Decodes an LpPacket TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
         let t = crate::tlv::read_one(wire)?;
-        Self::from_tlv(t)
+        Self::from_read_tlv(t)
     }
 
     /// Decodes an LpPacket from an already-framed TLV.
@@ -93,8 +118,120 @@ impl<'a> LpPacket<'a> {
     /// Rules (NDNLPv2): header fields precede Fragment; known fields other than Ack appear at
     /// most once; an unknown field is skipped when ignorable (800..=959 with the low two bits
     /// 00) and rejected otherwise; FragIndex < FragCount; PitToken is 1..=32 bytes.
-    #[inline]
+    ///
+    /// The usual header fields are read by a straight-line fast path; anything else (and every
+    /// error) by the general decoder, from the start (see the `fast` module).
+    #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ == tt::LP_PACKET
+            && view::check_len(&t, Element::LpPacket).is_ok()
+            && let Some(lp) = Self::from_tlv_fast(&t)
+        {
+            return Ok(lp);
+        }
+        Self::from_tlv_general(t)
+    }
+
+    /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
+    /// whose value is the tail of its wire: of the checks of `view::check_len`, only the
+    /// 4 GiB bound can fail.
+    #[inline(always)]
+    pub(crate) fn from_read_tlv(t: Tlv<'a>) -> Result<Self> {
+        if t.typ == tt::LP_PACKET
+            && t.wire.len() <= u32::MAX as usize
+            && let Some(lp) = Self::from_tlv_fast(&t)
+        {
+            return Ok(lp);
+        }
+        Self::from_tlv_general(t)
+    }
+
+    /// The fast path of [`from_tlv`](Self::from_tlv), for an LpPacket TLV checked by
+    /// `view::check_len`: optionally Sequence, FragIndex, FragCount, PitToken, Nack (empty
+    /// or one NackReason), NextHopFaceId, IncomingFaceId, CongestionMark and Fragment (with a
+    /// minimal one- or three-byte TLV-LENGTH), in this order (the order [`LpHeaders::encode`]
+    /// writes them in), and nothing else. `None` for any other LpPacket, valid or not.
+    #[inline(always)]
+    pub(crate) fn from_tlv_fast(t: &Tlv<'a>) -> Option<Self> {
+        let mut lp = LpPacket::empty(t);
+        let mut rest = t.value;
+        if let Some((v, tail)) = fast::nni(rest, tt::LP_SEQUENCE as u8) {
+            lp.sequence = v;
+            lp.flags |= SEQUENCE;
+            rest = tail;
+        }
+        if let Some((v, tail)) = fast::nni(rest, tt::LP_FRAG_INDEX as u8) {
+            lp.frag_index = v;
+            lp.flags |= FRAG_INDEX;
+            rest = tail;
+        }
+        if let Some((v, tail)) = fast::nni(rest, tt::LP_FRAG_COUNT as u8) {
+            lp.frag_count = v;
+            lp.flags |= FRAG_COUNT;
+            rest = tail;
+        }
+        if let [98, l @ 1..=32, ref tail @ ..] = *rest {
+            let (token, after) = tail.split_at_checked(usize::from(l))?;
+            lp.pit_token = Span::within(t.wire, token);
+            rest = after;
+        }
+        // Nack: empty, or one NackReason.
+        if let [253, 3, 0x20, len @ 0..=252, ref tail @ ..] = *rest {
+            let (value, after) = tail.split_at_checked(usize::from(len))?;
+            lp.nack = Some(if value.is_empty() {
+                NackReason::Unspecified
+            } else {
+                let (code, none) = fast::nni3(value, tt::LP_NACK_REASON as u16)?;
+                if !none.is_empty() {
+                    return None;
+                }
+                NackReason::from_code(code)
+            });
+            rest = after;
+        }
+        if let Some((v, tail)) = fast::nni3(rest, tt::LP_NEXT_HOP_FACE_ID as u16) {
+            lp.next_hop_face_id = v;
+            lp.flags |= NEXT_HOP;
+            rest = tail;
+        }
+        // Valid, but kept out of the view: `headers` re-reads them.
+        for typ in [tt::LP_INCOMING_FACE_ID, tt::LP_CONGESTION_MARK] {
+            if let Some((_, tail)) = fast::nni3(rest, typ as u16) {
+                lp.flags |= OTHER;
+                rest = tail;
+            }
+        }
+        if let Some((fragment, after)) = fast::element(rest, tt::LP_FRAGMENT as u8) {
+            lp.fragment = Span::within(t.wire, fragment);
+            lp.flags |= FRAGMENT;
+            rest = after;
+        }
+        if !rest.is_empty() || lp.frag_count == 0 || lp.frag_index >= lp.frag_count {
+            return None;
+        }
+        Some(lp)
+    }
+
+    /// An LpPacket view of `t` with no field.
+    #[inline(always)]
+    fn empty(t: &Tlv<'a>) -> Self {
+        LpPacket {
+            wire: t.wire,
+            offset: t.offset,
+            sequence: 0,
+            frag_index: 0,
+            frag_count: 1,
+            next_hop_face_id: 0,
+            fragment: Span::default(),
+            pit_token: Span::default(),
+            nack: None,
+            flags: 0,
+        }
+    }
+
+    /// The general decoder: every field order, every encoding, every error.
+    #[inline(never)]
+    pub(crate) fn from_tlv_general(t: Tlv<'a>) -> Result<Self> {
         if t.typ != tt::LP_PACKET {
             return Err(t.error(ErrorKind::Unexpected {
                 expected: Element::LpPacket,
@@ -102,15 +239,57 @@ impl<'a> LpPacket<'a> {
             }));
         }
         view::check_len(&t, Element::LpPacket)?;
-        let mut lp = LpPacket {
-            headers: LpHeaders::default(),
-            wire: t.wire,
-            offset: t.offset,
-            fragment: Span::default(),
-            has_fragment: false,
-            has_acks: false,
+        let (h, fragment, has_acks) = Self::fields(&t)?;
+        let count = h.frag_count.unwrap_or(1);
+        if count == 0 {
+            return Err(t.error(ErrorKind::Invalid(Element::FragCount)));
+        }
+        if h.frag_index.unwrap_or(0) >= count {
+            return Err(t.error(ErrorKind::Invalid(Element::FragIndex)));
+        }
+        let mut lp = LpPacket::empty(&t);
+        let mut set = |bit: u8, v: Option<u64>, to: &mut u64| {
+            if let Some(v) = v {
+                *to = v;
+                lp.flags |= bit;
+            }
         };
-        let h = &mut lp.headers;
+        set(SEQUENCE, h.sequence, &mut lp.sequence);
+        set(FRAG_INDEX, h.frag_index, &mut lp.frag_index);
+        set(FRAG_COUNT, h.frag_count, &mut lp.frag_count);
+        set(NEXT_HOP, h.next_hop_face_id, &mut lp.next_hop_face_id);
+        if let Some(token) = h.pit_token {
+            lp.pit_token = Span::within(t.wire, token);
+        }
+        lp.nack = h.nack;
+        if let Some(f) = fragment {
+            lp.fragment = Span::within(t.wire, f);
+            lp.flags |= FRAGMENT;
+        }
+        if has_acks {
+            lp.flags |= ACKS;
+        }
+        let kept = LpHeaders {
+            sequence: h.sequence,
+            frag_index: h.frag_index,
+            frag_count: h.frag_count,
+            pit_token: h.pit_token,
+            nack: h.nack,
+            next_hop_face_id: h.next_hop_face_id,
+            ..LpHeaders::default()
+        };
+        if h != kept {
+            lp.flags |= OTHER;
+        }
+        Ok(lp)
+    }
+
+    /// Reads and checks the fields of the LpPacket `t`: its headers (without the acks), its
+    /// Fragment's value, and whether it has Ack fields.
+    fn fields(t: &Tlv<'a>) -> Result<(LpHeaders<'a>, Option<&'a [u8]>, bool)> {
+        let mut h = LpHeaders::default();
+        let mut fragment = None;
+        let mut has_acks = false;
         let mut seen: u32 = 0;
         for e in t.children() {
             let e = e?;
@@ -138,7 +317,7 @@ impl<'a> LpPacket<'a> {
                     }));
                 }
             };
-            if lp.has_fragment {
+            if fragment.is_some() {
                 // Nothing but ignorable fields may follow the Fragment.
                 return Err(e.error(ErrorKind::UnknownCritical {
                     typ: e.typ,
@@ -153,10 +332,7 @@ impl<'a> LpPacket<'a> {
             }
             seen |= 1 << bit;
             match e.typ {
-                tt::LP_FRAGMENT => {
-                    lp.fragment = Span::within(t.wire, e.value);
-                    lp.has_fragment = true;
-                }
+                tt::LP_FRAGMENT => fragment = Some(e.value),
                 tt::LP_SEQUENCE => h.sequence = Some(e.nni(Element::Sequence)?),
                 tt::LP_FRAG_INDEX => h.frag_index = Some(e.nni(Element::FragIndex)?),
                 tt::LP_FRAG_COUNT => h.frag_count = Some(e.nni(Element::FragCount)?),
@@ -186,18 +362,11 @@ impl<'a> LpPacket<'a> {
                 tt::LP_HOP_COUNT_TAG => h.hop_count = Some(e.nni(Element::NonNegativeInteger)?),
                 _ => {
                     e.nni(Element::Ack)?;
-                    lp.has_acks = true;
+                    has_acks = true;
                 }
             }
         }
-        let count = h.frag_count.unwrap_or(1);
-        if count == 0 {
-            return Err(t.error(ErrorKind::Invalid(Element::FragCount)));
-        }
-        if h.frag_index.unwrap_or(0) >= count {
-            return Err(t.error(ErrorKind::Invalid(Element::FragIndex)));
-        }
-        Ok(lp)
+        Ok((h, fragment, has_acks))
     }
 
     /// The whole LpPacket TLV.
@@ -212,59 +381,96 @@ impl<'a> LpPacket<'a> {
         self.offset
     }
 
-    /// The header fields (acks are read with [`LpPacket::acks`]).
+    /// Whether flag `bit` is set.
+    #[inline(always)]
+    fn has(&self, bit: u8) -> bool {
+        self.flags & bit != 0
+    }
+
+    /// The header fields (acks are read with [`LpPacket::acks`]), by value: the view keeps
+    /// the usual ones and re-reads the others from the wire, only when there are any. The
+    /// accessors below read one field without building the rest.
     #[inline]
-    pub fn headers(&self) -> &LpHeaders<'a> {
-        &self.headers
+    pub fn headers(&self) -> LpHeaders<'a> {
+        let mut h = if self.has(OTHER) {
+            self.reread_headers()
+        } else {
+            LpHeaders::default()
+        };
+        h.sequence = self.sequence();
+        h.frag_index = self.has(FRAG_INDEX).then_some(self.frag_index);
+        h.frag_count = self.has(FRAG_COUNT).then_some(self.frag_count);
+        h.pit_token = self.pit_token();
+        h.nack = self.nack;
+        h.next_hop_face_id = self.next_hop_face_id();
+        h
+    }
+
+    /// All the header fields, read again from the wire.
+    #[cold]
+    #[inline(never)]
+    fn reread_headers(&self) -> LpHeaders<'a> {
+        // The whole LpPacket was decoded already, so reading it again cannot fail.
+        crate::tlv::read_one(self.wire)
+            .and_then(|t| Self::fields(&t))
+            .map(|(h, _, _)| h)
+            .unwrap_or_default()
     }
 
     /// Sequence.
     #[inline]
     pub fn sequence(&self) -> Option<u64> {
-        self.headers.sequence
+        self.has(SEQUENCE).then_some(self.sequence)
     }
 
     /// FragIndex (0 when absent).
     #[inline]
     pub fn frag_index(&self) -> u64 {
-        self.headers.frag_index.unwrap_or(0)
+        self.frag_index
     }
 
     /// FragCount (1 when absent).
     #[inline]
     pub fn frag_count(&self) -> u64 {
-        self.headers.frag_count.unwrap_or(1)
+        self.frag_count
     }
 
     /// True when this LpPacket carries one piece of a fragmented packet.
     #[inline]
     pub fn is_fragment(&self) -> bool {
-        self.frag_count() > 1
+        self.frag_count > 1
     }
 
     /// PitToken.
     #[inline]
     pub fn pit_token(&self) -> Option<&'a [u8]> {
-        self.headers.pit_token
+        (!self.pit_token.is_empty()).then(|| self.pit_token.of(self.wire))
     }
 
     /// Nack, when this LpPacket carries a Nack of the Interest in its Fragment.
     #[inline]
     pub fn nack(&self) -> Option<NackReason> {
-        self.headers.nack
+        self.nack
+    }
+
+    /// NextHopFaceId (the same as `headers().next_hop_face_id`, without building the
+    /// headers).
+    #[inline]
+    pub fn next_hop_face_id(&self) -> Option<u64> {
+        self.has(NEXT_HOP).then_some(self.next_hop_face_id)
     }
 
     /// The Fragment's bytes (a whole network packet, or one piece of it); `None` for an IDLE
     /// packet.
     #[inline]
     pub fn fragment(&self) -> Option<&'a [u8]> {
-        self.has_fragment.then(|| self.fragment.of(self.wire))
+        self.has(FRAGMENT).then(|| self.fragment.of(self.wire))
     }
 
     /// Offset of the Fragment's first byte in the outermost decoded buffer.
     #[inline]
     pub fn fragment_offset(&self) -> Option<usize> {
-        self.has_fragment
+        self.has(FRAGMENT)
             .then(|| self.offset + self.fragment.start())
     }
 
@@ -272,7 +478,7 @@ impl<'a> LpPacket<'a> {
     pub fn acks(&self) -> impl Iterator<Item = u64> + 'a {
         // The whole LpPacket was decoded already, so reading it again cannot fail.
         let (value, base) = match crate::tlv::read_one(self.wire) {
-            Ok(t) if self.has_acks => (t.value, self.offset + t.value_offset()),
+            Ok(t) if self.has(ACKS) => (t.value, self.offset + t.value_offset()),
             _ => (&[][..], 0),
         };
         Reader::with_base(value, base)
@@ -286,7 +492,7 @@ impl<'a> LpPacket<'a> {
     /// `Ok(None)` for IDLE packets and for pieces of a fragmented packet (feed those to a
     /// [`Reassembler`](crate::Reassembler)). A Nack must carry an Interest.
     pub fn network_packet(&self) -> Result<Option<Packet<'a>>> {
-        if !self.has_fragment {
+        if !self.has(FRAGMENT) {
             return Ok(None);
         }
         let (value, offset) = (
@@ -305,9 +511,9 @@ impl<'a> LpPacket<'a> {
             ));
         }
         match t.typ {
-            tt::INTEREST => crate::Interest::from_tlv(t).map(|i| Some(Packet::Interest(i))),
-            tt::DATA if self.headers.nack.is_none() => {
-                crate::Data::from_tlv(t).map(|d| Some(Packet::Data(d)))
+            tt::INTEREST => crate::Interest::from_read_tlv(t).map(|i| Some(Packet::Interest(i))),
+            tt::DATA if self.nack.is_none() => {
+                crate::Data::from_read_tlv(t).map(|d| Some(Packet::Data(d)))
             }
             tt::DATA => Err(t.error(ErrorKind::Unexpected {
                 expected: Element::Interest,
@@ -324,8 +530,8 @@ impl fmt::Debug for LpPacket<'_> {
         f.debug_struct("LpPacket")
             .field("wire", &self.wire)
             .field("offset", &self.offset)
-            .field("headers", &self.headers)
-            .field("has_acks", &self.has_acks)
+            .field("headers", &self.headers())
+            .field("has_acks", &self.has(ACKS))
             .field("fragment", &self.fragment().zip(self.fragment_offset()))
             .finish()
     }

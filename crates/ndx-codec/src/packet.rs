@@ -35,9 +35,9 @@ impl<'a> Packet<'a> {
             return Err(Error::new(ErrorKind::TrailingBytes(rest.len()), r.offset()));
         }
         match t.typ {
-            tt::INTEREST => Interest::from_tlv(t).map(Packet::Interest),
-            tt::DATA => Data::from_tlv(t).map(Packet::Data),
-            tt::LP_PACKET => LpPacket::from_tlv(t).map(Packet::Lp),
+            tt::INTEREST => Interest::from_read_tlv(t).map(Packet::Interest),
+            tt::DATA => Data::from_read_tlv(t).map(Packet::Data),
+            tt::LP_PACKET => LpPacket::from_read_tlv(t).map(Packet::Lp),
             typ => Err(t.error(ErrorKind::NotAPacket(typ))),
         }
     }

@@ -363,7 +363,7 @@ impl Reassembler {
         if !lp.is_fragment() {
             return Ok(lp.fragment().map(|packet| Reassembled {
                 packet,
-                headers: ReassembledHeaders::from_headers(lp.headers()),
+                headers: ReassembledHeaders::from_headers(&lp.headers()),
             }));
         }
         self.counters.fragments_received += 1;
@@ -464,7 +464,7 @@ impl Reassembler {
         slot.used = end;
         slot.received += 1;
         if index == 0 {
-            slot.headers = ReassembledHeaders::from_headers(lp.headers());
+            slot.headers = ReassembledHeaders::from_headers(&lp.headers());
         }
         if slot.received < count {
             return Ok(Stored::Pending);

@@ -247,7 +247,7 @@ proptest! {
         let n = h.encode(lp.fragment.as_deref(), &mut buf).unwrap();
         prop_assert_eq!(n, buf.len());
         let v = LpPacket::decode(&buf).unwrap();
-        let mut got = *v.headers();
+        let mut got = v.headers();
         let acks: Vec<u64> = v.acks().collect();
         prop_assert_eq!(&acks, &lp.acks);
         got.acks = &[];

@@ -537,7 +537,7 @@ impl Shard {
         speculate: Speculate,
         slot: &mut Staged<'f>,
     ) {
-        // Matched by reference: moving the 240-byte `LpPacket` out costs a copy.
+        // Matched by reference: the view is not moved out of the `Result`.
         match &Packet::decode(frame) {
             Ok(Packet::Interest(i)) => {
                 slot.packet = StagedPacket::Interest(*i);
@@ -551,7 +551,7 @@ impl Shard {
                 slot.inc = Incoming {
                     token: lp.pit_token(),
                     nack: lp.nack(),
-                    next_hop: lp.headers().next_hop_face_id,
+                    next_hop: lp.next_hop_face_id(),
                 };
                 slot.packet = match lp.network_packet() {
                     Ok(Some(Packet::Interest(i))) => StagedPacket::Interest(i),
@@ -716,7 +716,7 @@ impl Shard {
         let inc = Incoming {
             token: lp.pit_token(),
             nack: lp.nack(),
-            next_hop: lp.headers().next_hop_face_id,
+            next_hop: lp.next_hop_face_id(),
         };
         let packet = lp.network_packet().map_err(|_| ());
         self.on_network(now, face, packet, &inc, snap, out);

@@ -745,7 +745,7 @@ impl Core {
             }
             // Too big for the link: NDNLPv2 fragmentation of the packet inside.
             let (inner, headers) = match Packet::decode(bytes) {
-                Ok(Packet::Lp(lp)) => (lp.fragment(), *lp.headers()),
+                Ok(Packet::Lp(lp)) => (lp.fragment(), lp.headers()),
                 _ => (Some(bytes), LpHeaders::default()),
             };
             let (Some(inner), Ok(fr)) = (inner, Fragmenter::new(room)) else {
