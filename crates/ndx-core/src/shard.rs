@@ -464,67 +464,32 @@ impl Shard {
 
     /// Handles a burst of frames received at `now` (ns), in order, with the same result as
     /// calling [`process`](Self::process) on each: frames are decoded and their names hashed
-    /// first, then the PIT, CS, dead-nonce and FIB buckets of the whole group of up to 32
-    /// frames are prefetched (the CPU overlaps those cache misses), then the pipelines run.
-    /// In a longer burst the next group is prepared so before the current one runs, so its
-    /// misses also overlap that work. The FIB snapshot is loaded once per burst.
+    /// first, then the PIT, CS, dead-nonce and FIB buckets of the whole burst are prefetched (the
+    /// CPU overlaps those cache misses), then the pipelines run.
+    /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         let snap = self.fib.guard();
-        if frames.len() <= BURST {
-            let mut staged: [Staged<'_>; BURST] = [const { Staged::EMPTY }; BURST];
-            let staged = &mut staged[..frames.len()];
-            self.prepare(frames, &snap, staged);
-            for (st, &(face, frame)) in staged.iter_mut().zip(frames) {
+        let mut staged: [Staged<'_>; BURST] = [const { Staged::EMPTY }; BURST];
+        for group in frames.chunks(BURST) {
+            let speculate = if self.deep_fib_prefetch {
+                Speculate::Deep
+            } else {
+                Speculate::Shallow
+            };
+            for (slot, &(_, frame)) in staged.iter_mut().zip(group) {
+                self.stage(frame, &snap, speculate, slot);
+            }
+            let staged = &mut staged[..group.len()];
+            let (interests, likely_hits) = self.prefetch(staged, &snap, speculate);
+            // Mostly CS misses: the next burst prefetches the FIB a level deeper from the
+            // start. Mostly hits: it does not (the deeper prefix would be hashed and its lines
+            // fetched for nothing).
+            if interests > 0 {
+                self.deep_fib_prefetch = likely_hits * 2 < interests;
+            }
+            for (st, &(face, frame)) in staged.iter_mut().zip(group) {
                 self.run(now, face, frame, st, &snap, out);
             }
-            return;
-        }
-        // Longer bursts are pipelined by group: the next group is decoded, hashed and its
-        // lines prefetched before this one runs, so its misses overlap this group's work
-        // rather than only each other. Staging changes no state, so the order of effects is
-        // still the frames' order.
-        let mut slots: [[Staged<'_>; BURST]; 2] = [const { [const { Staged::EMPTY }; BURST] }; 2];
-        let (front, back) = slots.split_at_mut(1);
-        let (mut this, mut next) = (&mut front[0], &mut back[0]);
-        let mut groups = frames.chunks(BURST);
-        let mut group = groups.next().unwrap_or_default();
-        self.prepare(group, &snap, &mut this[..group.len()]);
-        loop {
-            let following = groups.next();
-            if let Some(g) = following {
-                self.prepare(g, &snap, &mut next[..g.len()]);
-            }
-            for (st, &(face, frame)) in this.iter_mut().zip(group) {
-                self.run(now, face, frame, st, &snap, out);
-            }
-            let Some(g) = following else { break };
-            group = g;
-            std::mem::swap(&mut this, &mut next);
-        }
-    }
-
-    /// The first two passes over a group of at most [`BURST`] frames: each is decoded and
-    /// hashed into its slot, then the group's table lines are prefetched.
-    fn prepare<'f>(
-        &mut self,
-        group: &[(FaceId, &'f [u8])],
-        snap: &FibSnapshot,
-        staged: &mut [Staged<'f>],
-    ) {
-        let speculate = if self.deep_fib_prefetch {
-            Speculate::Deep
-        } else {
-            Speculate::Shallow
-        };
-        for (slot, &(_, frame)) in staged.iter_mut().zip(group) {
-            self.stage(frame, snap, speculate, slot);
-        }
-        let (interests, likely_hits) = self.prefetch(staged, snap, speculate);
-        // Mostly CS misses: the next group prefetches the FIB a level deeper from the start.
-        // Mostly hits: it does not (the deeper prefix would be hashed and its lines fetched
-        // for nothing).
-        if interests > 0 {
-            self.deep_fib_prefetch = likely_hits * 2 < interests;
         }
     }
 

@@ -1,7 +1,7 @@
 //! `Shard::process_burst` does exactly what `Shard::process` does frame by frame: the same
 //! sends (faces and bytes, in order), drops, counters and PIT, on random traffic (Interests,
 //! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts (up to
-//! 100 frames: one group, or several pipelined).
+//! 100 frames: one group of 32 or several).
 
 use ndx_codec::{InterestRepr, LpHeaders};
 use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
