@@ -130,25 +130,8 @@ impl<'a> Data<'a> {
         let at = |inner: &[u8]| Span::within(wire, inner);
         let (name, mut rest) = fast::element(t.value, tt::NAME as u8)?;
         let name_count = fast::name_count(name)?;
-        let mut d = Data {
-            wire,
-            offset: t.offset,
-            freshness: 0,
-            name_len: name.len() as u32,
-            name_count: name_count as u32,
-            content_type: 0,
-            signature_type: 0,
-            final_block_id: Span::default(),
-            content: Span::default(),
-            signature_info: Span::default(),
-            signature_value: Span::default(),
-            name_start: view::pos(wire, name) as u8,
-            signed_start: view::pos(wire, t.value) as u8,
-            content_type_len: 0,
-            signature_type_len: 0,
-            has_content: false,
-            has_freshness: false,
-        };
+        // The Name TLV is the first child: the signed portion starts with the value.
+        let mut d = Data::named(t, name, name_count, t.value);
         if let Some((meta, tail)) = fast::element(rest, tt::META_INFO as u8) {
             d.meta_info_fast(meta)?;
             rest = tail;
@@ -236,25 +219,7 @@ impl<'a> Data<'a> {
             }));
         }
         let name = Name::from_tlv(first)?;
-        let mut d = Data {
-            wire: t.wire,
-            offset: t.offset,
-            freshness: 0,
-            name_len: first.value.len() as u32,
-            name_count: name.len() as u32,
-            content_type: 0,
-            signature_type: 0,
-            final_block_id: Span::default(),
-            content: Span::default(),
-            signature_info: Span::default(),
-            signature_value: Span::default(),
-            name_start: view::pos(t.wire, first.value) as u8,
-            signed_start: view::pos(t.wire, first.wire) as u8,
-            content_type_len: 0,
-            signature_type_len: 0,
-            has_content: false,
-            has_freshness: false,
-        };
+        let mut d = Data::named(&t, first.value, name.len(), first.wire);
         let mut have_sig_info = false;
         let mut have_sig_value = false;
         let mut order = Order::new(Element::Data);
@@ -298,6 +263,31 @@ impl<'a> Data<'a> {
             ));
         }
         Ok(d)
+    }
+
+    /// A Data view of `t` with its Name (`name`, the Name's TLV-VALUE, of `count` components;
+    /// `name_tlv`, the Name TLV, where the signed portion starts) and no other field yet.
+    #[inline(always)]
+    fn named(t: &Tlv<'a>, name: &[u8], count: usize, name_tlv: &[u8]) -> Self {
+        Data {
+            wire: t.wire,
+            offset: t.offset,
+            freshness: 0,
+            name_len: name.len() as u32,
+            name_count: count as u32,
+            content_type: 0,
+            signature_type: 0,
+            final_block_id: Span::default(),
+            content: Span::default(),
+            signature_info: Span::default(),
+            signature_value: Span::default(),
+            name_start: view::pos(t.wire, name) as u8,
+            signed_start: view::pos(t.wire, name_tlv) as u8,
+            content_type_len: 0,
+            signature_type_len: 0,
+            has_content: false,
+            has_freshness: false,
+        }
     }
 
     /// Decodes MetaInfo `m`, an element of the Data TLV `wire`.
