@@ -75,13 +75,13 @@ impl<'a> Interest<'a> {
     /// error) by the general decoder, from the start (see the `fast` module).
     #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        if t.typ == tt::INTEREST
-            && view::check_len(&t, Element::Interest).is_ok()
-            && let Some(i) = Self::from_tlv_fast(&t)
-        {
-            return Ok(i);
+        // A hand-built `Tlv` that fails the checks goes straight to the general decoder,
+        // which reports it; a checked one is as good as one the crate's reader produced.
+        if view::check_len(&t, Element::Interest).is_ok() {
+            Self::from_read_tlv(t)
+        } else {
+            Self::from_tlv_general(t)
         }
-        Self::from_tlv_general(t)
     }
 
     /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
