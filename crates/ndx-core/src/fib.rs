@@ -5,12 +5,16 @@
 //! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk is an
 //! open-addressing table of 64-byte buckets holding 7 (tag, index) slots, probed linearly by
 //! bucket, with entries in a chunk-local array (no allocation per entry). An entry is two
-//! cache lines: what a probe reads (hash, depth, marker, and the name itself when it is at
-//! most 40 bytes, as most routes are) in the first, next hops in the second; longer names
-//! live in a chunk-local byte array. A probe therefore costs two cache misses (bucket, entry)
-//! at most, and [`Shard::process_burst`](crate::Shard::process_burst) overlaps them across a
-//! burst by prefetching buckets, then entries (both lines), before the lookups run
-//! ([`FibSnapshot::prefetch`]). The tables are plain `Vec`s, one set per chunk. A chunk's
+//! cache lines: the first holds what a probe reads (depth, marker, and the name itself when it
+//! is at most 44 bytes, as most routes are) and the first next hop, the second the other
+//! next hops; longer names live in a chunk-local byte array. A probe therefore costs two
+//! cache misses (bucket, entry) at most, and [`Shard::process_burst`](crate::Shard::process_burst)
+//! overlaps them across a burst by prefetching buckets, then entries, before the lookups run
+//! ([`FibSnapshot::prefetch`]). A bucket records which of its entries have more than one
+//! next hop: only for those is the second line prefetched too, so a marker or a single-next-hop route
+//! costs one line, not two (at 10^6 routes the random lines a burst fetches, not the
+//! instructions, bound the lookup). The entries' hashes, which only the writer needs, are
+//! kept apart. The tables are plain `Vec`s, one set per chunk. A chunk's
 //! arrays stay below 2 MiB up to about 10^7 routes (10^6 routes: about 128 KiB of entries per
 //! chunk), under the threshold of the `ndx` binary's allocator (`ndx_mem::HugePages`), so they
 //! get base pages. Measured at 10^6 routes, giving the whole process huge pages
@@ -62,7 +66,13 @@ pub enum FibError {
     /// The route already has [`MAX_NEXTHOPS`] next hops.
     #[error("a route holds at most {MAX_NEXTHOPS} next hops")]
     TooManyNextHops,
+    /// The prefix's encoding is longer than [`MAX_PREFIX_BYTES`].
+    #[error("prefix is {0} bytes long; the FIB accepts at most {MAX_PREFIX_BYTES}")]
+    TooLong(usize),
 }
+
+/// Longest prefix encoding the FIB accepts, in bytes (a packet is at most 8800).
+pub const MAX_PREFIX_BYTES: usize = u16::MAX as usize;
 
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, align(64))]
@@ -71,30 +81,68 @@ struct Bucket {
     index: [u32; SLOTS],
     /// Set when an insertion passed this bucket while it was full: lookups continue past it.
     overflow: u32,
-    used: u32,
+    used: u16,
+    /// Bit `s` set when slot `s`'s entry is [wide](Entry::wide): the burst prefetch then
+    /// fetches both of its lines, else only the first.
+    wide: u16,
+}
+
+impl Bucket {
+    fn set_wide(&mut self, slot: usize, wide: bool) {
+        let bit = 1u16 << slot;
+        if wide {
+            self.wide |= bit;
+        } else {
+            self.wide &= !bit;
+        }
+    }
 }
 
 /// Name bytes kept inside the entry's first cache line; longer names live in the chunk's
 /// name array (one more cache miss per probe).
-const INLINE_NAME: usize = 40;
+const INLINE_NAME: usize = 44;
 
 /// One prefix. Two cache lines: everything a probe reads (hash, depth, marker, short name) in
 /// the first, next hops in the second, read only on a match.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Entry {
-    hash: u64,
     name_off: u32,
-    name_len: u32,
+    name_len: u16,
     depth: u8,
     /// Deepest route at or below this prefix when this is an `M`-prefix marker; 0 if not.
     max_depth: u8,
     is_route: bool,
     strategy: StrategyId,
     hops_len: u8,
+    _pad: u8,
     /// The name when it is at most [`INLINE_NAME`] bytes long.
     inline: [u8; INLINE_NAME],
+    /// Next hops, in the order they were added: the first ends the entry's first cache line,
+    /// the others fill the second, so a route with one next hop (and a marker) is read whole
+    /// from one line.
     hops: [NextHop; MAX_NEXTHOPS],
+}
+
+impl Entry {
+    /// An entry with no route, no marker, and no name yet.
+    const BLANK: Entry = Entry {
+        name_off: 0,
+        name_len: 0,
+        depth: 0,
+        max_depth: 0,
+        is_route: false,
+        strategy: StrategyId(0),
+        hops_len: 0,
+        _pad: 0,
+        inline: [0; INLINE_NAME],
+        hops: [NO_HOP; MAX_NEXTHOPS],
+    };
+
+    /// Whether a match reads beyond the entry's first cache line: it has a second next hop.
+    fn wide(&self) -> bool {
+        self.hops_len > 1
+    }
 }
 
 const NO_HOP: NextHop = NextHop {
@@ -106,6 +154,9 @@ const NO_HOP: NextHop = NextHop {
 struct Chunk {
     buckets: Vec<Bucket>,
     entries: Vec<Entry>,
+    /// Each entry's hash (by entry index), for the writer's removals and rebuilds: lookups
+    /// match on the bucket's tag and the name, so the entry's first line need not hold it.
+    hashes: Vec<u64>,
     free: Vec<u32>,
     names: Vec<u8>,
     live: usize,
@@ -121,6 +172,7 @@ impl Chunk {
         Self {
             buckets: vec![Bucket::default(); buckets],
             entries: Vec::new(),
+            hashes: Vec::new(),
             free: Vec::new(),
             names: Vec::new(),
             live: 0,
@@ -129,12 +181,12 @@ impl Chunk {
     }
 
     fn name_of<'e>(&'e self, e: &'e Entry) -> &'e [u8] {
-        if e.name_len as usize <= INLINE_NAME {
-            return &e.inline[..e.name_len as usize];
+        let len = usize::from(e.name_len);
+        if len <= INLINE_NAME {
+            return &e.inline[..len];
         }
-        self.names
-            .get(e.name_off as usize..(e.name_off + e.name_len) as usize)
-            .unwrap_or(&[])
+        let off = e.name_off as usize;
+        self.names.get(off..off + len).unwrap_or(&[])
     }
 
     /// Prefetches `hash`'s home bucket.
@@ -146,10 +198,12 @@ impl Chunk {
         }
     }
 
-    /// Prefetches every entry whose tag matches in `hash`'s home bucket, both its lines: the
-    /// one a probe reads and the next hops a match copies out (reads the bucket, which should
-    /// be in cache by now: see [`prefetch`](Self::prefetch)). Without the second line, every
-    /// lookup that matched paid one full miss at 10^6 routes.
+    /// Prefetches every entry whose tag matches in `hash`'s home bucket: its first line (what
+    /// a probe reads, and a single next hop), and its second too when the slot says the entry
+    /// is [wide](Entry::wide) (reads the bucket, which should be in cache by now: see
+    /// [`prefetch`](Self::prefetch)). Without the second line, every lookup that matched a
+    /// route of several next hops paid one full miss at 10^6 routes; fetching it for the
+    /// usual single next hop would spend a miss for nothing.
     #[inline]
     fn prefetch_entries(&self, hash: u64) {
         let mask = self.buckets.len() - 1;
@@ -157,12 +211,15 @@ impl Chunk {
         let Some(bucket) = self.buckets.get(hash as usize & mask) else {
             return;
         };
-        for s in 0..SLOTS {
-            if bucket.tags[s] == tag
-                && let Some(e) = self.entries.get(bucket.index[s] as usize)
-            {
+        let mut hits = ndx_mem::eq_mask7(&bucket.tags, tag);
+        while hits != 0 {
+            let s = hits.trailing_zeros() as usize;
+            hits &= hits - 1;
+            if let Some(e) = self.entries.get(bucket.index[s] as usize) {
                 ndx_mem::prefetch(e);
-                ndx_mem::prefetch(&e.hops);
+                if bucket.wide & (1 << s) != 0 {
+                    ndx_mem::prefetch(&e.hops[MAX_NEXTHOPS - 1]);
+                }
             }
         }
     }
@@ -177,7 +234,6 @@ impl Chunk {
                 if bucket.tags[s] == tag {
                     let i = bucket.index[s];
                     if let Some(e) = self.entries.get(i as usize)
-                        && e.hash == hash
                         && self.name_of(e) == name
                     {
                         return Some(i);
@@ -203,16 +259,10 @@ impl Chunk {
             self.rebuild(self.buckets.len() * 2);
         }
         let mut entry = Entry {
-            hash,
             name_off: self.names.len() as u32,
-            name_len: name.len() as u32,
+            name_len: name.len() as u16,
             depth,
-            max_depth: 0,
-            is_route: false,
-            strategy: StrategyId::default(),
-            hops_len: 0,
-            inline: [0; INLINE_NAME],
-            hops: [NO_HOP; MAX_NEXTHOPS],
+            ..Entry::BLANK
         };
         if name.len() <= INLINE_NAME {
             entry.inline[..name.len()].copy_from_slice(name);
@@ -220,22 +270,25 @@ impl Chunk {
         } else {
             self.names.extend_from_slice(name);
         }
+        let wide = entry.wide();
         let index = match self.free.pop() {
             Some(i) => {
                 self.entries[i as usize] = entry;
+                self.hashes[i as usize] = hash;
                 i
             }
             None => {
                 self.entries.push(entry);
+                self.hashes.push(hash);
                 (self.entries.len() - 1) as u32
             }
         };
-        self.place(hash, index);
+        self.place(hash, index, wide);
         self.live += 1;
         index
     }
 
-    fn place(&mut self, hash: u64, index: u32) {
+    fn place(&mut self, hash: u64, index: u32, wide: bool) {
         let mask = self.buckets.len() - 1;
         let mut b = hash as usize & mask;
         loop {
@@ -244,6 +297,7 @@ impl Chunk {
                 bucket.tags[s] = tag_of(hash);
                 bucket.index[s] = index;
                 bucket.used += 1;
+                bucket.set_wide(s, wide);
                 return;
             }
             bucket.overflow = 1;
@@ -251,27 +305,54 @@ impl Chunk {
         }
     }
 
-    fn remove(&mut self, index: u32) {
-        let Some(e) = self.entries.get(index as usize).copied() else {
-            return;
-        };
+    /// The bucket and slot holding entry `index` (whose hash is `hash`).
+    fn slot_of(&self, hash: u64, index: u32) -> Option<(usize, usize)> {
         let mask = self.buckets.len() - 1;
-        let mut b = e.hash as usize & mask;
-        'probe: for _ in 0..self.buckets.len() {
-            let bucket = &mut self.buckets[b];
+        let mut b = hash as usize & mask;
+        for _ in 0..self.buckets.len() {
+            let bucket = &self.buckets[b];
             for s in 0..SLOTS {
                 if bucket.tags[s] != 0 && bucket.index[s] == index {
-                    bucket.tags[s] = 0;
-                    bucket.used -= 1;
-                    break 'probe;
+                    return Some((b, s));
                 }
             }
             b = (b + 1) & mask;
         }
+        None
+    }
+
+    /// Brings entry `index`'s slot flag in line with the entry after an edit (a next hop
+    /// added or removed).
+    fn sync_wide(&mut self, index: u32) {
+        let (Some(e), Some(&hash)) = (
+            self.entries.get(index as usize),
+            self.hashes.get(index as usize),
+        ) else {
+            return;
+        };
+        let wide = e.wide();
+        if let Some((b, s)) = self.slot_of(hash, index) {
+            self.buckets[b].set_wide(s, wide);
+        }
+    }
+
+    fn remove(&mut self, index: u32) {
+        let (Some(e), Some(&hash)) = (
+            self.entries.get(index as usize).copied(),
+            self.hashes.get(index as usize),
+        ) else {
+            return;
+        };
+        if let Some((b, s)) = self.slot_of(hash, index) {
+            let bucket = &mut self.buckets[b];
+            bucket.tags[s] = 0;
+            bucket.used -= 1;
+            bucket.set_wide(s, false);
+        }
         self.free.push(index);
         self.live -= 1;
-        if e.name_len as usize > INLINE_NAME {
-            self.garbage_bytes += e.name_len as usize;
+        if usize::from(e.name_len) > INLINE_NAME {
+            self.garbage_bytes += usize::from(e.name_len);
         }
         if self.garbage_bytes > 4096 && self.garbage_bytes > self.names.len() / 2 {
             self.rebuild(self.buckets.len());
@@ -287,13 +368,15 @@ impl Chunk {
                 continue;
             }
             let mut moved = *e;
-            if e.name_len as usize > INLINE_NAME {
+            if usize::from(e.name_len) > INLINE_NAME {
                 moved.name_off = self.names.len() as u32;
                 self.names.extend_from_slice(old.name_of(e));
             }
+            let hash = old.hashes[i];
             self.entries.push(moved);
+            self.hashes.push(hash);
             let index = (self.entries.len() - 1) as u32;
-            self.place(e.hash, index);
+            self.place(hash, index, moved.wide());
             self.live += 1;
         }
     }
@@ -555,7 +638,9 @@ impl Fib {
             Some(i) => i,
             None => chunk.insert(hash, bytes, depth),
         };
-        f(&mut chunk.entries[index as usize])
+        let r = f(&mut chunk.entries[index as usize]);
+        chunk.sync_wide(index);
+        r
     }
 
     /// Removes `prefix`'s entry if it is neither a route nor a marker any more.
@@ -575,6 +660,9 @@ impl Fib {
         if prefix.len() > MAX_PREFIX_DEPTH {
             return Err(FibError::TooDeep(prefix.len()));
         }
+        if prefix.as_bytes().len() > MAX_PREFIX_BYTES {
+            return Err(FibError::TooLong(prefix.as_bytes().len()));
+        }
         let mut created = false;
         let mut update = |e: &mut Entry| -> Result<(), FibError> {
             let hops = &mut e.hops[..usize::from(e.hops_len)];
@@ -593,18 +681,7 @@ impl Fib {
             Ok(())
         };
         if prefix.is_empty() {
-            let root = self.root.get_or_insert(Entry {
-                hash: 0,
-                name_off: 0,
-                name_len: 0,
-                depth: 0,
-                max_depth: 0,
-                is_route: false,
-                strategy: StrategyId::default(),
-                hops_len: 0,
-                inline: [0; INLINE_NAME],
-                hops: [NO_HOP; MAX_NEXTHOPS],
-            });
+            let root = self.root.get_or_insert(Entry::BLANK);
             update(root)?;
         } else {
             self.edit(prefix, update)?;
@@ -772,7 +849,8 @@ impl Fib {
         }));
     }
 
-    /// Approximate heap bytes used by the tables (buckets, entries, names), for sizing.
+    /// Approximate heap bytes used by the tables (buckets, entries, their hashes, names), for
+    /// sizing.
     pub fn memory_bytes(&self) -> usize {
         self.chunks
             .iter()
@@ -780,6 +858,7 @@ impl Fib {
                 size_of::<Chunk>()
                     + c.buckets.capacity() * size_of::<Bucket>()
                     + c.entries.capacity() * size_of::<Entry>()
+                    + c.hashes.capacity() * size_of::<u64>()
                     + c.names.capacity()
             })
             .sum()
@@ -806,13 +885,95 @@ impl Fib {
 mod tests {
     use super::*;
 
+    /// Every live entry has exactly one slot, in its hash's probe sequence with its tag, and
+    /// the bucket's wide bit of the slot says whether the entry has more than one next hop.
+    fn check_slots(fib: &Fib) {
+        for c in &fib.chunks {
+            let free: std::collections::HashSet<u32> = c.free.iter().copied().collect();
+            for (i, e) in c.entries.iter().enumerate() {
+                let i = i as u32;
+                let slots: Vec<u32> = c
+                    .buckets
+                    .iter()
+                    .flat_map(|b| (0..SLOTS).filter(move |&s| b.tags[s] != 0 && b.index[s] == i))
+                    .map(|_| 0)
+                    .collect();
+                if free.contains(&i) {
+                    assert!(slots.is_empty(), "a free entry has a slot");
+                    continue;
+                }
+                assert_eq!(slots.len(), 1, "entry {i} has {} slots", slots.len());
+                let hash = c.hashes[i as usize];
+                assert_eq!(c.find(hash, c.name_of(e)), Some(i), "found by its name");
+                let (b, s) = c.slot_of(hash, i).expect("a slot");
+                let bucket = &c.buckets[b];
+                assert_eq!(bucket.tags[s], tag_of(hash));
+                assert_eq!(
+                    bucket.wide & (1 << s) != 0,
+                    e.hops_len > 1,
+                    "wide flag of entry {i}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Next hops added and removed in any order (through one, two and several next hops,
+        /// routes that become markers and back) keep every slot's flag and tag right.
+        #[test]
+        fn slots_follow_their_entries(
+            stage1 in 1usize..3,
+            ops in proptest::collection::vec((0u8..6, 1usize..4, 0u32..4, proptest::prelude::any::<bool>()), 1..80),
+        ) {
+            let (mut fib, _reader) = Fib::new(HashKey::new(3, 4), stage1);
+            for (p, depth, face, add) in ops {
+                let mut n = NameBuf::new();
+                for d in 0..depth {
+                    n.push_generic(&[b'a' + p, b'0' + d as u8]);
+                }
+                if add {
+                    fib.add_nexthop(&n.as_name(), NextHop { face: FaceId(face), cost: face }).unwrap();
+                } else {
+                    fib.remove_nexthop(&n.as_name(), FaceId(face));
+                }
+                check_slots(&fib);
+            }
+        }
+    }
+
+    #[test]
+    fn a_prefix_too_long_is_refused() {
+        let (mut fib, _reader) = Fib::new(HashKey::new(3, 4), 2);
+        let mut n = NameBuf::new();
+        n.push_generic(&vec![b'x'; MAX_PREFIX_BYTES]);
+        let hop = NextHop {
+            face: FaceId(1),
+            cost: 0,
+        };
+        assert!(matches!(
+            fib.add_nexthop(&n.as_name(), hop),
+            Err(FibError::TooLong(l)) if l > MAX_PREFIX_BYTES
+        ));
+        assert!(fib.is_empty());
+        let mut ok = NameBuf::new();
+        ok.push_generic(&vec![b'x'; 60_000]);
+        fib.add_nexthop(&ok.as_name(), hop).unwrap();
+        assert_eq!(
+            fib.lpm_unpublished(&ok.as_name()).map(|r| r.nexthops),
+            Some(vec![hop])
+        );
+    }
+
     #[test]
     fn a_probe_reads_one_cache_line_of_an_entry() {
         assert_eq!(size_of::<Bucket>(), 64);
         assert_eq!(size_of::<Entry>(), 128);
-        // Everything a probe compares (hash, depth, marker, inline name) is in line 0;
-        // next hops start line 1.
+        // Everything a probe compares (depth, marker, inline name) and the first next hop are
+        // in line 0; the other next hops are in line 1.
         assert!(core::mem::offset_of!(Entry, inline) + INLINE_NAME <= 64);
-        assert_eq!(core::mem::offset_of!(Entry, hops), 64);
+        assert_eq!(
+            core::mem::offset_of!(Entry, hops) + size_of::<NextHop>(),
+            64
+        );
     }
 }
