@@ -9,7 +9,7 @@ use crate::error::{Element, Error, ErrorKind, Result};
 use crate::fast;
 use crate::name::{Name, NameBuf};
 use crate::order::Order;
-use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, tlv_len};
+use crate::tlv::{Reader, Tlv, Writer, nni_tlv_len, read_nni, tlv_len, varnum_len};
 use crate::types as tt;
 use crate::view::{self, Span};
 
@@ -44,44 +44,41 @@ pub mod content_type {
 /// A Data packet, borrowed from the frame it was decoded from.
 ///
 /// Compact: the whole TLV plus `u32` positions of the fields in it (see the `view` module),
-/// so that building, returning and copying one is cheap; accessors rebuild the slices.
+/// so that building, returning and copying one is cheap; accessors rebuild the slices. The
+/// rarer ContentType and FinalBlockId are found again in MetaInfo when asked for, and
+/// SignatureType at the start of SignatureInfo.
 #[derive(Clone, Copy)]
 pub struct Data<'a> {
     /// The whole Data TLV; every position below is relative to it.
     wire: &'a [u8],
     /// Offset of the Data TLV in the outermost decoded buffer.
     offset: usize,
-    /// FreshnessPeriod (meaningful with `has_freshness`).
+    /// FreshnessPeriod (meaningful with `FRESHNESS`).
     freshness: u64,
     /// Length of the Name's TLV-VALUE (which starts at `name_start`).
     name_len: u32,
     /// Number of name components.
     name_count: u32,
-    /// Start of ContentType's value (`content_type_len` bytes; 0 when absent).
-    content_type: u32,
-    /// Start of SignatureType's value (`signature_type_len` bytes).
-    signature_type: u32,
-    /// FinalBlockId's value: one component TLV (so never empty); empty when absent.
-    final_block_id: Span,
-    /// Content's value (meaningful when `has_content`).
+    /// MetaInfo's value (empty when absent): the rarer ContentType and FinalBlockId are
+    /// read from it again when asked for, rather than located on every decode.
+    meta_info: Span,
+    /// Content's value (meaningful with `CONTENT`).
     content: Span,
-    /// SignatureInfo's value; the signed portion ends where it does.
+    /// SignatureInfo's value, which starts with the SignatureType element; the signed
+    /// portion ends where it does.
     signature_info: Span,
     /// SignatureValue's value.
     signature_value: Span,
     /// Start of the Name's TLV-VALUE: within the Data and Name headers, at most 20 bytes.
+    /// The Name TLV, where the signed portion starts, is just before (its header is minimal).
     name_start: u8,
-    /// Start of the Name TLV, where the signed portion starts (at most 10).
-    signed_start: u8,
-    /// Length of ContentType's value; 0 when absent.
-    content_type_len: u8,
-    /// Length of SignatureType's value.
-    signature_type_len: u8,
-    /// Whether a Content element is present.
-    has_content: bool,
-    /// Whether a FreshnessPeriod element is present.
-    has_freshness: bool,
+    /// Presence bits (`CONTENT`, `FRESHNESS`).
+    flags: u8,
 }
+
+/// [`Data::flags`] bits.
+const CONTENT: u8 = 1;
+const FRESHNESS: u8 = 1 << 1;
 
 impl<'a> Data<'a> {
     /// Decodes a Data TLV that fills `wire` exactly.
@@ -130,15 +127,15 @@ impl<'a> Data<'a> {
         let at = |inner: &[u8]| Span::within(wire, inner);
         let (name, mut rest) = fast::element(t.value, tt::NAME as u8)?;
         let name_count = fast::name_count(name)?;
-        // The Name TLV is the first child: the signed portion starts with the value.
-        let mut d = Data::named(t, name, name_count, t.value);
+        let mut d = Data::named(t, name, name_count);
         if let Some((meta, tail)) = fast::element(rest, tt::META_INFO as u8) {
             d.meta_info_fast(meta)?;
+            d.meta_info = at(meta);
             rest = tail;
         }
         if let Some((content, tail)) = fast::element(rest, tt::CONTENT as u8) {
             d.content = at(content);
-            d.has_content = true;
+            d.flags |= CONTENT;
             rest = tail;
         }
         // SignatureInfo: SignatureType, then any elements in the short forms.
@@ -153,9 +150,6 @@ impl<'a> Data<'a> {
         while !others.is_empty() {
             others = fast::skip(others)?;
         }
-        let at_sig_type = at(sig_type);
-        d.signature_type = at_sig_type.start() as u32;
-        d.signature_type_len = l;
         d.signature_info = at(info);
         let (value, rest) = fast::element(rest, tt::SIGNATURE_VALUE as u8)?;
         if !rest.is_empty() {
@@ -165,9 +159,8 @@ impl<'a> Data<'a> {
         Some(d)
     }
 
-    /// The fast path's MetaInfo `meta` (a value in `self.wire`): optionally ContentType,
-    /// FreshnessPeriod and FinalBlockId (one short-form, non-digest component) in this order,
-    /// and nothing else.
+    /// The fast path's MetaInfo `meta`: optionally ContentType, FreshnessPeriod and
+    /// FinalBlockId (one short-form, non-digest component) in this order, and nothing else.
     #[inline(always)]
     fn meta_info_fast(&mut self, meta: &[u8]) -> Option<()> {
         let mut rest = meta;
@@ -176,23 +169,18 @@ impl<'a> Data<'a> {
             if !fast::nni_len_ok(value.len()) {
                 return None;
             }
-            self.content_type = view::pos(self.wire, value) as u32;
-            self.content_type_len = l;
             rest = after;
         }
         if let Some((v, after)) = fast::nni(rest, tt::FRESHNESS_PERIOD as u8) {
             self.freshness = v;
-            self.has_freshness = true;
+            self.flags |= FRESHNESS;
             rest = after;
         }
         if let [26, len @ 0..=252, 3..=252, l @ 0..=252, ref tail @ ..] = *rest {
             if usize::from(len) != usize::from(l) + 2 {
                 return None;
             }
-            let after = tail.get(usize::from(l)..)?;
-            let value = rest.get(2..2 + usize::from(len))?;
-            self.final_block_id = Span::within(self.wire, value);
-            rest = after;
+            rest = tail.get(usize::from(l)..)?;
         }
         rest.is_empty().then_some(())
     }
@@ -219,7 +207,7 @@ impl<'a> Data<'a> {
             }));
         }
         let name = Name::from_tlv(first)?;
-        let mut d = Data::named(&t, first.value, name.len(), first.wire);
+        let mut d = Data::named(&t, first.value, name.len());
         let mut have_sig_info = false;
         let mut have_sig_value = false;
         let mut order = Order::new(Element::Data);
@@ -228,15 +216,16 @@ impl<'a> Data<'a> {
             // One dispatch on the TLV-TYPE: each arm first claims its rank in the element
             // order; an element that cannot (repeated or out of order) is unrecognised.
             match e.typ {
-                tt::META_INFO if order.advance(1) => d.decode_meta_info(e, t.wire)?,
+                tt::META_INFO if order.advance(1) => {
+                    d.decode_meta_info(e)?;
+                    d.meta_info = Span::within(t.wire, e.value);
+                }
                 tt::CONTENT if order.advance(2) => {
                     d.content = Span::within(t.wire, e.value);
-                    d.has_content = true;
+                    d.flags |= CONTENT;
                 }
                 tt::SIGNATURE_INFO if order.advance(3) => {
-                    let st = signature_type_of(e)?;
-                    d.signature_type = view::pos(t.wire, st.value) as u32;
-                    d.signature_type_len = st.value.len() as u8;
+                    check_signature_info(e)?;
                     d.signature_info = Span::within(t.wire, e.value);
                     have_sig_info = true;
                 }
@@ -265,46 +254,38 @@ impl<'a> Data<'a> {
         Ok(d)
     }
 
-    /// A Data view of `t` with its Name (`name`, the Name's TLV-VALUE, of `count` components;
-    /// `name_tlv`, the Name TLV, where the signed portion starts) and no other field yet.
+    /// A Data view of `t` with its Name (`name`, the Name's TLV-VALUE, of `count` components)
+    /// and no other field yet.
     #[inline(always)]
-    fn named(t: &Tlv<'a>, name: &[u8], count: usize, name_tlv: &[u8]) -> Self {
+    fn named(t: &Tlv<'a>, name: &[u8], count: usize) -> Self {
         Data {
             wire: t.wire,
             offset: t.offset,
             freshness: 0,
             name_len: name.len() as u32,
             name_count: count as u32,
-            content_type: 0,
-            signature_type: 0,
-            final_block_id: Span::default(),
+            meta_info: Span::default(),
             content: Span::default(),
             signature_info: Span::default(),
             signature_value: Span::default(),
             name_start: view::pos(t.wire, name) as u8,
-            signed_start: view::pos(t.wire, name_tlv) as u8,
-            content_type_len: 0,
-            signature_type_len: 0,
-            has_content: false,
-            has_freshness: false,
+            flags: 0,
         }
     }
 
-    /// Decodes MetaInfo `m`, an element of the Data TLV `wire`.
+    /// Checks MetaInfo `m` and decodes its FreshnessPeriod.
     #[inline(always)]
-    fn decode_meta_info(&mut self, m: Tlv<'a>, wire: &[u8]) -> Result<()> {
+    fn decode_meta_info(&mut self, m: Tlv<'a>) -> Result<()> {
         let mut order = Order::new(Element::MetaInfo);
         for e in m.children() {
             let e = e?;
             match e.typ {
                 tt::CONTENT_TYPE if order.advance(1) => {
                     e.nni(Element::ContentType)?;
-                    self.content_type = view::pos(wire, e.value) as u32;
-                    self.content_type_len = e.value.len() as u8;
                 }
                 tt::FRESHNESS_PERIOD if order.advance(2) => {
                     self.freshness = e.nni(Element::FreshnessPeriod)?;
-                    self.has_freshness = true;
+                    self.flags |= FRESHNESS;
                 }
                 tt::FINAL_BLOCK_ID if order.advance(3) => {
                     let mut r = e.children();
@@ -315,7 +296,6 @@ impl<'a> Data<'a> {
                         return Err(e.error(ErrorKind::Invalid(Element::FinalBlockId)));
                     }
                     Component::from_tlv(c)?;
-                    self.final_block_id = Span::within(wire, e.value);
                 }
                 _ => order.unrecognised(&e)?,
             }
@@ -342,25 +322,33 @@ impl<'a> Data<'a> {
         Name::from_validated(value.of(self.wire), self.name_count as usize)
     }
 
-    /// ContentType, if present (absent means BLOB).
-    #[inline]
+    /// The value of the MetaInfo element of TLV-TYPE `typ`, if there is one (read again from
+    /// MetaInfo, which was validated on decode: a known element appears at most once).
+    fn meta_info_element(&self, typ: u64) -> Option<&'a [u8]> {
+        if self.meta_info.is_empty() {
+            return None;
+        }
+        Reader::new(self.meta_info.of(self.wire))
+            .map_while(|e| e.ok())
+            .find(|e| e.typ == typ)
+            .map(|e| e.value)
+    }
+
+    /// ContentType, if present (absent means BLOB). Read from MetaInfo on each call.
     pub fn content_type(&self) -> Option<u64> {
-        view::nni_at(self.wire, self.content_type, self.content_type_len)
+        read_nni(self.meta_info_element(tt::CONTENT_TYPE)?)
     }
 
     /// FreshnessPeriod in milliseconds, if present (absent means 0: never fresh).
     #[inline]
     pub fn freshness_ms(&self) -> Option<u64> {
-        self.has_freshness.then_some(self.freshness)
+        (self.flags & FRESHNESS != 0).then_some(self.freshness)
     }
 
-    /// FinalBlockId, if present.
+    /// FinalBlockId, if present. Read from MetaInfo on each call.
     pub fn final_block_id(&self) -> Option<Component<'a>> {
-        if self.final_block_id.is_empty() {
-            return None;
-        }
         // One component, validated on decode.
-        Name::from_validated(self.final_block_id.of(self.wire), 1)
+        Name::from_validated(self.meta_info_element(tt::FINAL_BLOCK_ID)?, 1)
             .components()
             .next()
     }
@@ -374,13 +362,20 @@ impl<'a> Data<'a> {
     /// Whether a Content element is present (possibly empty).
     #[inline]
     pub fn has_content(&self) -> bool {
-        self.has_content
+        self.flags & CONTENT != 0
     }
 
-    /// SignatureType.
+    /// SignatureType (read from the start of SignatureInfo).
     #[inline]
     pub fn signature_type(&self) -> u64 {
-        view::nni_at(self.wire, self.signature_type, self.signature_type_len).unwrap_or(0)
+        // SignatureInfo starts with SignatureType (checked on decode), whose TLV-TYPE and
+        // TLV-LENGTH take one byte each: VAR-NUMBERs are minimal, and the value has 1, 2, 4 or
+        // 8 bytes.
+        match *self.signature_info() {
+            [_, l, ref value @ ..] => value.get(..usize::from(l)).and_then(read_nni),
+            _ => None,
+        }
+        .unwrap_or(0)
     }
 
     /// SignatureInfo's value (opaque past SignatureType).
@@ -398,8 +393,11 @@ impl<'a> Data<'a> {
     /// The signed portion: from Name through SignatureInfo.
     #[inline]
     pub fn signed_portion(&self) -> &'a [u8] {
+        // The Name TLV's header (TLV-TYPE 7, then the TLV-LENGTH) is minimal.
+        let header = 1 + varnum_len(u64::from(self.name_len));
+        let start = usize::from(self.name_start).saturating_sub(header);
         self.wire
-            .get(usize::from(self.signed_start)..self.signature_info.end())
+            .get(start..self.signature_info.end())
             .unwrap_or(&[])
     }
 
@@ -452,7 +450,7 @@ impl<'a> Data<'a> {
             content_type: self.content_type(),
             freshness_ms: self.freshness_ms(),
             final_block_id: self.final_block_id().map(ComponentBuf::from),
-            content: self.has_content.then(|| self.content().to_vec()),
+            content: self.has_content().then(|| self.content().to_vec()),
             signature: Signature::Raw {
                 info: self.signature_info().to_vec(),
                 value: self.signature_value().to_vec(),
@@ -471,7 +469,7 @@ impl fmt::Debug for Data<'_> {
             .field("content_type", &self.content_type())
             .field("freshness", &self.freshness_ms())
             .field("final_block_id", &self.final_block_id())
-            .field("content", &self.has_content.then(|| self.content()))
+            .field("content", &self.has_content().then(|| self.content()))
             .field("signature_type", &self.signature_type())
             .field("signature_info", &self.signature_info())
             .field("signature_value", &self.signature_value())
@@ -479,8 +477,23 @@ impl fmt::Debug for Data<'_> {
     }
 }
 
-/// Checks SignatureInfo `info`; returns its SignatureType element (a valid NonNegativeInteger).
-fn signature_type_of<'a>(info: Tlv<'a>) -> Result<Tlv<'a>> {
+impl<'a> fast::View<'a> for Data<'a> {
+    const TYPE: u64 = tt::DATA;
+
+    #[inline(always)]
+    fn fast(t: &Tlv<'a>) -> Option<Self> {
+        Self::from_tlv_fast(t)
+    }
+
+    #[inline(always)]
+    fn general(t: Tlv<'a>) -> Result<Self> {
+        Self::from_tlv_general(t)
+    }
+}
+
+/// Checks SignatureInfo `info`: a SignatureType element (a valid NonNegativeInteger) first,
+/// then well-formed elements.
+fn check_signature_info(info: Tlv<'_>) -> Result<()> {
     let mut r = info.children();
     if r.is_empty() {
         return Err(info.error(ErrorKind::Missing(Element::SignatureType)));
@@ -496,7 +509,7 @@ fn signature_type_of<'a>(info: Tlv<'a>) -> Result<Tlv<'a>> {
     for e in r {
         e?;
     }
-    Ok(t)
+    Ok(())
 }
 
 /// How an encoded Data is signed.

@@ -10,6 +10,14 @@
 //!
 //! The fast paths accept a subset of what the general decoders accept, and build the same
 //! view: `fuzz::fast_paths_agree` checks this on every fuzz and property-test input.
+//!
+//! The hot entry points ([`Packet::decode`](crate::Packet::decode) and
+//! [`LpPacket::network_packet`](crate::LpPacket::network_packet)) read the packet's TLV header
+//! with [`packet`] and hand the TLV to [`read_as`], one out-of-line function per view and
+//! result type that builds the view straight into the caller's result.
+
+use crate::error::Result;
+use crate::tlv::Tlv;
 
 /// Splits the element of TLV-TYPE `typ` (one byte, 1..=252) off the start of `rest`: its
 /// TLV-VALUE and the bytes after it, for a minimal one- or three-byte TLV-LENGTH whose value
@@ -30,6 +38,87 @@ pub(crate) fn element(rest: &[u8], typ: u8) -> Option<(&[u8], &[u8])> {
     tail.split_at_checked(len)
 }
 
+/// The element at the start of `buf` (at `offset` in the outermost buffer), whatever its
+/// type, for a one-byte TLV-TYPE (1..=252) and a minimal one- or three-byte TLV-LENGTH whose
+/// value fits: the element, as the crate's [`Reader`](crate::tlv::Reader) reads it (so its
+/// value is the tail of its wire, and it is at most 65,539 bytes), and the bytes after it.
+#[inline(always)]
+pub(crate) fn tlv(buf: &[u8], offset: usize) -> Option<(Tlv<'_>, &[u8])> {
+    let (typ, header, len) = match *buf {
+        [t @ 1..=252, l @ 0..=252, ..] => (t, 2, usize::from(l)),
+        [t @ 1..=252, 253, hi, lo, ..] if hi != 0 || lo >= 253 => {
+            (t, 4, usize::from(u16::from_be_bytes([hi, lo])))
+        }
+        _ => return None,
+    };
+    let (wire, after) = buf.split_at_checked(header + len)?;
+    let value = wire.get(header..)?;
+    let t = Tlv {
+        typ: u64::from(typ),
+        value,
+        wire,
+        offset,
+    };
+    Some((t, after))
+}
+
+/// The packet TLV at the start of `buf` (at `offset` in the outermost buffer), in the forms
+/// of [`tlv`], followed by nothing, or by nothing but zeros (Ethernet padding) when `padded`:
+/// what [`Packet::decode`](crate::Packet::decode) (`padded`) and
+/// [`LpPacket::network_packet`](crate::LpPacket::network_packet) accept around a packet.
+/// `None` for another header form or other bytes after the packet, valid or not.
+#[inline(always)]
+pub(crate) fn packet(buf: &[u8], offset: usize, padded: bool) -> Option<Tlv<'_>> {
+    let (t, rest) = tlv(buf, offset)?;
+    let ok = if padded {
+        rest.iter().all(|&b| b == 0)
+    } else {
+        rest.is_empty()
+    };
+    ok.then_some(t)
+}
+
+/// A view with a fast path and a general decoder ([`Interest`](crate::Interest),
+/// [`Data`](crate::Data), [`LpPacket`](crate::LpPacket)), for [`read_as`].
+pub(crate) trait View<'a>: Sized {
+    /// The TLV-TYPE of the packets it decodes.
+    const TYPE: u64;
+
+    /// The fast path, for a TLV of type [`TYPE`](Self::TYPE) checked by `view::check_len`.
+    fn fast(t: &Tlv<'a>) -> Option<Self>;
+
+    /// The general decoder.
+    fn general(t: Tlv<'a>) -> Result<Self>;
+}
+
+/// `from_read_tlv` of view `V` for the TLV of type `V::TYPE` with TLV-VALUE `value`, the
+/// tail of `wire` (at `offset` in the outermost buffer; at most `u32::MAX` bytes, as [`tlv`]
+/// reads it), its view wrapped by `wrap`: the fast path, then the general decoder when the
+/// fast path declines.
+///
+/// Out of line, and one copy per view and wrapper, so that the view's fields are stored once,
+/// straight into the caller's result, rather than returned and copied through each `Option`
+/// and `Result` on the way; its arguments are passed in registers.
+#[inline(never)]
+pub(crate) fn read_as<'a, V: View<'a>, R>(
+    value: &'a [u8],
+    wire: &'a [u8],
+    offset: usize,
+    wrap: impl FnOnce(V) -> R,
+) -> Result<R> {
+    debug_assert!(wire.len() <= u32::MAX as usize && wire.ends_with(value));
+    let t = Tlv {
+        typ: V::TYPE,
+        value,
+        wire,
+        offset,
+    };
+    match V::fast(&t) {
+        Some(v) => Ok(wrap(v)),
+        None => V::general(t).map(wrap),
+    }
+}
+
 /// The bytes after the element at the start of `rest`, whatever its type, for a one-byte
 /// TLV-TYPE (1..=252) and a minimal one- or three-byte TLV-LENGTH whose value fits.
 #[inline(always)]
@@ -45,22 +134,33 @@ pub(crate) fn skip(rest: &[u8]) -> Option<&[u8]> {
 /// TLV-LENGTH; `None` otherwise.
 #[inline(always)]
 pub(crate) fn name_count(value: &[u8]) -> Option<usize> {
-    let mut rest = value;
+    // By position rather than by sub-slice: a component running past the end leaves `pos`
+    // past it, which ends the loop and fails the last check, so the only bounds check per
+    // component is the loop's own (the compiler drops the two `get`s' checks).
+    let Some(last) = value.len().checked_sub(1) else {
+        return Some(0);
+    };
+    let mut pos = 0;
     let mut count = 0;
-    while let [t, l, ref tail @ ..] = *rest {
-        if !(3..=252).contains(&t) || l > 252 {
+    while pos < last {
+        let (Some(&t), Some(&l)) = (value.get(pos), value.get(pos + 1)) else {
+            return None;
+        };
+        let l = usize::from(l);
+        if l > 252 || !(3..=252).contains(&t) {
             return None;
         }
-        rest = tail.get(usize::from(l)..)?;
+        pos += 2 + l;
         count += 1;
     }
-    rest.is_empty().then_some(count)
+    (pos == value.len()).then_some(count)
 }
 
 /// Whether `len` is a NonNegativeInteger's length (1, 2, 4 or 8).
 #[inline(always)]
 pub(crate) const fn nni_len_ok(len: usize) -> bool {
-    len.is_power_of_two() && len <= 8
+    // Bits 1, 2, 4 and 8: one test, where `is_power_of_two` takes several.
+    len <= 8 && (0b1_0001_0110 >> len) & 1 == 1
 }
 
 /// The NonNegativeInteger `value` (`None` unless it is 1, 2, 4 or 8 bytes).
@@ -80,6 +180,11 @@ pub(crate) fn nni_value(value: &[u8]) -> Option<u64> {
 #[inline(always)]
 pub(crate) fn nni(rest: &[u8], typ: u8) -> Option<(u64, &[u8])> {
     match *rest {
+        // Two bytes first, the usual length of lifetimes and freshness periods in
+        // milliseconds: no dispatch on the length.
+        [t, 2, a, b, ref tail @ ..] if t == typ => {
+            Some((u64::from(u16::from_be_bytes([a, b])), tail))
+        }
         [t, l, ref tail @ ..] if t == typ => {
             let (value, after) = tail.split_at_checked(usize::from(l))?;
             Some((nni_value(value)?, after))
@@ -125,6 +230,25 @@ mod tests {
             None,
             "five-byte length"
         );
+        let t = |buf, offset| {
+            tlv(buf, offset).map(|(t, after)| (t.typ, t.value, t.wire, t.offset, after))
+        };
+        assert_eq!(
+            t(&[9, 1, 0, 7], 3),
+            Some((9, &[0][..], &[9, 1, 0][..], 3, &[7][..]))
+        );
+        assert_eq!(t(&long, 0), Some((21, &long[4..], &long[..], 0, e)));
+        assert_eq!(t(&[9, 2, 0], 0), None, "past the end");
+        assert_eq!(t(&[0, 0], 0), None, "type 0");
+        assert_eq!(t(&[253, 0, 253, 0], 0), None, "three-byte type");
+        assert_eq!(t(&[9, 253, 0, 1, 0], 0), None, "non-minimal");
+        assert_eq!(t(&[9, 254, 0, 1, 0, 0], 0), None, "five-byte length");
+        assert_eq!(t(&[9], 0), None, "no length");
+        let p = |buf, padded| packet(buf, 0, padded).map(|t| t.wire);
+        assert_eq!(p(&[5, 0], false), Some(&[5, 0][..]));
+        assert_eq!(p(&[5, 0, 0], false), None, "a byte after");
+        assert_eq!(p(&[5, 0, 0, 0], true), Some(&[5, 0][..]), "padding");
+        assert_eq!(p(&[5, 0, 0, 1], true), None, "not padding");
         assert_eq!(skip(&[9, 1, 0, 7]), Some(&[7][..]));
         assert_eq!(skip(&[0, 0]), None, "type 0");
         assert_eq!(skip(&[253, 0, 253, 0]), None, "three-byte type");
@@ -138,15 +262,35 @@ mod tests {
         assert_eq!(name_count(&[8, 0, 8]), None, "a lone byte");
         assert_eq!(name_count(&[1, 0]), None, "digest type");
         assert_eq!(name_count(&[8, 253, 0, 253]), None, "three-byte length");
+        assert_eq!(name_count(&[8]), None, "only a lone byte");
+        assert_eq!(
+            name_count(&[8, 0, 8, 1, 1, 8]),
+            None,
+            "a lone byte after two"
+        );
+        assert_eq!(name_count(&[8, 3, 1, 1]), None, "past the end by two");
+        assert_eq!(name_count(&[252, 0, 3, 1, 0]), Some(2), "the edge types");
+        assert_eq!(name_count(&[2, 0]), None, "a ParametersSha256Digest type");
+        assert_eq!(name_count(&[253, 0]), None, "a three-byte type");
+        assert_eq!(
+            name_count(&[8, 252]),
+            None,
+            "the longest short length, past the end"
+        );
     }
 
     #[test]
     fn nnis() {
-        assert!((1..=8).all(|l| nni_len_ok(l) == matches!(l, 1 | 2 | 4 | 8)) && !nni_len_ok(0));
+        assert!((0..=100).all(|l| nni_len_ok(l) == matches!(l, 1 | 2 | 4 | 8)));
+        assert!(!nni_len_ok(usize::MAX) && !nni_len_ok(1 << 40));
         assert_eq!(nni(&[12, 2, 1, 0, 9], 12), Some((256, &[9][..])));
         assert_eq!(nni(&[12, 3, 1, 0, 0], 12), None);
         assert_eq!(nni(&[12, 4, 1, 0], 12), None);
         assert_eq!(nni(&[13, 1, 1], 12), None);
+        assert_eq!(nni(&[13, 2, 1, 0], 12), None, "another type, two bytes");
+        assert_eq!(nni(&[12, 2, 1], 12), None, "two bytes past the end");
+        assert_eq!(nni(&[12, 1, 7], 12), Some((7, &[][..])));
+        assert_eq!(nni(&[12, 4, 0, 1, 0, 0], 12), Some((1 << 16, &[][..])));
         assert_eq!(nni3(&[253, 3, 0x30, 1, 7], 0x330), Some((7, &[][..])));
         assert_eq!(nni3(&[253, 3, 0x31, 1, 7], 0x330), None);
     }

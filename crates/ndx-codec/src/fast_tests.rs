@@ -85,11 +85,18 @@ fn usual_packets_take_the_fast_paths() {
         data(&|d| d.name = NameBuf::new()),
     ];
     for wire in &interests {
-        assert!(taken(wire).interest, "Interest {wire:02x?}");
+        let t = taken(wire);
+        assert!(t.interest && t.frame, "Interest {wire:02x?}");
     }
     for wire in &datas {
-        assert!(taken(wire).data, "Data {wire:02x?}");
+        let t = taken(wire);
+        assert!(t.data && t.frame, "Data {wire:02x?}");
     }
+    // Ethernet padding after a short packet.
+    let mut padded = interests[0].clone();
+    padded.resize(60, 0);
+    let t = taken(&padded);
+    assert!(t.interest && t.frame, "padded Interest {padded:02x?}");
     let token = [9; 6];
     let h = |f: &dyn Fn(&mut LpHeaders<'static>)| {
         let mut h = LpHeaders::default();
@@ -135,13 +142,103 @@ fn usual_packets_take_the_fast_paths() {
     ];
     for wire in &lps {
         let t = taken(wire);
-        assert!(t.lp, "LpPacket {wire:02x?}");
+        assert!(t.lp && t.frame, "LpPacket {wire:02x?}");
         let lp = LpPacket::decode(wire).unwrap();
         if let Ok(Some(p)) = lp.network_packet() {
             let inner = matches!(p, Packet::Interest(_)) && t.interest
                 || matches!(p, Packet::Data(_)) && t.data;
-            assert!(inner, "the packet in {wire:02x?}");
+            assert!(inner && t.fragment, "the packet in {wire:02x?}");
         }
+    }
+}
+
+/// Frames and Fragments at the edge of the TLV-header guards of `Packet::decode` and
+/// `LpPacket::network_packet` (`fast::packet`): whether the packet's TLV goes straight to its
+/// decoder, and whether it is valid; the results are the general paths' either way.
+#[test]
+fn packet_headers_at_the_edge_of_the_fast_forms() {
+    let interest = InterestRepr::new(name("/a/b")).to_vec().unwrap();
+    let data = |len: usize| DataRepr::new(name("/a/b"), vec![7; len]).to_vec().unwrap();
+    let with = |head: &[u8], value: &[u8], tail: &[u8]| [head, value, tail].concat();
+    let ilen = interest.len() as u8;
+    let value = &interest[2..];
+    let frames: Vec<(&str, Vec<u8>, bool, bool)> = vec![
+        // (what, frame, taken straight to its decoder, valid)
+        ("an Interest", interest.clone(), true, true),
+        ("zero padding", with(&interest, &[], &[0; 3]), true, true),
+        (
+            "a non-zero byte after",
+            with(&interest, &[], &[0, 1]),
+            false,
+            false,
+        ),
+        (
+            "a non-minimal TLV-LENGTH",
+            with(&[5, 253, 0, ilen - 2], value, &[]),
+            false,
+            false,
+        ),
+        (
+            "a truncated Interest",
+            interest[..interest.len() - 1].to_vec(),
+            false,
+            false,
+        ),
+        ("a three-byte TLV-LENGTH", data(300), true, true),
+        ("a five-byte TLV-LENGTH", data(70_000), false, true),
+        ("a three-byte TLV-TYPE", vec![253, 0, 253, 0], false, false),
+        (
+            "another TLV-TYPE",
+            with(&[9, ilen - 2], value, &[]),
+            false,
+            false,
+        ),
+        ("nothing", vec![], false, false),
+    ];
+    for (what, frame, straight, valid) in frames {
+        let t = fast_paths_agree(&frame);
+        assert_eq!(t.frame, straight, "{what}");
+        assert_eq!(Packet::decode(&frame).is_ok(), valid, "{what}");
+    }
+    let h = LpHeaders::default();
+    let nack = LpHeaders {
+        nack: Some(NackReason::NoRoute),
+        ..h
+    };
+    let piece = LpHeaders {
+        frag_index: Some(0),
+        frag_count: Some(2),
+        ..h
+    };
+    let fragments: Vec<(&str, Vec<u8>, bool, bool)> = vec![
+        // (what, LpPacket, its packet taken straight to its decoder, valid)
+        ("an Interest", lp(&h, Some(&interest)), true, true),
+        ("a Data", lp(&h, Some(&data(10))), true, true),
+        ("a Nack", lp(&nack, Some(&interest)), true, true),
+        ("a Data in a Nack", lp(&nack, Some(&data(10))), false, false),
+        (
+            "a zero byte after",
+            lp(&h, Some(&with(&interest, &[], &[0]))),
+            false,
+            false,
+        ),
+        (
+            "a non-minimal TLV-LENGTH",
+            lp(&h, Some(&with(&[5, 253, 0, ilen - 2], value, &[]))),
+            false,
+            false,
+        ),
+        ("another TLV-TYPE", lp(&h, Some(&[9, 0])), false, false),
+        ("an empty Fragment", lp(&h, Some(&[])), false, false),
+        ("a piece", lp(&piece, Some(&interest)), false, true),
+        ("an IDLE packet", lp(&h, None), false, true),
+    ];
+    for (what, frame, straight, valid) in fragments {
+        let t = fast_paths_agree(&frame);
+        assert!(t.frame && t.lp, "{what}: the LpPacket");
+        assert_eq!(t.fragment, straight, "{what}");
+        let lp = LpPacket::decode(&frame).unwrap();
+        assert_eq!(lp.network_packet().is_ok(), valid, "{what}");
     }
 }
 
@@ -898,10 +995,18 @@ fn mutated_packets_reach_both_sides_of_the_guards() {
     let strategy = arb_input();
     // [taken, valid but general, invalid] for Interest, Data, LpPacket.
     let mut seen = [[0usize; 3]; 3];
+    // [straight to a decoder, not] for the frames' and Fragments' TLV headers.
+    let mut headers = [[0usize; 2]; 2];
     let n = 3000;
     for _ in 0..n {
         let frame = strategy.new_tree(&mut runner).unwrap().current();
         let taken = fast_paths_agree(&frame);
+        headers[0][usize::from(!taken.frame)] += 1;
+        if let Ok(Packet::Lp(lp)) = Packet::decode(&frame)
+            && lp.fragment().is_some()
+        {
+            headers[1][usize::from(!taken.fragment)] += 1;
+        }
         let Ok(t) = Reader::new(&frame).read() else {
             continue;
         };
@@ -923,6 +1028,12 @@ fn mutated_packets_reach_both_sides_of_the_guards() {
         assert!(
             counts.iter().all(|&c| c >= n / 50),
             "{kind}: [fast, general, rejected] = {counts:?}"
+        );
+    }
+    for (kind, counts) in ["frame", "Fragment"].iter().zip(headers) {
+        assert!(
+            counts.iter().all(|&c| c >= n / 50),
+            "{kind} headers: [straight, general] = {counts:?}"
         );
     }
 }

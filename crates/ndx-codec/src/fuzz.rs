@@ -285,16 +285,31 @@ pub struct FastPaths {
     pub data: bool,
     /// The LpPacket fast path accepted the first TLV.
     pub lp: bool,
+    /// `Packet::decode` read the frame's TLV header itself and handed the TLV straight to
+    /// its decoder, without its general path (`Packet::fast_tlv`).
+    pub frame: bool,
+    /// `LpPacket::network_packet` read the Fragment's TLV header itself and handed the TLV
+    /// straight to its decoder, without its general path (`LpPacket::fast_network_tlv`).
+    pub fragment: bool,
 }
 
 /// The decoders' fast paths change no result: for the first TLV of `data` (and, in an
 /// LpPacket, its Fragment's TLV), `Interest::from_tlv`, `Data::from_tlv` and
 /// `LpPacket::from_tlv` return exactly what their general decoders return (equal views,
 /// accessor by accessor, or the same [`Error`]); and whenever a fast path accepts, so does the
-/// general decoder. Returns which fast paths accepted, so tests can check both sides of their
-/// guards are reached.
+/// general decoder. `Packet::decode` and `LpPacket::network_packet` (of either LpPacket view)
+/// return what their general paths return too. Returns which fast paths accepted, so tests
+/// can check both sides of their guards are reached.
 pub fn fast_paths_agree(data: &[u8]) -> FastPaths {
-    let mut taken = FastPaths::default();
+    let mut taken = FastPaths {
+        frame: Packet::fast_tlv(data).is_some(),
+        ..FastPaths::default()
+    };
+    same(
+        Packet::decode(data),
+        Packet::decode_general(data),
+        packet_fields,
+    );
     let Ok(t) = Reader::new(data).read() else {
         return taken;
     };
@@ -310,6 +325,17 @@ pub fn fast_paths_agree(data: &[u8]) -> FastPaths {
     if let Some(f) = fast {
         let g = general.expect("the general LpPacket decoder accepts what the fast path does");
         assert_eq!(lp_fields(&f), lp_fields(&g), "LpPacket fast path differs");
+    }
+    for lp in fast.iter().chain(general.as_ref().ok()) {
+        same(
+            lp.network_packet(),
+            lp.network_packet_general(),
+            |p: &Option<Packet<'_>>| p.as_ref().map_or_else(String::new, packet_fields),
+        );
+        // The Interests and Data `network_packet` hands straight to their decoders.
+        taken.fragment |= lp.fast_network_tlv().is_some_and(|t| {
+            t.typ == crate::types::INTEREST || (t.typ == crate::types::DATA && lp.nack().is_none())
+        });
     }
     if let Ok(lp) = general
         && let (Some(frag), Some(at)) = (lp.fragment(), lp.fragment_offset())
@@ -370,6 +396,15 @@ fn same<T>(a: Result<T>, b: Result<T>, fields: fn(&T) -> String) {
             a.as_ref().err(),
             b.as_ref().err()
         ),
+    }
+}
+
+/// Every accessor of the packet's view.
+fn packet_fields(p: &Packet<'_>) -> String {
+    match p {
+        Packet::Interest(i) => interest_fields(i),
+        Packet::Data(d) => data_fields(d),
+        Packet::Lp(l) => lp_fields(l),
     }
 }
 

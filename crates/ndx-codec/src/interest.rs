@@ -107,10 +107,12 @@ impl<'a> Interest<'a> {
     pub(crate) fn from_tlv_fast(t: &Tlv<'a>) -> Option<Self> {
         let wire = t.wire;
         let (name, mut rest) = fast::element(t.value, tt::NAME as u8)?;
-        let name_count = fast::name_count(name)?;
-        if name_count == 0 {
+        // Not the empty name (the general decoder refuses it): a non-empty value has at least
+        // one component when `name_count` accepts it, so the count needs no check.
+        if name.is_empty() {
             return None;
         }
+        let name_count = fast::name_count(name)?;
         let mut flags = 0;
         if let [33, 0, ref tail @ ..] = *rest {
             flags |= CAN_BE_PREFIX;
@@ -501,6 +503,20 @@ impl<'a> ForwardingHint<'a> {
     /// The delegation names in wire order.
     pub fn names(self) -> impl Iterator<Item = Name<'a>> + 'a {
         Reader::with_base(self.value, self.base).filter_map(|e| Self::name_of(e.ok()?).ok())
+    }
+}
+
+impl<'a> fast::View<'a> for Interest<'a> {
+    const TYPE: u64 = tt::INTEREST;
+
+    #[inline(always)]
+    fn fast(t: &Tlv<'a>) -> Option<Self> {
+        Self::from_tlv_fast(t)
+    }
+
+    #[inline(always)]
+    fn general(t: Tlv<'a>) -> Result<Self> {
+        Self::from_tlv_general(t)
     }
 }
 

@@ -2,10 +2,10 @@
 //!
 //! - **Views** borrow the frame: [`Packet::decode`] gives an [`Interest`], a [`Data`] or an
 //!   [`LpPacket`] whose accessors return slices of the input. Nothing is copied or allocated
-//!   while decoding. A view is compact (88 bytes for an Interest or Data): its whole TLV and
-//!   `u32` positions of the fields in it, from which the accessors rebuild the slices.
-//!   The decoders read the usual element order with straight-line fast paths and hand
-//!   anything else to their general decoders, from the start: the results (views and
+//!   while decoding. A view is compact (88 bytes for an Interest, 80 for a Data): its whole
+//!   TLV and `u32` positions of the fields in it, from which the accessors rebuild the
+//!   slices. The decoders read the usual element order with straight-line fast paths and
+//!   hand anything else to their general decoders, from the start: the results (views and
 //!   errors) are the general decoders' either way.
 //! - **Encoders** are owned reprs ([`InterestRepr`], [`DataRepr`], [`NameBuf`]) and the
 //!   borrowed, hot-path [`LpHeaders`]; every `encode` writes into a caller-provided buffer
@@ -84,7 +84,9 @@ mod view_tests {
     fn views_stay_compact() {
         assert!(size_of::<Name<'_>>() <= 24);
         assert!(size_of::<Interest<'_>>() <= 88);
-        assert!(size_of::<Data<'_>>() <= 88);
+        // A Data keeps MetaInfo's position, not those of its ContentType and FinalBlockId (88
+        // bytes with them), and finds SignatureType and the signed portion from its neighbours.
+        assert!(size_of::<Data<'_>>() <= 80);
         // An LpPacket keeps the usual header fields, not the 200-byte `LpHeaders` (it was 240
         // bytes with them, and `Packet` 248: a `memcpy` per frame).
         assert!(size_of::<LpPacket<'_>>() <= 80);
@@ -109,6 +111,64 @@ mod view_tests {
 
     fn find(hay: &[u8], needle: &[u8]) -> usize {
         hay.windows(needle.len()).position(|w| w == needle).unwrap()
+    }
+
+    /// The Data fields a view finds again rather than keeps (ContentType and FinalBlockId in
+    /// MetaInfo, SignatureType at the start of SignatureInfo, the signed portion from the
+    /// Name TLV) are the right ones, after either decoder, whatever the Name's TLV-LENGTH
+    /// form and whatever MetaInfo holds besides.
+    #[test]
+    fn data_fields_found_again() {
+        // A Name of 300-odd bytes: a three-byte TLV-LENGTH.
+        let long = format!("{}/seg=3", "/component".repeat(30));
+        for (uri, content_type, fbi) in [("/a/b", None, None), (&long[..], Some(2), Some(7))] {
+            let mut d = DataRepr::new(name(uri), b"hi".to_vec());
+            d.content_type = content_type;
+            d.freshness_ms = Some(1000);
+            d.final_block_id = fbi.map(ComponentBuf::segment);
+            d.signature = Signature::Raw {
+                info: vec![0x1B, 8, 0, 0, 0, 0, 0, 0, 1, 2, 0x1C, 0],
+                value: vec![0xEE; 4],
+            };
+            let wire = d.to_vec().unwrap();
+            let t = Reader::new(&wire).read().unwrap();
+            let fast = Data::from_tlv_fast(&t).expect("the fast path reads it");
+            let general = Data::from_tlv_general(t).unwrap();
+            let name_tlv = name(uri).to_tlv();
+            let start = find(&wire, &name_tlv);
+            let end = find(&wire, &[0x1C, 0]) + 2;
+            for v in [fast, general] {
+                assert_eq!(v.content_type(), content_type, "{uri}");
+                assert_eq!(v.final_block_id().and_then(|c| c.as_segment()), fbi);
+                assert_eq!(v.freshness_ms(), Some(1000));
+                assert_eq!(v.signature_type(), 0x0102);
+                assert_eq!(v.signed_portion(), &wire[start..end], "{uri}");
+                assert_eq!(v.to_repr(), d);
+            }
+        }
+        // Non-critical elements around ContentType and FinalBlockId (general decoder only).
+        let meta = [
+            &[200, 1, 9][..],
+            &[24, 1, 3],
+            &[202, 0],
+            &[26, 3, 8, 1, b'z'],
+            &[204, 2, 24, 1],
+        ]
+        .concat();
+        let n = name("/a").to_tlv();
+        let rest = [
+            &[20, meta.len() as u8][..],
+            &meta,
+            &[22, 3, 0x1B, 1, 3, 23, 0],
+        ]
+        .concat();
+        let wire = [&[6, (n.len() + rest.len()) as u8][..], &n, &rest].concat();
+        let v = Data::decode(&wire).unwrap();
+        assert_eq!(v.content_type(), Some(3));
+        assert_eq!(v.final_block_id().unwrap().to_string(), "z");
+        assert_eq!(v.freshness_ms(), None);
+        assert_eq!(v.signature_type(), 3);
+        assert_eq!(v.signed_portion(), &wire[2..wire.len() - 2]);
     }
 
     /// Offsets count from the outermost buffer and slices are the right bytes, for views

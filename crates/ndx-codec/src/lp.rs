@@ -155,20 +155,26 @@ impl<'a> LpPacket<'a> {
     pub(crate) fn from_tlv_fast(t: &Tlv<'a>) -> Option<Self> {
         let mut lp = LpPacket::empty(t);
         let mut rest = t.value;
-        if let Some((v, tail)) = fast::nni(rest, tt::LP_SEQUENCE as u8) {
-            lp.sequence = v;
-            lp.flags |= SEQUENCE;
-            rest = tail;
-        }
-        if let Some((v, tail)) = fast::nni(rest, tt::LP_FRAG_INDEX as u8) {
-            lp.frag_index = v;
-            lp.flags |= FRAG_INDEX;
-            rest = tail;
-        }
-        if let Some((v, tail)) = fast::nni(rest, tt::LP_FRAG_COUNT as u8) {
-            lp.frag_count = v;
-            lp.flags |= FRAG_COUNT;
-            rest = tail;
+        // Sequence, FragIndex and FragCount (consecutive TLV-TYPEs): most packets have none,
+        // and skip the three checks at once.
+        if let [typ, ..] = *rest
+            && (tt::LP_SEQUENCE as u8..=tt::LP_FRAG_COUNT as u8).contains(&typ)
+        {
+            if let Some((v, tail)) = fast::nni(rest, tt::LP_SEQUENCE as u8) {
+                lp.sequence = v;
+                lp.flags |= SEQUENCE;
+                rest = tail;
+            }
+            if let Some((v, tail)) = fast::nni(rest, tt::LP_FRAG_INDEX as u8) {
+                lp.frag_index = v;
+                lp.flags |= FRAG_INDEX;
+                rest = tail;
+            }
+            if let Some((v, tail)) = fast::nni(rest, tt::LP_FRAG_COUNT as u8) {
+                lp.frag_count = v;
+                lp.flags |= FRAG_COUNT;
+                rest = tail;
+            }
         }
         if let [98, l @ 1..=32, ref tail @ ..] = *rest {
             let (token, after) = tail.split_at_checked(usize::from(l))?;
@@ -491,7 +497,43 @@ impl<'a> LpPacket<'a> {
     ///
     /// `Ok(None)` for IDLE packets and for pieces of a fragmented packet (feed those to a
     /// [`Reassembler`](crate::Reassembler)). A Nack must carry an Interest.
+    ///
+    /// The usual packets are read by the fast paths of [`Packet::decode`]; anything else (and
+    /// every error) by the general decoder, from the start.
+    #[inline]
     pub fn network_packet(&self) -> Result<Option<Packet<'a>>> {
+        if let Some(t) = self.fast_network_tlv() {
+            let (value, wire, offset) = (t.value, t.wire, t.offset);
+            match t.typ {
+                tt::INTEREST => {
+                    return fast::read_as(value, wire, offset, |i| Some(Packet::Interest(i)));
+                }
+                tt::DATA if self.nack.is_none() => {
+                    return fast::read_as(value, wire, offset, |d| Some(Packet::Data(d)));
+                }
+                _ => {}
+            }
+        }
+        self.network_packet_general()
+    }
+
+    /// The TLV filling the Fragment of a whole (not fragmented) packet, when its header is in
+    /// the forms of `fast::tlv`: [`network_packet`](Self::network_packet) hands it straight to
+    /// its decoder (which tries its fast path first) when it is an Interest, or a Data outside
+    /// a Nack. The general path would read the same TLV and hand it to the same decoder.
+    #[inline(always)]
+    pub(crate) fn fast_network_tlv(&self) -> Option<Tlv<'a>> {
+        if !self.has(FRAGMENT) || self.is_fragment() {
+            return None;
+        }
+        let value = self.fragment.of(self.wire);
+        fast::packet(value, self.offset + self.fragment.start(), false)
+    }
+
+    /// The general path of [`network_packet`](Self::network_packet): every packet, every
+    /// error.
+    #[inline(never)]
+    pub(crate) fn network_packet_general(&self) -> Result<Option<Packet<'a>>> {
         if !self.has(FRAGMENT) {
             return Ok(None);
         }
@@ -521,6 +563,20 @@ impl<'a> LpPacket<'a> {
             })),
             typ => Err(t.error(ErrorKind::NotAPacket(typ))),
         }
+    }
+}
+
+impl<'a> fast::View<'a> for LpPacket<'a> {
+    const TYPE: u64 = tt::LP_PACKET;
+
+    #[inline(always)]
+    fn fast(t: &Tlv<'a>) -> Option<Self> {
+        Self::from_tlv_fast(t)
+    }
+
+    #[inline(always)]
+    fn general(t: Tlv<'a>) -> Result<Self> {
+        Self::from_tlv_general(t)
     }
 }
 

@@ -2,9 +2,10 @@
 
 use crate::data::Data;
 use crate::error::{Element, Error, ErrorKind, Result};
+use crate::fast;
 use crate::interest::Interest;
 use crate::lp::LpPacket;
-use crate::tlv::Reader;
+use crate::tlv::{Reader, Tlv};
 use crate::types as tt;
 
 /// An NDN packet as found on a link: a bare Interest or Data, or an LpPacket.
@@ -24,7 +25,37 @@ impl<'a> Packet<'a> {
     /// Bytes after the packet are accepted only when they are all zero (Ethernet padding to
     /// the 60-byte minimum, as NFD's Ethernet faces send); anything else is
     /// [`ErrorKind::TrailingBytes`].
+    ///
+    /// The usual packets (a one-byte TLV-TYPE and a minimal one- or three-byte TLV-LENGTH,
+    /// then the element order the fast paths of the `fast` module read) are decoded in one
+    /// straight-line pass; anything else (and every error) by the general decoder, from the
+    /// start.
+    #[inline]
     pub fn decode(frame: &'a [u8]) -> Result<Self> {
+        if let Some(t) = Self::fast_tlv(frame) {
+            let (value, wire) = (t.value, t.wire);
+            return match t.typ {
+                tt::INTEREST => fast::read_as(value, wire, 0, Packet::Interest),
+                tt::DATA => fast::read_as(value, wire, 0, Packet::Data),
+                _ => fast::read_as(value, wire, 0, Packet::Lp),
+            };
+        }
+        Self::decode_general(frame)
+    }
+
+    /// The packet TLV that [`decode`](Self::decode) hands straight to its decoder (which
+    /// tries its fast path first): an Interest, Data or LpPacket whose TLV header is in the
+    /// forms of `fast::tlv`, followed by nothing but zeros. The general decoder would read
+    /// the same TLV, accept the same padding and hand the TLV to the same decoder.
+    #[inline(always)]
+    pub(crate) fn fast_tlv(frame: &'a [u8]) -> Option<Tlv<'a>> {
+        fast::packet(frame, 0, true)
+            .filter(|t| matches!(t.typ, tt::INTEREST | tt::DATA | tt::LP_PACKET))
+    }
+
+    /// The general path of [`decode`](Self::decode): every frame, every error.
+    #[inline(never)]
+    pub(crate) fn decode_general(frame: &'a [u8]) -> Result<Self> {
         if frame.is_empty() {
             return Err(Error::new(ErrorKind::Missing(Element::Packet), 0));
         }

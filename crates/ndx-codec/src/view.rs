@@ -9,7 +9,7 @@
 //! longer one with [`ErrorKind::BadLength`].
 
 use crate::error::{Element, ErrorKind, Result};
-use crate::tlv::{Tlv, read_nni};
+use crate::tlv::Tlv;
 
 /// A byte range of a view's wire: `start..start + len`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -66,17 +66,6 @@ impl Span {
 #[inline(always)]
 pub(crate) fn pos(wire: &[u8], inner: &[u8]) -> usize {
     inner.as_ptr().addr().wrapping_sub(wire.as_ptr().addr())
-}
-
-/// The NonNegativeInteger of `len` bytes at `start` in `wire` (a view stores an NNI as its
-/// position, `len == 0` meaning absent: a NonNegativeInteger has 1, 2, 4 or 8 bytes).
-#[inline(always)]
-pub(crate) fn nni_at(wire: &[u8], start: u32, len: u8) -> Option<u64> {
-    if len == 0 {
-        return None;
-    }
-    let start = start as usize;
-    read_nni(wire.get(start..start + usize::from(len))?)
 }
 
 /// Refuses an element too long for a view's `u32` positions (only possible in a buffer over
