@@ -13,7 +13,7 @@
 use ndx_codec::{ComponentKind, Data, Name};
 
 use crate::hash::HashKey;
-use crate::index::HashIndex;
+use crate::index::{HashIndex, HomeProbe};
 
 /// Replacement policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +87,10 @@ pub struct CsCounters {
 
 const NIL: u32 = u32::MAX;
 
+/// [`Meta::name_pos`] or [`Meta::alias_pos`] of an entry the index does not hold: out of
+/// the index's range, so [`HashIndex::remove_pos`] ignores it.
+const NO_POS: u32 = u32::MAX;
+
 const _: () = assert!(std::mem::size_of::<Meta>() == 64);
 
 /// One slot's metadata: exactly one cache line, aligned to one (a lookup's probe reads a
@@ -96,8 +100,17 @@ const _: () = assert!(std::mem::size_of::<Meta>() == 64);
 struct Meta {
     live: bool,
     hash: u64,
-    /// Extra key (a CanBePrefix prefix) this slot is also indexed under, by hash and length.
-    alias: Option<(u64, u32)>,
+    /// Hash of the extra key (a CanBePrefix prefix) this slot is also indexed under, if
+    /// `alias_len` is not [`NO_ALIAS`] ([`Meta::alias`]).
+    alias_hash: u64,
+    /// Length in bytes of the alias prefix, [`NO_ALIAS`] when there is none (two fields
+    /// rather than an `Option`, whose tag would push the record past one line).
+    alias_len: u32,
+    /// Where the index holds the entry under `hash` ([`HashIndex::remove_pos`] takes it out
+    /// without searching), [`NO_POS`] if nowhere.
+    name_pos: u32,
+    /// Where the index holds the entry under the alias, [`NO_POS`] if there is none.
+    alias_pos: u32,
     len: u32,
     name_off: u32,
     name_len: u32,
@@ -105,6 +118,17 @@ struct Meta {
     prev: u32,
     next: u32,
     referenced: bool,
+}
+
+/// [`Meta::alias_len`] of a slot with no alias.
+const NO_ALIAS: u32 = u32::MAX;
+
+impl Meta {
+    /// The CanBePrefix prefix this slot is also indexed under, by hash and length.
+    #[inline(always)]
+    fn alias(&self) -> Option<(u64, u32)> {
+        (self.alias_len != NO_ALIAS).then_some((self.alias_hash, self.alias_len))
+    }
 }
 
 /// A cache hit: the stored Data packet.
@@ -156,7 +180,10 @@ impl Cs {
                 Meta {
                     live: false,
                     hash: 0,
-                    alias: None,
+                    alias_hash: 0,
+                    alias_len: NO_ALIAS,
+                    name_pos: NO_POS,
+                    alias_pos: NO_POS,
                     len: 0,
                     name_off: 0,
                     name_len: 0,
@@ -210,12 +237,13 @@ impl Cs {
         self.slab.get(start..start + m.len as usize).unwrap_or(&[])
     }
 
-    fn name_of(&self, slot: u32) -> &[u8] {
-        let m = &self.meta[slot as usize];
+    /// Whether the name of the Data in `slot` (metadata `m`) starts with `bytes`: the stored
+    /// bytes from the name's first on, so no end offset to compute and check.
+    #[inline(always)]
+    fn name_starts_with(&self, slot: u32, m: &Meta, bytes: &[u8]) -> bool {
         let start = slot as usize * self.cfg.slot_size + m.name_off as usize;
-        self.slab
-            .get(start..start + m.name_len as usize)
-            .unwrap_or(&[])
+        bytes.len() <= m.name_len as usize
+            && self.slab.get(start..).is_some_and(|s| s.starts_with(bytes))
     }
 
     /// Prefetches the index bucket of `hash` (see the shard's burst path).
@@ -293,6 +321,11 @@ impl Cs {
     ///
     /// `can_be_prefix` also accepts a Data indexed under `name` as a prefix; `must_be_fresh`
     /// refuses Data whose FreshnessPeriod has run out by `now` (ns).
+    ///
+    /// Inlined into the caller: a miss that the index's home bucket alone proves (no entry
+    /// with the name's tag there, none overflowed past it, and no implicit digest to try)
+    /// costs a handful of instructions; anything else goes on to the full probe.
+    #[inline]
     pub fn lookup(
         &mut self,
         now: u64,
@@ -301,19 +334,45 @@ impl Cs {
         can_be_prefix: bool,
         must_be_fresh: bool,
     ) -> Option<CsHit<'_>> {
-        let slot = match self.find(now, name, name_hash, can_be_prefix, must_be_fresh) {
+        // CanBePrefix aliases are indexed under the Interest name's hash too, so the home
+        // bucket decides for them as well.
+        let home = self.index.home_probe(name_hash);
+        if home.is_empty() && !may_end_with_digest(name.as_bytes()) {
+            self.counters.misses += 1;
+            return None;
+        }
+        self.lookup_probed(now, name, name_hash, home, can_be_prefix, must_be_fresh)
+    }
+
+    /// [`lookup`](Self::lookup) past its home-bucket test: probes the index from `home`
+    /// (then by the implicit digest), counts the outcome and, on a hit, updates recency.
+    #[inline(never)]
+    fn lookup_probed(
+        &mut self,
+        now: u64,
+        name: &Name<'_>,
+        name_hash: u64,
+        home: HomeProbe,
+        can_be_prefix: bool,
+        must_be_fresh: bool,
+    ) -> Option<CsHit<'_>> {
+        let bytes = name.as_bytes();
+        let slot = match self.find_from(now, bytes, name_hash, home, can_be_prefix, must_be_fresh) {
             Some(slot) => Some(slot),
-            None if may_end_with_digest(name.as_bytes()) => {
-                self.find_by_digest(now, name, must_be_fresh)
-            }
+            None if may_end_with_digest(bytes) => self.find_by_digest(now, name, must_be_fresh),
             None => None,
         };
         match slot {
             Some(slot) => {
                 self.counters.hits += 1;
+                // The Data's length, read before `mark_used` writes the metadata.
+                let len = self.meta.get(slot as usize).map_or(0, |m| m.len as usize);
                 self.mark_used(slot);
+                // In range by construction (a slot below the capacity, a Data no larger than
+                // a slot): indexing, unlike a checked `get`, needs no select of a fallback.
+                let start = slot as usize * self.cfg.slot_size;
                 Some(CsHit {
-                    data: self.slot_bytes(slot),
+                    data: &self.slab[start..][..len],
                     slot,
                 })
             }
@@ -330,24 +389,33 @@ impl Cs {
         self.find(0, name, name_hash, false, false).is_some()
     }
 
+    /// The slot of a live Data that a lookup of `name` (hash `hash`) accepts (see
+    /// [`matches`](Self::matches)).
     #[inline(always)]
     fn find(&self, now: u64, name: &Name<'_>, hash: u64, cbp: bool, mbf: bool) -> Option<u32> {
-        let bytes = name.as_bytes();
+        let home = self.index.home_probe(hash);
+        self.find_from(now, name.as_bytes(), hash, home, cbp, mbf)
+    }
+
+    /// [`find`](Self::find) of the name `bytes` from `home`, its hash's
+    /// [`HomeProbe`].
+    #[inline(always)]
+    fn find_from(
+        &self,
+        now: u64,
+        bytes: &[u8],
+        hash: u64,
+        home: HomeProbe,
+        cbp: bool,
+        mbf: bool,
+    ) -> Option<u32> {
         let mut found = None;
-        self.index.find(
+        self.index.find_from(
             hash,
+            home,
             #[inline(always)]
             |slot| {
-                let m = &self.meta[slot as usize];
-                // Metadata first, the stored name (another line) only when it may match.
-                if !m.live || (mbf && now >= m.fresh_until) {
-                    return false;
-                }
-                let hit = (m.hash == hash && self.name_of(slot) == bytes)
-                    || (cbp
-                        && m.alias
-                            .is_some_and(|(h, l)| h == hash && l as usize == bytes.len())
-                        && self.name_of(slot).starts_with(bytes));
+                let hit = self.matches(slot, now, bytes, hash, cbp, mbf);
                 if hit {
                     found = Some(slot);
                 }
@@ -355,6 +423,26 @@ impl Cs {
             },
         );
         found
+    }
+
+    /// Whether `slot` holds a live Data for a lookup of the name `bytes` (hash `hash`):
+    /// named exactly so or, with `cbp`, indexed under it as an alias; with `mbf`, still
+    /// fresh at `now`.
+    #[inline(always)]
+    fn matches(&self, slot: u32, now: u64, bytes: &[u8], hash: u64, cbp: bool, mbf: bool) -> bool {
+        let m = &self.meta[slot as usize];
+        // Metadata first (hash, lengths), the stored name (another line) only when it may
+        // match.
+        if !m.live || (mbf && now >= m.fresh_until) {
+            return false;
+        }
+        (m.hash == hash
+            && m.name_len as usize == bytes.len()
+            && self.name_starts_with(slot, m, bytes))
+            || (cbp
+                && m.alias()
+                    .is_some_and(|(h, l)| h == hash && l as usize == bytes.len())
+                && self.name_starts_with(slot, m, bytes))
     }
 
     /// The slot of a Data whose implicit digest `name` ends with (the name without it is
@@ -396,15 +484,17 @@ impl Cs {
             self.counters.too_large += 1;
             return false;
         }
-        let name = data.name();
+        let name_bytes = data.name().as_bytes();
         let hash = name_hash;
         if !self.admit(hash) {
             self.counters.rejected += 1;
             return false;
         }
-        // Replace an older copy of the same name.
-        if let Some(old) = self.find(0, &name, hash, false, false) {
-            self.remove(old);
+        // Replace an older copy of the same name. Usually the name's home bucket alone
+        // shows there is none, without the probe loop's set-up.
+        let home = self.index.home_probe(hash);
+        if !home.is_empty() {
+            self.remove_copy(name_bytes, hash, home);
         }
         let slot = match self.free.pop() {
             Some(s) => s,
@@ -412,41 +502,59 @@ impl Cs {
         };
         let start = slot as usize * self.cfg.slot_size;
         self.slab[start..start + wire.len()].copy_from_slice(wire);
-        let name_bytes = name.as_bytes();
         let name_off = name_bytes.as_ptr() as usize - wire.as_ptr() as usize;
         let fresh_until =
             now.saturating_add(data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000));
-        let alias = prefix
-            .filter(|(p, _)| p.is_prefix_of(&name) && p.len() < name.len())
-            .map(|(p, h)| (h, p.as_bytes().len() as u32));
+        let (alias_hash, alias_len) = match prefix {
+            Some((p, h)) => alias_of(&data.name(), p, h),
+            None => (0, NO_ALIAS),
+        };
+        // Never at capacity: it has room for every slot's name and alias.
+        let name_pos = self.index.insert_pos(hash, slot).unwrap_or(NO_POS);
+        let alias_pos = if alias_len != NO_ALIAS {
+            self.index.insert_pos(alias_hash, slot).unwrap_or(NO_POS)
+        } else {
+            NO_POS
+        };
         // Written whole, already linked at the head of the recency list (`push_front` in one
         // pass).
-        let head = self.head;
-        self.meta[slot as usize] = Meta {
-            live: true,
-            hash,
-            alias,
-            len: wire.len() as u32,
-            name_off: name_off as u32,
-            name_len: name_bytes.len() as u32,
-            fresh_until,
-            prev: NIL,
-            next: head,
-            referenced: false,
-        };
-        if head != NIL {
-            self.meta[head as usize].prev = slot;
-        } else {
-            self.tail = slot;
+        let links = self.links();
+        let head = *links.head;
+        if let Some(m) = links.meta.get_mut(slot as usize) {
+            *m = Meta {
+                live: true,
+                hash,
+                alias_hash,
+                alias_len,
+                name_pos,
+                alias_pos,
+                len: wire.len() as u32,
+                name_off: name_off as u32,
+                name_len: name_bytes.len() as u32,
+                fresh_until,
+                prev: NIL,
+                next: head,
+                referenced: false,
+            };
         }
-        self.head = slot;
-        self.index.insert(hash, slot);
-        if let Some((h, _)) = alias {
-            self.index.insert(h, slot);
+        match links.meta.get_mut(head as usize) {
+            Some(h) => h.prev = slot,
+            None => *links.tail = slot,
         }
+        *links.head = slot;
         self.counters.insertions += 1;
         self.prefetch_next_eviction();
         true
+    }
+
+    /// Removes the Data named `bytes` (hash `hash`, whose home probe `home` is not empty), if
+    /// stored: the probe loop of an insertion, out of line (a new name usually settles at
+    /// the home bucket).
+    #[inline(never)]
+    fn remove_copy(&mut self, bytes: &[u8], hash: u64, home: HomeProbe) {
+        if let Some(old) = self.find_from(0, bytes, hash, home, false, false) {
+            self.remove(old);
+        }
     }
 
     /// When the store is full (FIFO and LRU), prefetches what the next insertions will touch,
@@ -462,7 +570,7 @@ impl Cs {
             return;
         };
         self.index.prefetch(m.hash);
-        if let Some((h, _)) = m.alias {
+        if let Some((h, _)) = m.alias() {
             self.index.prefetch(h);
         }
         if let Some(p) = self.meta.get(m.prev as usize) {
@@ -561,43 +669,22 @@ impl Cs {
             Replacement::Fifo => {}
             // Relinking the head in front of itself changes nothing.
             Replacement::Lru if slot != self.head => {
-                self.unlink(slot);
-                self.push_front(slot);
+                let mut links = self.links();
+                links.unlink(slot);
+                links.push_front(slot);
             }
             Replacement::Lru => {}
             Replacement::Clock => self.meta[slot as usize].referenced = true,
         }
     }
 
-    fn push_front(&mut self, slot: u32) {
-        let head = self.head;
-        {
-            let m = &mut self.meta[slot as usize];
-            m.prev = NIL;
-            m.next = head;
-        }
-        if head != NIL {
-            self.meta[head as usize].prev = slot;
-        } else {
-            self.tail = slot;
-        }
-        self.head = slot;
-    }
-
-    fn unlink(&mut self, slot: u32) {
-        let (prev, next) = {
-            let m = &self.meta[slot as usize];
-            (m.prev, m.next)
-        };
-        if prev != NIL {
-            self.meta[prev as usize].next = next;
-        } else {
-            self.head = next;
-        }
-        if next != NIL {
-            self.meta[next as usize].prev = prev;
-        } else {
-            self.tail = prev;
+    /// The recency list, borrowed apart from the rest of the store.
+    #[inline(always)]
+    fn links(&mut self) -> Links<'_> {
+        Links {
+            meta: &mut self.meta,
+            head: &mut self.head,
+            tail: &mut self.tail,
         }
     }
 
@@ -621,23 +708,85 @@ impl Cs {
     }
 
     /// Takes the live Data in `slot` out of the recency list and the index and marks the
-    /// slot dead, without freeing it; false (and nothing done) if it is not live.
-    #[inline]
+    /// slot dead, without freeing it; false (and nothing done) if it is not live. Always
+    /// inlined: [`evict`](Self::evict)'s copy is on every full insertion's path.
+    #[inline(always)]
     fn detach(&mut self, slot: u32) -> bool {
-        let Some(m) = self.meta.get_mut(slot as usize) else {
+        let mut links = self.links();
+        let Some(m) = links.meta.get_mut(slot as usize) else {
             return false;
         };
         if !m.live {
             return false;
         }
         m.live = false;
-        let (hash, alias) = (m.hash, m.alias);
-        self.unlink(slot);
-        self.index.remove(hash, slot);
-        if let Some((h, _)) = alias {
-            self.index.remove(h, slot);
-        }
+        let (hash, alias_hash) = (m.hash, m.alias_hash);
+        let (name_pos, alias_pos) = (m.name_pos, m.alias_pos);
+        links.unlink(slot);
+        // By position: no search of the bucket chains (`remove_pos` ignores `NO_POS`, the
+        // alias position of a slot without one).
+        self.index.remove_pos(hash, name_pos);
+        self.index.remove_pos(alias_hash, alias_pos);
         true
+    }
+}
+
+/// The recency list of FIFO and LRU (most recent at `head`, next victim at `tail`), linked
+/// through [`Meta::prev`] and [`Meta::next`]: the slot metadata as one exclusive slice apart
+/// from the ends, so that the compiler knows that writing a link moves neither.
+///
+/// A neighbour is looked up with `get_mut`: [`NIL`] is past every slot, so one compare both
+/// bounds-checks and tests for the list's end.
+struct Links<'a> {
+    meta: &'a mut [Meta],
+    head: &'a mut u32,
+    tail: &'a mut u32,
+}
+
+impl Links<'_> {
+    /// Links `slot` (not in the list) at the head.
+    #[inline(always)]
+    fn push_front(&mut self, slot: u32) {
+        let head = *self.head;
+        if let Some(m) = self.meta.get_mut(slot as usize) {
+            m.prev = NIL;
+            m.next = head;
+        }
+        match self.meta.get_mut(head as usize) {
+            Some(h) => h.prev = slot,
+            None => *self.tail = slot,
+        }
+        *self.head = slot;
+    }
+
+    /// Takes `slot` out of the list.
+    #[inline(always)]
+    fn unlink(&mut self, slot: u32) {
+        let Some(m) = self.meta.get(slot as usize) else {
+            return;
+        };
+        let (prev, next) = (m.prev, m.next);
+        match self.meta.get_mut(prev as usize) {
+            Some(p) => p.next = next,
+            None => *self.head = next,
+        }
+        match self.meta.get_mut(next as usize) {
+            Some(n) => n.prev = prev,
+            None => *self.tail = prev,
+        }
+    }
+}
+
+/// The CanBePrefix alias `prefix` (hash `hash`) gives a Data named `name`, as
+/// ([`Meta::alias_hash`], [`Meta::alias_len`]): none (`(0, NO_ALIAS)`) unless `prefix` is a
+/// proper prefix of `name`. Out of line: most insertions have no prefix, and their path then
+/// keeps the name in registers.
+#[inline(never)]
+fn alias_of(name: &Name<'_>, prefix: &Name<'_>, hash: u64) -> (u64, u32) {
+    if prefix.is_prefix_of(name) && prefix.len() < name.len() {
+        (hash, prefix.as_bytes().len() as u32)
+    } else {
+        (0, NO_ALIAS)
     }
 }
 

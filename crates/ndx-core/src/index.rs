@@ -21,6 +21,26 @@ fn tag_of(hash: u64) -> u32 {
     ((hash >> 32) as u32) | 1
 }
 
+/// The first step of a probe for a hash ([`HashIndex::home_probe`]): which slots of its home
+/// bucket carry its tag, and whether entries from that bucket overflowed further on. One
+/// word: it goes from an inlined miss test to an out-of-line probe in a register.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HomeProbe {
+    /// Low 32 bits: bit `s` (0..7) set when slot `s` of the home bucket carries the tag.
+    /// High 32 bits: the home bucket's `overflow` (not zero: the probe continues past it).
+    /// Zero exactly when nothing can be stored under the hash.
+    bits: u64,
+}
+
+impl HomeProbe {
+    /// True when nothing can be stored under the hash (no tag match in its home bucket and no
+    /// overflow past it): the opposite of [`HashIndex::may_hold`].
+    #[inline(always)]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+}
+
 /// A fixed-capacity hash → slot index.
 #[derive(Debug, Clone)]
 pub(crate) struct HashIndex {
@@ -58,12 +78,33 @@ impl HashIndex {
     }
 
     /// Adds `slot` under `hash` and returns where it went, for [`remove_pos`](Self::remove_pos);
-    /// `None` when the index is at capacity. Entries never move once placed.
+    /// `None` when the index is at capacity. Entries never move once placed: in the first
+    /// vacant position from the home bucket on. A home bucket with room (the usual case) is
+    /// settled inline; the walk past it is out of line.
     #[inline]
     pub(crate) fn insert_pos(&mut self, hash: u64, slot: u32) -> Option<u32> {
         if self.len >= self.capacity {
             return None;
         }
+        let b = hash as usize & self.mask;
+        if let Some(bucket) = self.buckets.get_mut(b) {
+            let empty = ndx_mem::eq_mask7(&bucket.tags, 0);
+            if empty != 0 {
+                let s = empty.trailing_zeros() as usize;
+                bucket.tags[s] = tag_of(hash);
+                bucket.slots[s] = slot;
+                self.len += 1;
+                return Some((b as u32) << 3 | s as u32);
+            }
+        }
+        self.insert_past_home(hash, slot)
+    }
+
+    /// [`insert_pos`](Self::insert_pos) when the home bucket is full: walks on to the first
+    /// bucket with room, marking each full one passed (the home bucket included) as
+    /// overflowed.
+    #[inline(never)]
+    fn insert_past_home(&mut self, hash: u64, slot: u32) -> Option<u32> {
         let mut b = hash as usize & self.mask;
         for _ in 0..self.buckets.len() {
             let bucket = &mut self.buckets[b];
@@ -165,6 +206,64 @@ impl HashIndex {
             .is_none_or(|b| b.overflow != 0 || ndx_mem::eq_mask7(&b.tags, tag_of(hash)) != 0)
     }
 
+    /// The home bucket's part of a probe for `hash`, for a caller that settles the common
+    /// miss ([`HomeProbe::is_empty`]) before the probe loop and then goes on with
+    /// [`find_from`](Self::find_from) without repeating it.
+    #[inline(always)]
+    pub(crate) fn home_probe(&self, hash: u64) -> HomeProbe {
+        let b = hash as usize & self.mask;
+        let bits = self.buckets.get(b).map_or(0, |bucket| {
+            u64::from(ndx_mem::eq_mask7(&bucket.tags, tag_of(hash)))
+                | u64::from(bucket.overflow) << 32
+        });
+        HomeProbe { bits }
+    }
+
+    /// [`find`](Self::find) from `home`, the [`home_probe`](Self::home_probe) of `hash` (with
+    /// the index unchanged since): the home bucket's matches, then the rest of the chain.
+    #[inline(always)]
+    pub(crate) fn find_from(
+        &self,
+        hash: u64,
+        home: HomeProbe,
+        mut f: impl FnMut(u32) -> bool,
+    ) -> bool {
+        let home_bucket = hash as usize & self.mask;
+        let Some(bucket) = self.buckets.get(home_bucket) else {
+            return false;
+        };
+        let mut mask = home.bits as u32;
+        while mask != 0 {
+            let s = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if f(bucket.slots[s]) {
+                return true;
+            }
+        }
+        if home.bits >> 32 == 0 {
+            return false;
+        }
+        // The rest of the chain, as `find` walks it.
+        let tag = tag_of(hash);
+        let mut b = home_bucket;
+        for _ in 1..self.buckets.len() {
+            b = (b + 1) & self.mask;
+            let bucket = &self.buckets[b];
+            let mut mask = ndx_mem::eq_mask7(&bucket.tags, tag);
+            while mask != 0 {
+                let s = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                if f(bucket.slots[s]) {
+                    return true;
+                }
+            }
+            if bucket.overflow == 0 {
+                return false;
+            }
+        }
+        false
+    }
+
     /// Calls `f` with each slot stored under a hash with the same tag as `hash`, until `f`
     /// returns true (found); returns whether it did. Always inlined: each caller's closure
     /// then folds into its probe loop instead of being called through captured references.
@@ -197,9 +296,37 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashMap;
 
+    /// Where an insertion under `hash` must go: the first vacant position from its home bucket
+    /// on (a slow, obvious walk).
+    fn first_vacant(idx: &HashIndex, hash: u64) -> Option<u32> {
+        (0..idx.buckets.len())
+            .map(|d| (hash as usize + d) & idx.mask)
+            .find_map(|b| {
+                let s = idx.buckets[b].tags.iter().position(|&t| t == 0)?;
+                Some((b as u32) << 3 | s as u32)
+            })
+    }
+
+    /// Each bucket's overflow mark, recomputed from where the entries are: one for every
+    /// entry stored past the bucket whose walk from its home crossed it.
+    fn overflow_marks(idx: &HashIndex, entries: &HashMap<(u64, u32), u32>) -> Vec<u32> {
+        let mut marks = vec![0; idx.buckets.len()];
+        for (&(hash, _), &pos) in entries {
+            let mut b = hash as usize & idx.mask;
+            while b != (pos >> 3) as usize {
+                marks[b] += 1;
+                b = (b + 1) & idx.mask;
+            }
+        }
+        marks
+    }
+
     proptest! {
         /// Model-based: the index finds exactly the (hash, slot) pairs a set holds, including
-        /// under heavy collisions (few distinct bucket bits) and at capacity.
+        /// under heavy collisions (few distinct bucket bits) and at capacity; an insertion
+        /// takes the first vacant position from the home bucket on (inline or past a full
+        /// home bucket), the overflow marks match where entries are, and a probe from
+        /// `home_probe` agrees with `find` and `may_hold`.
         #[test]
         fn behaves_like_a_set(ops in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u64..40, 0u32..8), 1..400)) {
             let mut idx = HashIndex::new(60);
@@ -210,9 +337,13 @@ mod tests {
                 let hash = h.wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0xFFFF_FFFF_0000_0000 | (h % 5);
                 if insert {
                     if model.contains_key(&(hash, slot)) { continue; }
+                    let want = first_vacant(&idx, hash);
                     let pos = idx.insert_pos(hash, slot);
                     prop_assert_eq!(pos.is_some(), model.len() < 60);
-                    if let Some(pos) = pos { model.insert((hash, slot), pos); }
+                    if let Some(pos) = pos {
+                        prop_assert_eq!(Some(pos), want);
+                        model.insert((hash, slot), pos);
+                    }
                 } else if by_pos {
                     // Removing by position: only entries that are there.
                     if let Some(pos) = model.remove(&(hash, slot)) {
@@ -225,11 +356,18 @@ mod tests {
                 for &(h2, s2) in model.keys() {
                     prop_assert!(idx.may_hold(h2));
                     prop_assert!(idx.find(h2, |s| s == s2), "lost ({h2:x}, {s2})");
+                    let home = idx.home_probe(h2);
+                    prop_assert!(!home.is_empty());
+                    prop_assert!(idx.find_from(h2, home, |s| s == s2), "lost from home ({h2:x}, {s2})");
                 }
+                let marks = overflow_marks(&idx, &model);
+                prop_assert!(idx.buckets.iter().zip(&marks).all(|(b, &m)| b.overflow == m));
                 // A hash nothing is stored under is never found, and `may_hold` is false
                 // exactly when its home bucket has no matching tag and no overflow.
                 let absent = 0x5555_5555_0000_0000 | (h % 5);
                 prop_assert!(!idx.find(absent, |_| true));
+                prop_assert!(!idx.find_from(absent, idx.home_probe(absent), |_| true));
+                prop_assert_eq!(idx.home_probe(absent).is_empty(), !idx.may_hold(absent));
                 let b = &idx.buckets[absent as usize & idx.mask];
                 prop_assert_eq!(idx.may_hold(absent), b.overflow != 0 || b.tags.contains(&tag_of(absent)));
             }
