@@ -244,34 +244,28 @@ impl HashIndex {
             return false;
         }
         // The rest of the chain, as `find` walks it.
-        let tag = tag_of(hash);
-        let mut b = home_bucket;
-        for _ in 1..self.buckets.len() {
-            b = (b + 1) & self.mask;
-            let bucket = &self.buckets[b];
-            let mut mask = ndx_mem::eq_mask7(&bucket.tags, tag);
-            while mask != 0 {
-                let s = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                if f(bucket.slots[s]) {
-                    return true;
-                }
-            }
-            if bucket.overflow == 0 {
-                return false;
-            }
-        }
-        false
+        let next = (home_bucket + 1) & self.mask;
+        self.scan(next, self.buckets.len() - 1, tag_of(hash), f)
     }
 
     /// Calls `f` with each slot stored under a hash with the same tag as `hash`, until `f`
     /// returns true (found); returns whether it did. Always inlined: each caller's closure
     /// then folds into its probe loop instead of being called through captured references.
     #[inline(always)]
-    pub(crate) fn find(&self, hash: u64, mut f: impl FnMut(u32) -> bool) -> bool {
-        let tag = tag_of(hash);
-        let mut b = hash as usize & self.mask;
-        for _ in 0..self.buckets.len() {
+    pub(crate) fn find(&self, hash: u64, f: impl FnMut(u32) -> bool) -> bool {
+        self.scan(
+            hash as usize & self.mask,
+            self.buckets.len(),
+            tag_of(hash),
+            f,
+        )
+    }
+
+    /// `find`'s walk: up to `buckets` buckets from bucket `b` on, calling `f` with each slot
+    /// tagged `tag`, until `f` returns true or a bucket no insertion passed ends the chain.
+    #[inline(always)]
+    fn scan(&self, mut b: usize, buckets: usize, tag: u32, mut f: impl FnMut(u32) -> bool) -> bool {
+        for _ in 0..buckets {
             let bucket = &self.buckets[b];
             let mut mask = ndx_mem::eq_mask7(&bucket.tags, tag);
             while mask != 0 {
