@@ -87,17 +87,26 @@ impl HashIndex {
             return None;
         }
         let b = hash as usize & self.mask;
-        if let Some(bucket) = self.buckets.get_mut(b) {
-            let empty = ndx_mem::eq_mask7(&bucket.tags, 0);
-            if empty != 0 {
-                let s = empty.trailing_zeros() as usize;
-                bucket.tags[s] = tag_of(hash);
-                bucket.slots[s] = slot;
-                self.len += 1;
-                return Some((b as u32) << 3 | s as u32);
-            }
+        if let Some(pos) = self.place_in(b, hash, slot) {
+            return Some(pos);
         }
         self.insert_past_home(hash, slot)
+    }
+
+    /// Puts `slot` under `hash` in bucket `b`'s first vacant position and returns it; `None`
+    /// when the bucket is full.
+    #[inline(always)]
+    fn place_in(&mut self, b: usize, hash: u64, slot: u32) -> Option<u32> {
+        let bucket = self.buckets.get_mut(b)?;
+        let empty = ndx_mem::eq_mask7(&bucket.tags, 0);
+        if empty == 0 {
+            return None;
+        }
+        let s = empty.trailing_zeros() as usize;
+        bucket.tags[s] = tag_of(hash);
+        bucket.slots[s] = slot;
+        self.len += 1;
+        Some((b as u32) << 3 | s as u32)
     }
 
     /// [`insert_pos`](Self::insert_pos) when the home bucket is full: walks on to the first
@@ -107,16 +116,10 @@ impl HashIndex {
     fn insert_past_home(&mut self, hash: u64, slot: u32) -> Option<u32> {
         let mut b = hash as usize & self.mask;
         for _ in 0..self.buckets.len() {
-            let bucket = &mut self.buckets[b];
-            let empty = ndx_mem::eq_mask7(&bucket.tags, 0);
-            if empty != 0 {
-                let s = empty.trailing_zeros() as usize;
-                bucket.tags[s] = tag_of(hash);
-                bucket.slots[s] = slot;
-                self.len += 1;
-                return Some((b as u32) << 3 | s as u32);
+            if let Some(pos) = self.place_in(b, hash, slot) {
+                return Some(pos);
             }
-            bucket.overflow += 1;
+            self.buckets[b].overflow += 1;
             b = (b + 1) & self.mask;
         }
         None
