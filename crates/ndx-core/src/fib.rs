@@ -5,16 +5,16 @@
 //! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk is an
 //! open-addressing table of 64-byte buckets holding 7 (tag, index) slots, probed linearly by
 //! bucket, with entries in a chunk-local array (no allocation per entry). An entry is two
-//! cache lines: the first holds what a probe reads (depth, marker, and the name itself when it
+//! cache lines: the first holds what a probe reads (depth, and the name itself when it
 //! is at most 44 bytes, as most routes are) and the first next hop, the second the other
 //! next hops; longer names live in a chunk-local byte array. A probe therefore costs two
 //! cache misses (bucket, entry) at most, and [`Shard::process_burst`](crate::Shard::process_burst)
 //! overlaps them across a burst by prefetching buckets, then entries, before the lookups run
 //! ([`FibSnapshot::prefetch`]). A bucket records which of its entries have more than one
-//! next hop: only for those is the second line prefetched too, so a marker or a single-next-hop route
+//! next hop: only for those is the second line prefetched too, so a single-next-hop route
 //! costs one line, not two (at 10^6 routes the random lines a burst fetches, not the
 //! instructions, bound the lookup). The entries' hashes, which only the writer needs, are
-//! kept apart. The tables are plain `Vec`s, one set per chunk. A chunk's
+//! kept apart. The tables are plain arrays, one set per chunk. A chunk's
 //! arrays stay below 2 MiB up to about 10^7 routes (10^6 routes: about 128 KiB of entries per
 //! chunk), under the threshold of the `ndx` binary's allocator (`ndx_mem::HugePages`), so they
 //! get base pages. Measured at 10^6 routes, giving the whole process huge pages
@@ -24,9 +24,18 @@
 //! # Lookup
 //! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components
 //! leaves a marker at its `M`-component prefix recording the deepest prefix below it. A lookup
-//! probes the name's `M`-prefix first, then probes from `min(max depth, name length)` down to
-//! 1, longest first, then the root `/`. The number of probes is bounded by the marker, not by
-//! the FIB size, so lookup cost stays flat as the FIB grows (seed 001 Fig. 8).
+//! of a name longer than `M` reads the name's `M`-prefix marker first, then probes from
+//! `min(max depth, name length)` down to 1, longest first, then the root `/`. The number of
+//! probes is bounded by the marker, not by the FIB size, so lookup cost stays flat as the FIB
+//! grows (seed 001 Fig. 8).
+//!
+//! Unlike NDN-DPDK, markers are not entries of the route table: each chunk keeps them in a
+//! table of their own, one 8-byte word per `M`-prefix (the prefix's hash with the depth in its
+//! low byte), with no name. Markers are far fewer than routes (15,600 for the 10^6 routes of
+//! the benchmark: 250 KB that stay in cache), so a lookup that starts at the marker's depth
+//! reads two random lines of the route table (bucket, entry) instead of four. Two `M`-prefixes
+//! whose hashes agree in their top 56 bits share a word holding the deeper depth, which can
+//! only start a lookup deeper than needed: every probe compares names.
 //!
 //! # Updates (RCU style)
 //! The control plane owns the [`Fib`] and mutates a private copy; chunks are reference-counted
@@ -110,12 +119,10 @@ struct Entry {
     name_off: u32,
     name_len: u16,
     depth: u8,
-    /// Deepest route at or below this prefix when this is an `M`-prefix marker; 0 if not.
-    max_depth: u8,
     is_route: bool,
     strategy: StrategyId,
     hops_len: u8,
-    _pad: u8,
+    _pad: [u8; 2],
     /// The name when it is at most [`INLINE_NAME`] bytes long.
     inline: [u8; INLINE_NAME],
     /// Next hops, in the order they were added: the first ends the entry's first cache line,
@@ -125,16 +132,15 @@ struct Entry {
 }
 
 impl Entry {
-    /// An entry with no route, no marker, and no name yet.
+    /// An entry with no route and no name yet.
     const BLANK: Entry = Entry {
         name_off: 0,
         name_len: 0,
         depth: 0,
-        max_depth: 0,
         is_route: false,
         strategy: StrategyId(0),
         hops_len: 0,
-        _pad: 0,
+        _pad: [0; 2],
         inline: [0; INLINE_NAME],
         hops: [NO_HOP; MAX_NEXTHOPS],
     };
@@ -150,9 +156,36 @@ const NO_HOP: NextHop = NextHop {
     cost: u32::MAX,
 };
 
+/// 64-byte bucket of the stage-1 marker table: 7 marker words, probed like [`Bucket`].
+///
+/// A word is the stage-1 prefix's hash with its low 8 bits replaced by the deepest route below
+/// that prefix (0 for an empty slot; a marker's depth is at least 2). No name is kept: a
+/// marker only tells a lookup how deep to start, and every probe from there compares names,
+/// so two prefixes whose hashes agree in their top 56 bits share one word holding the deeper
+/// of the two depths (the writer counts them together), which can only cost extra probes.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(64))]
+struct MarkerBucket {
+    words: [u64; SLOTS],
+    /// Set when an insertion passed this bucket while it was full: lookups continue past it.
+    overflow: u64,
+}
+
+/// The marker word's key part: the hash without its low 8 bits.
+const MARKER_KEY: u64 = !0xFF;
+
+/// One of the [`CHUNKS`] tables. Laid out so that the fields a lookup reads (the bucket, marker
+/// and entry arrays' addresses and lengths) fill the first cache line of the chunk, which is
+/// what [`FibSnapshot::prefetch_chunk`] fetches; `align(64)` puts that line on a line boundary
+/// inside the `Arc`'s allocation.
 #[derive(Clone, Debug)]
+#[repr(C, align(64))]
 struct Chunk {
-    buckets: Vec<Bucket>,
+    buckets: Box<[Bucket]>,
+    /// The stage-1 markers of the prefixes whose hashes pick this chunk, apart from the routes:
+    /// at 10^6 routes under 15,600 stage-1 prefixes they are 250 KB that stay in cache, where
+    /// as entries of the route table each lookup paid two more random lines (bucket, entry).
+    markers: Box<[MarkerBucket]>,
     entries: Vec<Entry>,
     /// Each entry's hash (by entry index), for the writer's removals and rebuilds: lookups
     /// match on the bucket's tag and the name, so the entry's first line need not hold it.
@@ -161,6 +194,7 @@ struct Chunk {
     names: Vec<u8>,
     live: usize,
     garbage_bytes: usize,
+    markers_live: usize,
 }
 
 fn tag_of(hash: u64) -> u32 {
@@ -170,13 +204,112 @@ fn tag_of(hash: u64) -> u32 {
 impl Chunk {
     fn new(buckets: usize) -> Self {
         Self {
-            buckets: vec![Bucket::default(); buckets],
+            buckets: vec![Bucket::default(); buckets].into_boxed_slice(),
+            markers: vec![MarkerBucket::default(); 1].into_boxed_slice(),
             entries: Vec::new(),
             hashes: Vec::new(),
             free: Vec::new(),
             names: Vec::new(),
             live: 0,
             garbage_bytes: 0,
+            markers_live: 0,
+        }
+    }
+
+    /// The marker of the stage-1 prefix whose hash is `hash`: the depth of the deepest route
+    /// below it, or 0 when it has none (or the route table's depth bound was not recorded).
+    #[inline]
+    fn marker(&self, hash: u64) -> u8 {
+        let mask = self.markers.len() - 1;
+        let want = hash & MARKER_KEY;
+        let mut b = (hash >> 8) as usize & mask;
+        for _ in 0..self.markers.len() {
+            let Some(bucket) = self.markers.get(b) else {
+                return 0;
+            };
+            for &w in &bucket.words {
+                if w & MARKER_KEY == want && w != 0 {
+                    return w as u8;
+                }
+            }
+            if bucket.overflow == 0 {
+                return 0;
+            }
+            b = (b + 1) & mask;
+        }
+        0
+    }
+
+    /// Prefetches the home bucket of the stage-1 prefix whose hash is `hash` in the marker
+    /// table.
+    #[inline]
+    fn prefetch_marker(&self, hash: u64) {
+        let mask = self.markers.len() - 1;
+        if let Some(b) = self.markers.get((hash >> 8) as usize & mask) {
+            ndx_mem::prefetch(b);
+        }
+    }
+
+    /// Records `depth` as the marker of the stage-1 prefix hash `hash` (0 removes it); grows
+    /// the marker table when 85% full.
+    fn set_marker(&mut self, hash: u64, depth: u8) {
+        let key = hash & MARKER_KEY;
+        let mask = self.markers.len() - 1;
+        let mut b = (hash >> 8) as usize & mask;
+        for _ in 0..self.markers.len() {
+            let bucket = &mut self.markers[b];
+            if let Some(w) = bucket
+                .words
+                .iter_mut()
+                .find(|w| **w != 0 && **w & MARKER_KEY == key)
+            {
+                if depth == 0 {
+                    *w = 0;
+                    self.markers_live -= 1;
+                } else {
+                    *w = key | u64::from(depth);
+                }
+                return;
+            }
+            if bucket.overflow == 0 {
+                break;
+            }
+            b = (b + 1) & mask;
+        }
+        if depth == 0 {
+            return;
+        }
+        if (self.markers_live + 1) * 100 > self.markers.len() * SLOTS * 85 {
+            self.rebuild_markers(self.markers.len() * 2);
+        }
+        self.place_marker(key | u64::from(depth));
+        self.markers_live += 1;
+    }
+
+    fn place_marker(&mut self, word: u64) {
+        let mask = self.markers.len() - 1;
+        let mut b = (word >> 8) as usize & mask;
+        loop {
+            let bucket = &mut self.markers[b];
+            if let Some(w) = bucket.words.iter_mut().find(|w| **w == 0) {
+                *w = word;
+                return;
+            }
+            bucket.overflow = 1;
+            b = (b + 1) & mask;
+        }
+    }
+
+    /// Rebuilds the marker table with `buckets` buckets (clears overflow marks).
+    fn rebuild_markers(&mut self, buckets: usize) {
+        let old = std::mem::replace(
+            &mut self.markers,
+            vec![MarkerBucket::default(); buckets].into_boxed_slice(),
+        );
+        for w in old.iter().flat_map(|b| b.words) {
+            if w != 0 {
+                self.place_marker(w);
+            }
         }
     }
 
@@ -361,7 +494,9 @@ impl Chunk {
 
     /// Rebuilds with `buckets` buckets: compacts entries and names, clears overflow marks.
     fn rebuild(&mut self, buckets: usize) {
-        let old = std::mem::replace(self, Chunk::new(buckets));
+        let mut old = std::mem::replace(self, Chunk::new(buckets));
+        self.markers = std::mem::take(&mut old.markers);
+        self.markers_live = old.markers_live;
         let free: std::collections::HashSet<u32> = old.free.iter().copied().collect();
         for (i, e) in old.entries.iter().enumerate() {
             if free.contains(&(i as u32)) {
@@ -434,14 +569,7 @@ impl FibSnapshot {
             let h = hashes[k - 1];
             self.chunk(h).get(h, bytes.get(..ends[k]).unwrap_or(&[]))
         };
-        let m = self.stage1.min(n);
-        let mut start = m;
-        if m > 0
-            && let Some(marker) = probe(m)
-            && n > m
-        {
-            start = usize::from(marker.max_depth).clamp(m, n);
-        }
+        let start = self.start_depth(n, |k| hashes[k - 1]);
         for k in (1..=start).rev() {
             if let Some(e) = probe(k).filter(|e| e.is_route) {
                 return Some(self.matched(e));
@@ -455,25 +583,59 @@ impl FibSnapshot {
     /// Build `hashes` with this snapshot's key and [`stage1`](Self::stage1).
     #[inline]
     pub fn lpm_hashed<'s>(&'s self, hashes: &mut NameHashes<'_>) -> Option<FibMatch<'s>> {
-        let n = hashes.name().len().min(MAX_PREFIX_DEPTH);
         let probe = |k: usize, h: &mut NameHashes<'_>| -> Option<&'s Entry> {
             let hash = h.prefix(k);
             self.chunk(hash).get(hash, h.prefix_bytes(k))
         };
-        let m = self.stage1.min(n);
-        let mut start = m;
-        if m > 0
-            && let Some(marker) = probe(m, hashes)
-            && n > m
-        {
-            start = usize::from(marker.max_depth).clamp(m, n);
-        }
+        let start = self.start_depth(hashes.name().len(), |k| hashes.prefix(k));
         for k in (1..=start).rev() {
             if let Some(e) = probe(k, hashes).filter(|e| e.is_route) {
                 return Some(self.matched(e));
             }
         }
         self.root.as_ref().map(|e| self.matched(e))
+    }
+
+    /// The depth the second stage starts at for a name of `len` components whose prefix
+    /// hashes `prefix` gives: the stage-1 marker's depth when the name is longer than stage 1
+    /// (clamped to `stage1..=len`), else the name's length (bounded by [`MAX_PREFIX_DEPTH`]).
+    #[inline]
+    fn start_depth(&self, len: usize, prefix: impl FnOnce(usize) -> u64) -> usize {
+        let n = len.min(MAX_PREFIX_DEPTH);
+        let m = self.stage1.min(n);
+        if n > m {
+            let h = prefix(m);
+            usize::from(self.chunk(h).marker(h)).clamp(m, n)
+        } else {
+            n
+        }
+    }
+
+    /// The depth [`lpm_hashed`](Self::lpm_hashed) will probe first for the name `hashes` was
+    /// built for, read from the stage-1 marker (prefetch it with
+    /// [`prefetch_marker`](Self::prefetch_marker) a pass before): a burst prefetches that
+    /// depth's bucket and entries. Uses the stage-1 hash if computed, else reports stage 1.
+    #[inline]
+    pub fn lpm_start(&self, hashes: &NameHashes<'_>) -> usize {
+        let n = hashes.name().len().min(MAX_PREFIX_DEPTH);
+        let m = self.stage1.min(n);
+        match hashes.cached(m) {
+            Some(h) if n > m => usize::from(self.chunk(h).marker(h)).clamp(m, n),
+            Some(_) => n,
+            None => m,
+        }
+    }
+
+    /// Prefetches the stage-1 marker's bucket for the name `hashes` was built for (nothing
+    /// when the name is not longer than stage 1: no marker is read). Hashes the stage-1 prefix
+    /// if it was not.
+    #[inline]
+    pub fn prefetch_marker(&self, hashes: &mut NameHashes<'_>) {
+        let n = hashes.name().len().min(MAX_PREFIX_DEPTH);
+        if n > self.stage1 {
+            let h = hashes.prefix(self.stage1);
+            self.chunk(h).prefetch_marker(h);
+        }
     }
 
     /// Prefetches the descriptor of the chunk holding the name's `k`-component prefix (the
@@ -569,8 +731,10 @@ pub struct Fib {
     stage1: usize,
     chunks: Vec<Arc<Chunk>>,
     root: Option<Entry>,
-    /// For each `M`-prefix, how many routes lie at each depth below it (depth > M).
-    deep: HashMap<Vec<u8>, [u32; MAX_PREFIX_DEPTH + 1]>,
+    /// For each `M`-prefix marker key (its hash's top 56 bits), how many routes lie at each
+    /// depth below it (depth > M). Prefixes whose keys collide are counted together, as they
+    /// share their marker word.
+    deep: HashMap<u64, [u32; MAX_PREFIX_DEPTH + 1]>,
     shared: Arc<ArcSwap<FibSnapshot>>,
     generation: u64,
     routes: usize,
@@ -643,13 +807,13 @@ impl Fib {
         r
     }
 
-    /// Removes `prefix`'s entry if it is neither a route nor a marker any more.
+    /// Removes `prefix`'s entry if it is no longer a route.
     fn collect(&mut self, prefix: &Name<'_>) {
         let bytes = prefix.as_bytes();
         let hash = self.key.hash(bytes);
         if let Some(i) = self.chunk(hash).find(hash, bytes) {
             let e = self.chunk(hash).entries[i as usize];
-            if !e.is_route && e.max_depth == 0 {
+            if !e.is_route {
                 self.chunk_mut(hash).remove(i);
             }
         }
@@ -726,7 +890,6 @@ impl Fib {
             e.hops_len -= 1;
             let gone = e.hops_len == 0 && e.is_route;
             if gone {
-                // The entry may live on as a marker: forget everything about the route.
                 e.is_route = false;
                 e.strategy = StrategyId::default();
             }
@@ -774,21 +937,20 @@ impl Fib {
         if depth <= self.stage1 {
             return;
         }
-        let m = prefix.prefix(self.stage1);
-        let key = m.as_bytes().to_vec();
-        let counts = self
-            .deep
-            .entry(key.clone())
-            .or_insert([0; MAX_PREFIX_DEPTH + 1]);
+        let hash = self.key.hash(prefix.prefix(self.stage1).as_bytes());
+        self.mark_hashed(hash, depth, delta);
+    }
+
+    /// [`mark`](Self::mark) for the `M`-prefix whose hash is `hash`.
+    fn mark_hashed(&mut self, hash: u64, depth: usize, delta: i32) {
+        let key = hash & MARKER_KEY;
+        let counts = self.deep.entry(key).or_insert([0; MAX_PREFIX_DEPTH + 1]);
         counts[depth] = counts[depth].saturating_add_signed(delta);
         let max = counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u8;
         if max == 0 {
             self.deep.remove(&key);
         }
-        self.edit(&m, |e| e.max_depth = max);
-        if max == 0 {
-            self.collect(&m);
-        }
+        self.chunk_mut(hash).set_marker(hash, max);
     }
 
     /// The route at exactly `prefix`.
@@ -856,7 +1018,8 @@ impl Fib {
             .iter()
             .map(|c| {
                 size_of::<Chunk>()
-                    + c.buckets.capacity() * size_of::<Bucket>()
+                    + c.buckets.len() * size_of::<Bucket>()
+                    + c.markers.len() * size_of::<MarkerBucket>()
                     + c.entries.capacity() * size_of::<Entry>()
                     + c.hashes.capacity() * size_of::<u64>()
                     + c.names.capacity()
@@ -886,8 +1049,23 @@ mod tests {
     use super::*;
 
     /// Every live entry has exactly one slot, in its hash's probe sequence with its tag, and
-    /// the bucket's wide bit of the slot says whether the entry has more than one next hop.
+    /// the bucket's wide bit of the slot says whether the entry has more than one next hop;
+    /// every marker the writer counts is in its chunk's marker table with the deepest depth
+    /// counted, and nothing else is.
     fn check_slots(fib: &Fib) {
+        for (&key, counts) in &fib.deep {
+            let max = counts.iter().rposition(|&c| c > 0).unwrap_or(0);
+            assert!(max > fib.stage1, "a marker below stage 1");
+            assert_eq!(usize::from(fib.chunk(key).marker(key)), max, "marker {key:x}");
+        }
+        let live: usize = fib.chunks.iter().map(|c| c.markers_live).sum();
+        let words = fib
+            .chunks
+            .iter()
+            .flat_map(|c| c.markers.iter().flat_map(|b| b.words))
+            .filter(|&w| w != 0)
+            .count();
+        assert_eq!((live, words), (fib.deep.len(), fib.deep.len()), "marker words");
         for c in &fib.chunks {
             let free: std::collections::HashSet<u32> = c.free.iter().copied().collect();
             for (i, e) in c.entries.iter().enumerate() {
@@ -941,6 +1119,52 @@ mod tests {
         }
     }
 
+    /// Stage-1 prefixes whose hashes share their top 56 bits share one marker word, which
+    /// holds the deeper of their depths while either is counted.
+    #[test]
+    fn colliding_markers_keep_the_deeper_depth() {
+        let (mut fib, _reader) = Fib::new(HashKey::new(3, 4), 2);
+        let (a, b) = (0x1234_5678_9abc_de01, 0x1234_5678_9abc_de77);
+        fib.mark_hashed(a, 3, 1);
+        fib.mark_hashed(b, 5, 1);
+        assert_eq!(fib.chunk(a).marker(a), 5);
+        assert_eq!(fib.chunk(b).marker(b), 5);
+        fib.mark_hashed(b, 5, -1);
+        assert_eq!(fib.chunk(b).marker(b), 3);
+        fib.mark_hashed(a, 3, -1);
+        assert_eq!(fib.chunk(a).marker(a), 0);
+        assert!(fib.deep.is_empty());
+        check_slots(&fib);
+    }
+
+    /// Markers crowded into one chunk and one home bucket spill into the next buckets, grow
+    /// the table, and are all found; removed ones are not.
+    #[test]
+    fn crowded_markers_spill_grow_and_go() {
+        let mut chunk = Chunk::new(1);
+        // Same chunk (top bits), same home bucket at every size (bits 8.. are 0 below bit 40).
+        let hash = |i: u64| 0xABC0_0000_0000_0000 | i << 40;
+        for i in 0..100 {
+            chunk.set_marker(hash(i), 3 + (i % 20) as u8);
+        }
+        assert!(chunk.markers.len() > 1, "grew");
+        assert!(chunk.markers[0].overflow != 0, "spilled");
+        for i in 0..100 {
+            assert_eq!(chunk.marker(hash(i)), 3 + (i % 20) as u8, "marker {i}");
+        }
+        for i in (0..100).step_by(2) {
+            chunk.set_marker(hash(i), 0);
+        }
+        for i in 0..100 {
+            let want = if i % 2 == 0 { 0 } else { 3 + (i % 20) as u8 };
+            assert_eq!(chunk.marker(hash(i)), want, "marker {i}");
+        }
+        assert_eq!(chunk.markers_live, 50);
+        // Absent keys miss, including one whose key part is zero.
+        assert_eq!(chunk.marker(hash(1000)), 0);
+        assert_eq!(chunk.marker(0x7), 0);
+    }
+
     #[test]
     fn a_prefix_too_long_is_refused() {
         let (mut fib, _reader) = Fib::new(HashKey::new(3, 4), 2);
@@ -967,7 +1191,11 @@ mod tests {
     #[test]
     fn a_probe_reads_one_cache_line_of_an_entry() {
         assert_eq!(size_of::<Bucket>(), 64);
+        assert_eq!(size_of::<MarkerBucket>(), 64);
         assert_eq!(size_of::<Entry>(), 128);
+        // What a lookup reads of a chunk is in its first line.
+        assert!(core::mem::offset_of!(Chunk, entries) + size_of::<Vec<Entry>>() <= 64);
+        assert_eq!(align_of::<Chunk>(), 64);
         // Everything a probe compares (depth, marker, inline name) and the first next hop are
         // in line 0; the other next hops are in line 1.
         assert!(core::mem::offset_of!(Entry, inline) + INLINE_NAME <= 64);

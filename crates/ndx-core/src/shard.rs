@@ -334,10 +334,10 @@ const BURST: usize = 32;
 /// How far a burst's first passes prefetch the FIB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Speculate {
-    /// The stage-1 prefix's chunk, bucket and entries.
+    /// The stage-1 marker, and the stage-1 prefix's route bucket and entries.
     Shallow,
-    /// Those, and the same one component deeper, where the stage-1 marker usually sends the
-    /// lookup (the default, and while most Interests miss the CS).
+    /// The stage-1 marker, and the route bucket and entries one component deeper, where the
+    /// marker usually sends the lookup (the default, and while most Interests miss the CS).
     Deep,
 }
 
@@ -554,8 +554,9 @@ impl Shard {
     ) -> (usize, usize) {
         let m = snap.stage1();
         let deep = speculate == Speculate::Deep;
-        // Level 1: the buckets of the PIT, CS, dead-nonce list, and the FIB's at stage 1 and
-        // one level deeper (where the marker usually sends the lookup).
+        // Level 1: the buckets of the PIT, CS, dead-nonce list, the FIB's stage-1 marker, and
+        // the FIB's route bucket where the lookup likely starts: one level past stage 1 (where
+        // the marker usually sends it) when speculating deep, else stage 1.
         for st in staged.iter_mut() {
             let hashes = &mut st.hashes;
             match &st.packet {
@@ -567,10 +568,8 @@ impl Shard {
                     if let Some(nonce) = interest.nonce() {
                         self.dnl.prefetch(full, nonce);
                     }
-                    snap.prefetch(hashes, m);
-                    if deep {
-                        snap.prefetch(hashes, m + 1);
-                    }
+                    snap.prefetch_marker(hashes);
+                    snap.prefetch(hashes, if deep { m + 1 } else { m });
                 }
                 StagedPacket::Data(_) => {
                     if let Some(t) = st.inc.token {
@@ -580,21 +579,24 @@ impl Shard {
                 StagedPacket::Other => {}
             }
         }
-        // Level 2: a likely CS hit's slot, else the FIB entries both buckets point to (an
-        // entry array of 10^6 prefixes is far out of cache).
+        // Level 2: a likely CS hit's slot, else the FIB entries the route bucket points to
+        // (an entry array of 10^6 prefixes is far out of cache) when the marker confirms the
+        // guess, else the bucket where the lookup will start.
         let (mut interests, mut hits) = (0, 0);
-        for st in staged.iter() {
+        for st in staged.iter_mut() {
             if let StagedPacket::Interest(_) = st.packet {
-                let hashes = &st.hashes;
+                let hashes = &mut st.hashes;
                 interests += 1;
                 let full = hashes.full();
                 if self.cs.may_hold(full) {
                     self.cs.prefetch_entries(full);
                     hits += 1;
                 } else {
-                    snap.prefetch_entries(hashes, m);
-                    if deep {
-                        snap.prefetch_entries(hashes, m + 1);
+                    let start = snap.lpm_start(hashes);
+                    if start == if deep { m + 1 } else { m } {
+                        snap.prefetch_entries(hashes, start);
+                    } else {
+                        snap.prefetch(hashes, start);
                     }
                 }
             }
