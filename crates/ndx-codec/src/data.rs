@@ -163,6 +163,12 @@ impl<'a> Data<'a> {
     /// FinalBlockId (one short-form, non-digest component) in this order, and nothing else.
     #[inline(always)]
     fn meta_info_fast(&mut self, meta: &[u8]) -> Option<()> {
+        // The usual MetaInfo, a two-byte FreshnessPeriod alone: one length test.
+        if let [25, 2, a, b] = *meta {
+            self.freshness = u64::from(u16::from_be_bytes([a, b]));
+            self.flags |= FRESHNESS;
+            return Some(());
+        }
         let mut rest = meta;
         if let [24, l, ref tail @ ..] = *rest {
             let (value, after) = tail.split_at_checked(usize::from(l))?;

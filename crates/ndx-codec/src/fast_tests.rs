@@ -59,6 +59,10 @@ fn usual_packets_take_the_fast_paths() {
             i.name = name("/a/seg=3/v=1/32=kw");
             i.nonce = Some(1);
         }),
+        // Names of 254 and 256 bytes: the longest walked without tests per component, and
+        // one walked with them.
+        interest(&|i| i.name = name(&format!("/{}/ab", "x".repeat(248)))),
+        interest(&|i| i.name = name(&format!("/{}/abcd", "x".repeat(248)))),
     ];
     let data = |f: &dyn Fn(&mut DataRepr)| {
         let mut d = DataRepr::new(name("/net/site1/host77"), vec![0x42; 1000]);
@@ -83,6 +87,15 @@ fn usual_packets_take_the_fast_paths() {
             }
         }),
         data(&|d| d.name = NameBuf::new()),
+        // FreshnessPeriod alone in other lengths than the usual two bytes, and with a
+        // FinalBlockId.
+        data(&|d| d.freshness_ms = Some(1)),
+        data(&|d| d.freshness_ms = Some(1 << 20)),
+        data(&|d| {
+            d.freshness_ms = Some(1000);
+            d.final_block_id = Some(ComponentBuf::segment(9));
+        }),
+        data(&|d| d.name = name(&format!("/{}/abcd", "x".repeat(248)))),
     ];
     for wire in &interests {
         let t = taken(wire);
@@ -400,6 +413,60 @@ fn unusual_packets_go_to_the_general_decoders() {
         (
             "an unknown MetaInfo element",
             data(&[&tlv(20, &[&[200, 0]]), &sig_info, &sig_value]),
+            true,
+        ),
+        (
+            "a FreshnessPeriod of 3 bytes",
+            data(&[&tlv(20, &[&[25, 3, 0, 0, 1]]), &sig_info, &sig_value]),
+            false,
+        ),
+        (
+            "a FreshnessPeriod of 2 bytes then an unknown MetaInfo element",
+            data(&[&tlv(20, &[&[25, 2, 0, 1, 200, 0]]), &sig_info, &sig_value]),
+            true,
+        ),
+        (
+            "a FreshnessPeriod of 2 bytes then a critical MetaInfo element",
+            data(&[&tlv(20, &[&[25, 2, 0, 1, 201, 0]]), &sig_info, &sig_value]),
+            false,
+        ),
+        (
+            "a FreshnessPeriod of 2 bytes past the MetaInfo's end",
+            data(&[&tlv(20, &[&[25, 2, 0]]), &sig_info, &sig_value]),
+            false,
+        ),
+        (
+            "a component with a long TLV-TYPE, at the end of a long name",
+            tlv(
+                5,
+                &[&tlv(7, &[&[8, 250], &[0; 250], &[253, 1, 0, 0]]), nonce],
+            ),
+            true,
+        ),
+        (
+            "a type-0 component, at the end of a long name",
+            tlv(5, &[&tlv(7, &[&[8, 252], &[0; 252], &[0, 0]]), nonce]),
+            false,
+        ),
+        (
+            "a component with a three-byte TLV-LENGTH in a long name",
+            tlv(
+                5,
+                &[
+                    &tlv(7, &[&[8, 2, 0, 0], &[8, 253, 0, 253], &[0; 253]]),
+                    nonce,
+                ],
+            ),
+            true,
+        ),
+        (
+            "a component with a long TLV-TYPE in a short name",
+            tlv(5, &[&tlv(7, &[&[8, 1, 0, 253, 1, 0, 0]]), nonce]),
+            true,
+        ),
+        (
+            "a ParamsDigest component in a short name",
+            tlv(5, &[&tlv(7, &[&[8, 0, 2, 32], &[0; 32]]), nonce]),
             true,
         ),
         (

@@ -500,6 +500,7 @@ impl<'a> LpPacket<'a> {
     ///
     /// The usual packets are read by the fast paths of [`Packet::decode`]; anything else (and
     /// every error) by the general decoder, from the start.
+    // `#[inline]` for the reason given at `Packet::decode`.
     #[inline]
     pub fn network_packet(&self) -> Result<Option<Packet<'a>>> {
         if let Some(t) = self.fast_network_tlv() {
