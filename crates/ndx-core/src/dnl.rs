@@ -91,8 +91,16 @@ impl DeadNonceList {
     }
 
     /// Whether the pair died less than `lifetime` ago.
+    #[inline]
     pub fn contains(&self, now: u64, name_hash: u64, nonce: u32) -> bool {
         let k = key(name_hash, nonce);
+        // Most Interests are not looping: settle the common miss before the probe loop.
+        self.index.may_hold(k) && self.probe(now, k)
+    }
+
+    /// [`contains`](Self::contains)'s probe of the index for key `k`.
+    #[inline(never)]
+    fn probe(&self, now: u64, k: u64) -> bool {
         self.index.find(k, |i| {
             let (stored, at) = self.ring[i as usize];
             stored == k && at.saturating_add(self.lifetime) > now

@@ -257,27 +257,38 @@ const NO_DEPTH: u8 = u8::MAX;
 
 impl<'a> NameHashes<'a> {
     /// The hashes of the empty name under a zero key: a placeholder for
-    /// [`reset`](Self::reset) to overwrite (the burst path keeps one per slot).
-    pub const EMPTY: NameHashes<'static> = NameHashes {
-        key: HashKey::new(0, 0),
-        name: Name::EMPTY,
-        walked: 0,
-        walk_done: true,
-        ends: [0; HASHED_DEPTH + 1],
-        memo_k: [NO_DEPTH; MEMO],
-        memo_h: [0; MEMO],
-        full: 0,
-        ckpt: Sip::new(&HashKey::new(0, 0)),
-        ckpt_at: 0,
-    };
+    /// [`reset`](Self::reset) to overwrite.
+    pub const EMPTY: NameHashes<'static> = NameHashes::empty();
+
+    /// [`EMPTY`](Self::EMPTY), built where it is written: a burst slot gets a few stores
+    /// (zeros, mostly), where copying the 200-byte constant in is a `memcpy` call.
+    #[inline(always)]
+    pub const fn empty() -> NameHashes<'static> {
+        NameHashes {
+            key: HashKey::new(0, 0),
+            name: Name::EMPTY,
+            walked: 0,
+            walk_done: true,
+            ends: [0; HASHED_DEPTH + 1],
+            // The empty name is its only prefix: the memo and the resume point are never read
+            // (every depth answers with `full`).
+            memo_k: [0; MEMO],
+            memo_h: [0; MEMO],
+            full: 0,
+            ckpt: Sip {
+                v0: 0,
+                v1: 0,
+                v2: 0,
+                v3: 0,
+            },
+            ckpt_at: 0,
+        }
+    }
 
     /// Hashes `name` whole, and prepares its `stage1`-component prefix (walked, hashed on
     /// first use from a state kept on the way).
     pub fn new(key: &HashKey, name: &Name<'a>, stage1: usize) -> Self {
-        let mut h = Self {
-            name: *name,
-            ..NameHashes::EMPTY
-        };
+        let mut h = NameHashes::empty();
         h.reset(key, name, stage1);
         h
     }
@@ -322,18 +333,28 @@ impl<'a> NameHashes<'a> {
     /// Records component ends until `k` components are walked or the walk is done.
     #[inline]
     fn walk_to(&mut self, k: usize) {
+        let target = k.min(HASHED_DEPTH);
+        if self.walked >= target || self.walk_done {
+            return;
+        }
+        // In locals, written back once.
         let bytes = self.name.as_bytes();
-        let mut end = usize::from(self.ends[self.walked]);
-        while self.walked < k.min(HASHED_DEPTH) && !self.walk_done {
+        let mut walked = self.walked;
+        let mut end = usize::from(self.ends[walked]);
+        while walked < target {
             match component_end(bytes, end).and_then(|n| u16::try_from(n).ok().map(|s| (n, s))) {
                 Some((next, short)) => {
                     end = next;
-                    self.walked += 1;
-                    self.ends[self.walked] = short;
+                    walked += 1;
+                    self.ends[walked] = short;
                 }
-                None => self.walk_done = true,
+                None => {
+                    self.walk_done = true;
+                    break;
+                }
             }
         }
+        self.walked = walked;
     }
 
     #[inline]

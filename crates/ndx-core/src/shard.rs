@@ -341,34 +341,36 @@ enum Speculate {
     Deep,
 }
 
-/// A frame after the burst's first pass. A burst group's slots are rewritten in place (the
-/// name hashes are reset, not built elsewhere and copied in: the slot is 336 bytes, 200 of
-/// them the hashes).
-struct Staged<'f> {
-    packet: StagedPacket<'f>,
-    /// The LP fields (PitToken, Nack, NextHopFaceId) of an Interest or Data.
-    inc: Incoming<'f>,
-    /// An Interest's (or Nack's) name hashes; stale for other packets.
-    hashes: NameHashes<'f>,
-}
-
-impl Staged<'_> {
-    const EMPTY: Staged<'static> = Staged {
-        packet: StagedPacket::Other,
-        inc: Incoming::bare(),
-        hashes: NameHashes::EMPTY,
-    };
-}
-
-/// What the first pass found in a frame.
-enum StagedPacket<'f> {
-    /// An Interest or a Nack (with `hashes` of its name).
-    Interest(Interest<'f>),
-    /// A Data (with the PitToken it echoes in `inc`).
-    Data(Data<'f>),
+/// A frame after the burst's first pass. A burst's slots start as [`Other`](Self::Other)
+/// (a tag to write, where a slot with the name hashes in it would be 336 bytes to copy per
+/// slot and call); an Interest's hashes are reset in place, not built elsewhere and copied in.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "the slots are a fixed array reused in place; boxing the hashes would allocate"
+)]
+enum Staged<'f> {
+    /// An Interest or a Nack, with the LP fields (PitToken, Nack, NextHopFaceId) and the
+    /// name hashes.
+    Interest(Interest<'f>, Incoming<'f>, NameHashes<'f>),
+    /// A Data, with the PitToken it echoes.
+    Data(Data<'f>, Option<&'f [u8]>),
     /// Anything else (fragments, IDLE packets, malformed frames): decoded again on the
     /// one-packet path.
     Other,
+}
+
+impl<'f> Staged<'f> {
+    /// Makes the slot an Interest's, keeping its name hashes (stale until reset) if it was one.
+    #[inline(always)]
+    fn set_interest(&mut self, interest: Interest<'f>, inc: Incoming<'f>) {
+        match self {
+            Staged::Interest(i, incoming, _) => {
+                *i = interest;
+                *incoming = inc;
+            }
+            _ => *self = Staged::Interest(interest, inc, NameHashes::empty()),
+        }
+    }
 }
 
 /// A network-layer packet with the LP fields the pipelines need.
@@ -469,7 +471,8 @@ impl Shard {
     /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         let snap = self.fib.guard();
-        let mut staged: [Staged<'_>; BURST] = [const { Staged::EMPTY }; BURST];
+        // One tag per slot (see `Staged`); `[const { .. }; BURST]` would copy each slot whole.
+        let mut staged: [Staged<'_>; BURST] = std::array::from_fn(|_| Staged::Other);
         for group in frames.chunks(BURST) {
             let speculate = if self.deep_fib_prefetch {
                 Speculate::Deep
@@ -502,40 +505,36 @@ impl Shard {
         speculate: Speculate,
         slot: &mut Staged<'f>,
     ) {
-        // Matched by reference: the view is not moved out of the `Result`.
+        // Matched by reference: the view is not moved out of the `Result`, and goes straight
+        // into the slot.
         match &Packet::decode(frame) {
-            Ok(Packet::Interest(i)) => {
-                slot.packet = StagedPacket::Interest(*i);
-                slot.inc = Incoming::bare();
-            }
-            Ok(Packet::Data(d)) => {
-                slot.packet = StagedPacket::Data(*d);
-                slot.inc = Incoming::bare();
-            }
-            Ok(Packet::Lp(lp)) if !lp.is_fragment() => {
-                slot.inc = Incoming {
-                    token: lp.pit_token(),
-                    nack: lp.nack(),
-                    next_hop: lp.next_hop_face_id(),
-                };
-                slot.packet = match lp.network_packet() {
-                    Ok(Some(Packet::Interest(i))) => StagedPacket::Interest(i),
-                    Ok(Some(Packet::Data(d))) => StagedPacket::Data(d),
-                    _ => StagedPacket::Other,
-                };
-            }
-            _ => slot.packet = StagedPacket::Other,
+            Ok(Packet::Interest(i)) => slot.set_interest(*i, Incoming::bare()),
+            Ok(Packet::Data(d)) => return *slot = Staged::Data(*d, None),
+            Ok(Packet::Lp(lp)) if !lp.is_fragment() => match lp.network_packet() {
+                Ok(Some(Packet::Interest(i))) => slot.set_interest(
+                    i,
+                    Incoming {
+                        token: lp.pit_token(),
+                        nack: lp.nack(),
+                        next_hop: lp.next_hop_face_id(),
+                    },
+                ),
+                Ok(Some(Packet::Data(d))) => return *slot = Staged::Data(d, lp.pit_token()),
+                _ => return *slot = Staged::Other,
+            },
+            _ => return *slot = Staged::Other,
         }
+        let Staged::Interest(interest, _, hashes) = slot else {
+            return;
+        };
+        let m = snap.stage1();
+        hashes.reset(&self.cfg.hash_key, &interest.name(), m);
         // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
         // level deeper: the marker's usual target) are prefetched here, a whole pass before
         // their buckets are.
-        if let StagedPacket::Interest(i) = &slot.packet {
-            let m = snap.stage1();
-            slot.hashes.reset(&self.cfg.hash_key, &i.name(), m);
-            snap.prefetch_chunk(&mut slot.hashes, m);
-            if speculate == Speculate::Deep {
-                snap.prefetch_chunk(&mut slot.hashes, m + 1);
-            }
+        snap.prefetch_chunk(hashes, m);
+        if speculate == Speculate::Deep {
+            snap.prefetch_chunk(hashes, m + 1);
         }
     }
 
@@ -558,9 +557,8 @@ impl Shard {
         // the FIB's route bucket where the lookup likely starts: one level past stage 1 (where
         // the marker usually sends it) when speculating deep, else stage 1.
         for st in staged.iter_mut() {
-            let hashes = &mut st.hashes;
-            match &st.packet {
-                StagedPacket::Interest(interest) => {
+            match st {
+                Staged::Interest(interest, _, hashes) => {
                     let full = hashes.full();
                     let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
                     self.pit.prefetch(pit_key(full, cbp, mbf));
@@ -571,12 +569,12 @@ impl Shard {
                     snap.prefetch_marker(hashes);
                     snap.prefetch(hashes, if deep { m + 1 } else { m });
                 }
-                StagedPacket::Data(_) => {
-                    if let Some(t) = st.inc.token {
+                Staged::Data(_, token) => {
+                    if let Some(t) = token {
                         self.pit.prefetch_token(t);
                     }
                 }
-                StagedPacket::Other => {}
+                Staged::Other => {}
             }
         }
         // Level 2: a likely CS hit's slot, else the FIB entries the route bucket points to
@@ -584,8 +582,7 @@ impl Shard {
         // guess, else the bucket where the lookup will start.
         let (mut interests, mut hits) = (0, 0);
         for st in staged.iter_mut() {
-            if let StagedPacket::Interest(_) = st.packet {
-                let hashes = &mut st.hashes;
+            if let Staged::Interest(_, _, hashes) = st {
                 interests += 1;
                 let full = hashes.full();
                 if self.cs.may_hold(full) {
@@ -605,8 +602,8 @@ impl Shard {
         // recency-list neighbours the hit will relink.
         if hits > 0 {
             for st in staged.iter() {
-                if let StagedPacket::Interest(_) = st.packet {
-                    self.cs.prefetch_hit(st.hashes.full(), true);
+                if let Staged::Interest(_, _, hashes) = st {
+                    self.cs.prefetch_hit(hashes.full(), true);
                 }
             }
         }
@@ -623,21 +620,16 @@ impl Shard {
         snap: &FibSnapshot,
         out: &mut Actions,
     ) {
-        let Staged {
-            packet,
-            inc,
-            hashes,
-        } = staged;
-        match packet {
-            StagedPacket::Interest(interest) => {
+        match staged {
+            Staged::Interest(interest, inc, hashes) => {
                 if inc.nack.is_some() {
                     self.on_nack(now, face, interest, inc, hashes, snap, out)
                 } else {
                     self.on_interest(now, face, interest, inc, hashes, snap, out)
                 }
             }
-            StagedPacket::Data(data) => self.on_data(now, face, data, inc.token, snap, out),
-            StagedPacket::Other => match Packet::decode(frame) {
+            Staged::Data(data, token) => self.on_data(now, face, data, *token, snap, out),
+            Staged::Other => match Packet::decode(frame) {
                 Ok(Packet::Lp(lp)) => self.on_lp(now, face, &lp, snap, out),
                 Ok(_) => self.dropped(out, face, DropReason::Idle),
                 Err(_) => self.dropped(out, face, DropReason::Malformed),
@@ -840,41 +832,32 @@ impl Shard {
             return;
         }
 
-        // FIB: a ForwardingHint's delegations first, then the name itself.
-        let mut hint_names = interest
-            .forwarding_hint()
-            .into_iter()
-            .flat_map(|f| f.names());
-        let mut nexthops_buf = [crate::face::NextHop {
-            face: FaceId(0),
-            cost: 0,
-        }; crate::fib::MAX_NEXTHOPS];
-        let mut found: Option<(usize, StrategyKind)> = None;
-        for hint in hint_names.by_ref() {
-            if let Some(m) = lpm(snapshot, &self.cfg.hash_key, &hint) {
-                found = Some(copy_hops(&m, &mut nexthops_buf));
-                break;
-            }
+        // FIB: a ForwardingHint's delegations first, then the name itself. The next hops are
+        // borrowed from the snapshot, which outlives the packet.
+        let mut found: Option<(&[crate::face::NextHop], StrategyKind)> = None;
+        if let Some(hint) = interest.forwarding_hint() {
+            found = hint
+                .names()
+                .find_map(|h| lpm(snapshot, &self.cfg.hash_key, &h))
+                .map(hops);
         }
-        if found.is_none()
-            && let Some(m) = snapshot.lpm_hashed(hashes)
-        {
-            found = Some(copy_hops(&m, &mut nexthops_buf));
+        if found.is_none() {
+            found = snapshot.lpm_hashed(hashes).map(hops);
         }
         // NextHopFaceId from a local application overrides the FIB.
+        let chosen;
         if let Some(nh) = inc.next_hop.filter(|_| info.local) {
-            nexthops_buf[0] = crate::face::NextHop {
+            chosen = [crate::face::NextHop {
                 face: FaceId(nh as u32),
                 cost: 0,
-            };
-            found = Some((1, StrategyKind::BestRoute));
+            }];
+            found = Some((&chosen, StrategyKind::BestRoute));
         }
-        let Some((count, kind)) = found else {
+        let Some((nexthops, kind)) = found else {
             self.nack_interest(face, interest, inc.token, NackReason::NoRoute, out);
             self.finish(now, id);
             return self.dropped(out, face, DropReason::NoRoute);
         };
-        let nexthops = &nexthops_buf[..count];
         let mut ctx = Ctx {
             now,
             ingress: face,
@@ -1045,14 +1028,18 @@ impl Shard {
             }
             return self.dropped(out, face, DropReason::Unsolicited);
         }
-        // Cache, indexed also under the shortest CanBePrefix Interest it satisfies.
-        let alias = self
-            .matched
-            .iter()
-            .filter_map(|&id| self.pit.get(id))
-            .filter(|e| e.can_be_prefix() && e.name_len() < name.len())
-            .map(|e| e.name_len())
-            .min();
+        // Cache, indexed also under the shortest CanBePrefix Interest it satisfies (none
+        // unless some pending entry has CanBePrefix).
+        let alias = if self.pit.has_can_be_prefix() {
+            self.matched
+                .iter()
+                .filter_map(|&id| self.pit.get(id))
+                .filter(|e| e.can_be_prefix() && e.name_len() < name.len())
+                .map(|e| e.name_len())
+                .min()
+        } else {
+            None
+        };
         let alias = alias.map(|k| {
             let h = hashes
                 .get_or_insert_with(|| NameHashes::new(&key, &name, snap.stage1()))
@@ -1066,8 +1053,7 @@ impl Shard {
         self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         let mut bare: Option<Range<usize>> = None;
-        let matched = std::mem::take(&mut self.matched);
-        for &id in &matched {
+        for &id in &self.matched {
             let Some(e) = self.pit.get(id) else { continue };
             for r in &e.in_records {
                 if r.face == face || r.expiry < now {
@@ -1088,7 +1074,9 @@ impl Shard {
         // when the CS cannot answer it: the Data was not cached, or the Interest wants fresh
         // Data and this Data goes stale before the list would forget the nonce.
         let fresh_ns = data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000);
-        for &id in &matched {
+        // By index: `finish_with` borrows the whole shard, and leaves `matched` alone.
+        for i in 0..self.matched.len() {
+            let id = self.matched[i];
             let remember = !cached
                 || self
                     .pit
@@ -1096,7 +1084,6 @@ impl Shard {
                     .is_some_and(|e| e.must_be_fresh() && fresh_ns < self.cfg.dnl_lifetime_ns);
             self.finish_with(now, id, remember);
         }
-        self.matched = matched;
     }
 
     #[expect(
@@ -1143,20 +1130,15 @@ impl Shard {
             *p = p.saturating_sub(1);
         }
         // Strategy of the Interest's FIB entry.
-        let mut buf = [crate::face::NextHop {
-            face: FaceId(0),
-            cost: 0,
-        }; crate::fib::MAX_NEXTHOPS];
-        let (count, kind) = snapshot
+        let (nexthops, kind) = snapshot
             .lpm_hashed(hashes)
-            .map(|m| copy_hops(&m, &mut buf))
-            .unwrap_or((0, StrategyKind::BestRoute));
+            .map_or((&[][..], StrategyKind::BestRoute), hops);
         let Some(e) = self.pit.get(id) else { return };
         let downstream = e.in_records.first().map_or(face, |r| r.face);
         let mut ctx = Ctx {
             now,
             ingress: downstream,
-            nexthops: &buf[..count],
+            nexthops,
             pending: &self.pending,
             rng: &mut self.rng,
         };
@@ -1222,7 +1204,8 @@ impl Shard {
     }
 
     /// Erases entry `id` and releases its pending counts; remembers its out-record nonces in
-    /// the dead-nonce list if `remember_nonces`.
+    /// the dead-nonce list if `remember_nonces`. Inlined: every satisfied Interest ends here.
+    #[inline]
     fn finish_with(&mut self, now: u64, id: PitId, remember_nonces: bool) {
         let Some(e) = self.pit.get(id) else { return };
         let name_hash = e.name_hash();
@@ -1464,31 +1447,18 @@ impl Shard {
         }
         let snap = self.fib.guard();
         let key = self.cfg.hash_key;
-        let mut buf = [crate::face::NextHop {
-            face: FaceId(0),
-            cost: 0,
-        }; crate::fib::MAX_NEXTHOPS];
-        let mut found = None;
-        for hint in interest
+        let found = interest
             .forwarding_hint()
-            .into_iter()
-            .flat_map(|f| f.names())
-        {
-            if let Some(m) = lpm(&snap, &key, &hint) {
-                found = Some(copy_hops(&m, &mut buf));
-                break;
-            }
-        }
-        if found.is_none() {
-            found = lpm(&snap, &key, &interest.name()).map(|m| copy_hops(&m, &mut buf));
-        }
+            .and_then(|f| f.names().find_map(|hint| lpm(&snap, &key, &hint)))
+            .or_else(|| lpm(&snap, &key, &interest.name()))
+            .map(hops);
         let decision = match found {
             None => Decision::Nack(NackReason::NoRoute),
-            Some((count, kind)) => {
+            Some((nexthops, kind)) => {
                 let mut ctx = Ctx {
                     now,
                     ingress,
-                    nexthops: &buf[..count],
+                    nexthops,
                     pending: &self.pending,
                     rng: &mut self.rng,
                 };
@@ -1552,13 +1522,9 @@ fn lpm<'s>(
     snapshot.lpm_hashed(&mut NameHashes::new(key, name, snapshot.stage1()))
 }
 
-fn copy_hops(
-    m: &crate::fib::FibMatch<'_>,
-    buf: &mut [crate::face::NextHop; crate::fib::MAX_NEXTHOPS],
-) -> (usize, StrategyKind) {
-    let n = m.nexthops.len().min(buf.len());
-    buf[..n].copy_from_slice(&m.nexthops[..n]);
-    (n, StrategyKind::from_id(m.strategy))
+/// A FIB match's next hops (borrowed from the snapshot) and strategy.
+fn hops<'s>(m: crate::fib::FibMatch<'s>) -> (&'s [crate::face::NextHop], StrategyKind) {
+    (m.nexthops, StrategyKind::from_id(m.strategy))
 }
 
 /// Whether `data` satisfies the pending Interest `e` by name, when the names differ (a

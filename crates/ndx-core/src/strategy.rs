@@ -150,11 +150,9 @@ pub(crate) fn after_receive_interest(
     entry: &mut PitEntry,
     fresh_entry: bool,
 ) -> Decision {
-    if !fresh_entry && !retx_allowed(entry, ctx.now) {
+    // A new entry starts its suppression interval; a retransmission must wait it out.
+    if !retx_allowed(entry, ctx.now) && !fresh_entry {
         return Decision::Suppress;
-    }
-    if fresh_entry {
-        retx_allowed(entry, ctx.now);
     }
     let mut out = FaceList::new();
     match kind {
@@ -164,14 +162,20 @@ pub(crate) fn after_receive_interest(
             }
         }
         StrategyKind::BestRoute => {
-            let candidates = usable(ctx, entry);
-            // Untried first, lowest cost; then the least recently tried.
-            let pick = candidates.min_by_key(|h| match entry.out_record(h.face) {
-                None => (0, h.cost, 0),
-                Some(o) => (1, 0, o.sent_at),
-            });
-            if let Some(h) = pick {
-                out.push(h.face);
+            // Untried first, lowest cost; then the least recently tried. The first of equals
+            // wins (as `min_by_key`), in a plain loop: no fold call per Interest.
+            let mut pick: Option<((u8, u32, u64), FaceId)> = None;
+            for h in usable(ctx, entry) {
+                let rank = match entry.out_record(h.face) {
+                    None => (0, h.cost, 0),
+                    Some(o) => (1, 0, o.sent_at),
+                };
+                if pick.is_none_or(|(best, _)| rank < best) {
+                    pick = Some((rank, h.face));
+                }
+            }
+            if let Some((_, face)) = pick {
+                out.push(face);
             }
         }
         StrategyKind::Adaptive => {
