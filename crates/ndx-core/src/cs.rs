@@ -310,10 +310,12 @@ impl Cs {
     /// `first_line` on.
     #[inline]
     fn prefetch_stored(&self, slot: u32, m: &Meta, first_line: usize) {
-        let start = slot as usize * self.cfg.slot_size;
-        let used = (m.len as usize).min(self.cfg.slot_size);
-        if let Some(data) = self.slab.get(start..start + used) {
-            prefetch_lines(data.get(first_line * 64..).unwrap_or(&[]));
+        // In range by construction (a slot below the capacity, a Data no larger than a
+        // slot), and a prefetch past it would be a wasted hint, not a fault: only the first
+        // byte is checked.
+        let first = slot as usize * self.cfg.slot_size + first_line * 64;
+        if let Some(b) = self.slab.get(first) {
+            ndx_mem::prefetch_lines(b, (m.len as usize).saturating_sub(first_line * 64));
         }
     }
 
@@ -500,19 +502,17 @@ impl Cs {
             Some(s) => s,
             None => self.evict(),
         };
-        let start = slot as usize * self.cfg.slot_size;
-        self.slab[start..start + wire.len()].copy_from_slice(wire);
         let name_off = name_bytes.as_ptr() as usize - wire.as_ptr() as usize;
         let fresh_until =
             now.saturating_add(data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000));
         let (alias_hash, alias_len) = match prefix {
-            Some((p, h)) => alias_of(&data.name(), p, h),
+            Some((p, h)) => alias_of(data, p, h),
             None => (0, NO_ALIAS),
         };
         // Never at capacity: it has room for every slot's name and alias.
-        let name_pos = self.index.insert_pos(hash, slot).unwrap_or(NO_POS);
+        let name_pos = self.index.insert_pos_within(hash, slot);
         let alias_pos = if alias_len != NO_ALIAS {
-            self.index.insert_pos(alias_hash, slot).unwrap_or(NO_POS)
+            self.index.insert_pos_within(alias_hash, slot)
         } else {
             NO_POS
         };
@@ -543,7 +543,11 @@ impl Cs {
         }
         *links.head = slot;
         self.counters.insertions += 1;
-        self.prefetch_next_eviction();
+        // The copy last: the bookkeeping before it keeps the store's fields in registers
+        // (the copy is an opaque call that could write to them, as far as the compiler
+        // knows).
+        let start = slot as usize * self.cfg.slot_size;
+        self.slab[start..start + wire.len()].copy_from_slice(wire);
         true
     }
 
@@ -555,28 +559,6 @@ impl Cs {
         if let Some(old) = self.find_from(0, bytes, hash, home, false, false) {
             self.remove(old);
         }
-    }
-
-    /// When the store is full (FIFO and LRU), prefetches what the next insertions will touch,
-    /// a step ahead each: the next victim's index bucket (its removal) and slot (the copy
-    /// into it), and the metadata of the victim after it (read at the next call). Without it
-    /// each insertion into a large store waits on those misses one after another.
-    #[inline]
-    fn prefetch_next_eviction(&self) {
-        if !self.free.is_empty() || self.cfg.replacement == Replacement::Clock {
-            return;
-        }
-        let Some(m) = self.meta.get(self.tail as usize) else {
-            return;
-        };
-        self.index.prefetch(m.hash);
-        if let Some((h, _)) = m.alias() {
-            self.index.prefetch(h);
-        }
-        if let Some(p) = self.meta.get(m.prev as usize) {
-            ndx_mem::prefetch(p);
-        }
-        self.prefetch_stored(self.tail, m, 0);
     }
 
     /// Turns on (or off) the eviction log: every Data evicted to make room is then copied
@@ -649,18 +631,17 @@ impl Cs {
         }
     }
 
-    fn victim(&mut self) -> u32 {
-        match self.cfg.replacement {
-            Replacement::Fifo | Replacement::Lru => self.tail,
-            Replacement::Clock => loop {
-                let h = self.hand;
-                self.hand = (self.hand + 1) % self.cfg.capacity as u32;
-                let m = &mut self.meta[h as usize];
-                if m.live && !m.referenced {
-                    return h;
-                }
-                m.referenced = false;
-            },
+    /// CLOCK's victim: the first live slot from the hand on without a reference bit,
+    /// clearing the bits it passes.
+    fn clock_victim(&mut self) -> u32 {
+        loop {
+            let h = self.hand;
+            self.hand = (self.hand + 1) % self.cfg.capacity as u32;
+            let m = &mut self.meta[h as usize];
+            if m.live && !m.referenced {
+                return h;
+            }
+            m.referenced = false;
         }
     }
 
@@ -698,13 +679,67 @@ impl Cs {
     /// Makes room for one Data when no slot is free: evicts the replacement policy's victim
     /// and returns its slot, for the caller to fill (it never goes through the free list).
     fn evict(&mut self) -> u32 {
-        let victim = self.victim();
-        if self.log_evictions {
-            self.log_eviction(victim);
-        }
-        self.detach(victim);
         self.counters.evictions += 1;
-        victim
+        match self.cfg.replacement {
+            Replacement::Fifo | Replacement::Lru => self.evict_tail(),
+            Replacement::Clock => {
+                let victim = self.clock_victim();
+                if self.log_evictions {
+                    self.log_eviction(victim);
+                }
+                self.detach(victim);
+                victim
+            }
+        }
+    }
+
+    /// FIFO's and LRU's eviction: [`detach`](Self::detach) of the recency list's tail (live,
+    /// as every slot in the list is, and with no successor: one neighbour to relink), whose
+    /// slot it returns.
+    ///
+    /// Then prefetches what the next eviction will touch, a step ahead each: the new tail's
+    /// index buckets (their removal) and slot (the copy into it), and the metadata of the
+    /// slot before it (the tail after that, read at the next eviction). Without it each
+    /// insertion into a large store waits on those misses one after another. Here rather
+    /// than after the insertion: the new tail's metadata is at hand, and only a full store
+    /// evicts. (With a capacity of one the list is empty here, and nothing is prefetched.)
+    #[inline(always)]
+    fn evict_tail(&mut self) -> u32 {
+        let slot = self.tail;
+        if self.log_evictions {
+            self.log_eviction(slot);
+        }
+        let Some(m) = self.meta.get_mut(slot as usize) else {
+            return slot;
+        };
+        debug_assert!(m.live, "a dead slot in the recency list");
+        m.live = false;
+        let (hash, alias_hash) = (m.hash, m.alias_hash);
+        let (name_pos, alias_pos) = (m.name_pos, m.alias_pos);
+        let prev = m.prev;
+        self.tail = prev;
+        match self.meta.get_mut(prev as usize) {
+            Some(p) => {
+                p.next = NIL;
+                let p = *p;
+                self.index.prefetch(p.hash);
+                if let Some((h, _)) = p.alias() {
+                    self.index.prefetch(h);
+                }
+                if let Some(pp) = self.meta.get(p.prev as usize) {
+                    ndx_mem::prefetch(pp);
+                }
+                self.prefetch_stored(prev, &p, 0);
+            }
+            None => self.head = NIL,
+        }
+        self.index.remove_pos(hash, name_pos);
+        // Usually no alias: one compare settles it (`remove_pos` would find `NO_POS` past
+        // the buckets after computing the bucket number).
+        if alias_pos != NO_POS {
+            self.index.remove_pos(alias_hash, alias_pos);
+        }
+        slot
     }
 
     /// Takes the live Data in `slot` out of the recency list and the index and marks the
@@ -777,35 +812,17 @@ impl Links<'_> {
     }
 }
 
-/// The CanBePrefix alias `prefix` (hash `hash`) gives a Data named `name`, as
-/// ([`Meta::alias_hash`], [`Meta::alias_len`]): none (`(0, NO_ALIAS)`) unless `prefix` is a
-/// proper prefix of `name`. Out of line: most insertions have no prefix, and their path then
-/// keeps the name in registers.
+/// The CanBePrefix alias `prefix` (hash `hash`) gives `data`, as ([`Meta::alias_hash`],
+/// [`Meta::alias_len`]): none (`(0, NO_ALIAS)`) unless `prefix` is a proper prefix of its
+/// name. Out of line, and given the Data rather than its name: most insertions have no
+/// prefix, and their path then neither reads nor keeps what only this needs.
 #[inline(never)]
-fn alias_of(name: &Name<'_>, prefix: &Name<'_>, hash: u64) -> (u64, u32) {
-    if prefix.is_prefix_of(name) && prefix.len() < name.len() {
+fn alias_of(data: &Data<'_>, prefix: &Name<'_>, hash: u64) -> (u64, u32) {
+    let name = data.name();
+    if prefix.is_prefix_of(&name) && prefix.len() < name.len() {
         (hash, prefix.as_bytes().len() as u32)
     } else {
         (0, NO_ALIAS)
-    }
-}
-
-/// Prefetches every 64-byte line `bytes` starts one in (offsets 0, 64, 128, …): four per
-/// step over 256-byte blocks, then the rest, with no bounds checks or per-line length
-/// arithmetic.
-#[inline(always)]
-fn prefetch_lines(bytes: &[u8]) {
-    let (blocks, rest) = bytes.as_chunks::<256>();
-    for b in blocks {
-        ndx_mem::prefetch(&b[0]);
-        ndx_mem::prefetch(&b[64]);
-        ndx_mem::prefetch(&b[128]);
-        ndx_mem::prefetch(&b[192]);
-    }
-    let mut i = 0;
-    while i < rest.len() {
-        ndx_mem::prefetch(&rest[i]);
-        i += 64;
     }
 }
 

@@ -1056,7 +1056,11 @@ mod tests {
         for (&key, counts) in &fib.deep {
             let max = counts.iter().rposition(|&c| c > 0).unwrap_or(0);
             assert!(max > fib.stage1, "a marker below stage 1");
-            assert_eq!(usize::from(fib.chunk(key).marker(key)), max, "marker {key:x}");
+            assert_eq!(
+                usize::from(fib.chunk(key).marker(key)),
+                max,
+                "marker {key:x}"
+            );
         }
         let live: usize = fib.chunks.iter().map(|c| c.markers_live).sum();
         let words = fib
@@ -1065,7 +1069,11 @@ mod tests {
             .flat_map(|c| c.markers.iter().flat_map(|b| b.words))
             .filter(|&w| w != 0)
             .count();
-        assert_eq!((live, words), (fib.deep.len(), fib.deep.len()), "marker words");
+        assert_eq!(
+            (live, words),
+            (fib.deep.len(), fib.deep.len()),
+            "marker words"
+        );
         for c in &fib.chunks {
             let free: std::collections::HashSet<u32> = c.free.iter().copied().collect();
             for (i, e) in c.entries.iter().enumerate() {

@@ -93,6 +93,19 @@ impl HashIndex {
         self.insert_past_home(hash, slot)
     }
 
+    /// [`insert_pos`](Self::insert_pos) for a table that never stores more entries than the
+    /// index's capacity (the CS: at most a name and an alias per slot), without testing for
+    /// it; `NO_POS` (`u32::MAX`, past every bucket) if the index is full all the same.
+    #[inline]
+    pub(crate) fn insert_pos_within(&mut self, hash: u64, slot: u32) -> u32 {
+        debug_assert!(self.len < self.capacity, "insert_pos_within at capacity");
+        let b = hash as usize & self.mask;
+        if let Some(pos) = self.place_in(b, hash, slot) {
+            return pos;
+        }
+        self.insert_past_home(hash, slot).unwrap_or(u32::MAX)
+    }
+
     /// Puts `slot` under `hash` in bucket `b`'s first vacant position and returns it; `None`
     /// when the bucket is full.
     #[inline(always)]
@@ -322,20 +335,26 @@ mod tests {
         /// Model-based: the index finds exactly the (hash, slot) pairs a set holds, including
         /// under heavy collisions (few distinct bucket bits) and at capacity; an insertion
         /// takes the first vacant position from the home bucket on (inline or past a full
-        /// home bucket), the overflow marks match where entries are, and a probe from
+        /// home bucket; by `insert_pos` or, below capacity, `insert_pos_within`), the
+        /// overflow marks match where entries are, and a probe from
         /// `home_probe` agrees with `find` and `may_hold`.
         #[test]
-        fn behaves_like_a_set(ops in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u64..40, 0u32..8), 1..400)) {
+        fn behaves_like_a_set(ops in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u64..40, 0u32..8, any::<bool>()), 1..400)) {
             let mut idx = HashIndex::new(60);
             // (hash, slot) -> the position `insert_pos` gave it.
             let mut model: HashMap<(u64, u32), u32> = HashMap::new();
-            for (insert, by_pos, h, slot) in ops {
+            for (insert, by_pos, h, slot, within) in ops {
                 // Spread tags but crowd buckets: the low bits repeat every 40 keys.
                 let hash = h.wrapping_mul(0x9E37_79B9_7F4A_7C15) & 0xFFFF_FFFF_0000_0000 | (h % 5);
                 if insert {
                     if model.contains_key(&(hash, slot)) { continue; }
                     let want = first_vacant(&idx, hash);
-                    let pos = idx.insert_pos(hash, slot);
+                    // `insert_pos_within` where the caller keeps below capacity, as the CS.
+                    let pos = if within && model.len() < 60 {
+                        Some(idx.insert_pos_within(hash, slot))
+                    } else {
+                        idx.insert_pos(hash, slot)
+                    };
                     prop_assert_eq!(pos.is_some(), model.len() < 60);
                     if let Some(pos) = pos {
                         prop_assert_eq!(Some(pos), want);
