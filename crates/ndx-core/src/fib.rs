@@ -617,11 +617,10 @@ impl FibSnapshot {
     /// depth's bucket and entries. Uses the stage-1 hash if computed, else reports stage 1.
     #[inline]
     pub fn lpm_start(&self, hashes: &NameHashes<'_>) -> usize {
-        let n = hashes.name().len().min(MAX_PREFIX_DEPTH);
-        let m = self.stage1.min(n);
+        let len = hashes.name().len();
+        let m = self.stage1.min(len.min(MAX_PREFIX_DEPTH));
         match hashes.cached(m) {
-            Some(h) if n > m => usize::from(self.chunk(h).marker(h)).clamp(m, n),
-            Some(_) => n,
+            Some(h) => self.start_depth(len, |_| h),
             None => m,
         }
     }
