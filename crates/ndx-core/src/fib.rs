@@ -16,10 +16,8 @@
 //! instructions, bound the lookup). The entries' hashes, which only the writer needs, are
 //! kept apart. The tables are plain arrays, one set per chunk. A chunk's
 //! arrays stay below 2 MiB up to about 10^7 routes (10^6 routes: about 128 KiB of entries per
-//! chunk), under the threshold of the `ndx` binary's allocator (`ndx_mem::HugePages`), so they
-//! get base pages. Measured at 10^6 routes, giving the whole process huge pages
-//! (`transparent_hugepage=always`) left the exchange's time unchanged: the prefetches hide
-//! the TLB misses with the cache misses.
+//! chunk): the `ndx` binary's allocator (`ndx_mem::HugePages`) serves them as blocks of
+//! shared 2 MiB huge-page regions.
 //!
 //! # Lookup
 //! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components

@@ -9,9 +9,14 @@
 //!
 //! [`HugePages`] is a [`GlobalAlloc`] that asks: every allocation of at least
 //! [`HUGE_THRESHOLD`] bytes is its own 2 MiB-aligned anonymous mapping advised with
-//! `MADV_HUGEPAGE` before it is first touched; smaller allocations go to the system
-//! allocator unchanged. The tables stay plain `Vec`s in safe code (`ndx-core` has no
-//! `unsafe`); the binary chooses the allocator:
+//! `MADV_HUGEPAGE` before it is first touched. Medium allocations, from
+//! [`MEDIUM_THRESHOLD`] (64 KiB) to 1 MiB, are blocks of the next power of two carved from
+//! shared 2 MiB regions mapped the same way: the FIB is 1,024 chunks whose arrays stay below
+//! 2 MiB even at 10^7 routes (so that a route change copies one small chunk), and the system
+//! allocator would give each its own base-page mapping. Freed medium blocks are kept on a
+//! free list per size for the next table that grows (regions are never unmapped). Smaller
+//! allocations go to the system allocator unchanged. The tables stay plain `Vec`s in safe
+//! code (`ndx-core` has no `unsafe`); the binary chooses the allocator:
 //!
 //! ```
 //! #[global_allocator]
@@ -44,6 +49,20 @@ pub const HUGE_PAGE: usize = 2 << 20;
 
 /// Allocations of at least this many bytes get their own huge-page mapping.
 pub const HUGE_THRESHOLD: usize = HUGE_PAGE;
+
+/// Allocations of at least this many bytes, and below [`HUGE_THRESHOLD`], are blocks of a
+/// power-of-two size carved from shared huge-page regions (see [`HugePages`]).
+pub const MEDIUM_THRESHOLD: usize = 64 << 10;
+
+/// Block sizes of the medium classes: 64 KiB, 128 KiB, … 1 MiB (a larger medium allocation
+/// takes a whole region).
+const MEDIUM_CLASSES: usize =
+    (HUGE_PAGE.trailing_zeros() - MEDIUM_THRESHOLD.trailing_zeros()) as usize;
+
+/// Per medium class, the address of the first free block (0: none); each free block holds
+/// the address of the next in its first word. Taken only when a medium block is allocated
+/// or freed (table growth, the control plane), never per packet.
+static FREE: std::sync::Mutex<[usize; MEDIUM_CLASSES]> = std::sync::Mutex::new([0; MEDIUM_CLASSES]);
 
 /// Bytes currently mapped by [`HugePages`] for large allocations.
 static MAPPED: AtomicUsize = AtomicUsize::new(0);
@@ -121,48 +140,147 @@ fn huge_size(layout: Layout) -> Option<usize> {
     }
 }
 
+/// Where [`HugePages`] serves a layout from: a pure function of the layout, so that `alloc`
+/// and `dealloc` agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// The system allocator.
+    System,
+    /// A block of medium class `c` (`MEDIUM_THRESHOLD << c` bytes, aligned to its size), or
+    /// with `c == MEDIUM_CLASSES` a whole region of its own.
+    Medium(usize),
+    /// Its own mapping of this many bytes.
+    Huge(usize),
+}
+
+fn route(layout: Layout) -> Route {
+    if let Some(size) = huge_size(layout) {
+        return Route::Huge(size);
+    }
+    let size = layout.size();
+    // Small, or large with an alignment beyond 2 MiB (`huge_size` declined it).
+    if !(MEDIUM_THRESHOLD..HUGE_THRESHOLD).contains(&size) {
+        return Route::System;
+    }
+    // Below 2 MiB here: the class's block is the next power of two, at least 64 KiB.
+    let block = size.next_power_of_two();
+    if layout.align() > block {
+        return Route::System;
+    }
+    let c = (block.trailing_zeros() - MEDIUM_THRESHOLD.trailing_zeros()) as usize;
+    if c >= MEDIUM_CLASSES {
+        Route::Huge(HUGE_PAGE)
+    } else {
+        Route::Medium(c)
+    }
+}
+
+/// A block of medium class `c`: the head of its free list, else a fresh region cut into
+/// blocks of the class (the first returned, the rest listed). Null when no region can be
+/// mapped. The block's contents are unspecified (zero when it comes from a fresh region,
+/// except for its first word).
+fn medium_alloc(c: usize) -> *mut u8 {
+    let block = MEDIUM_THRESHOLD << c;
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    let head = free[c];
+    if head != 0 {
+        // SAFETY: `head` is a free block of this class (only `medium_dealloc` and the refill
+        // below list blocks, with the lock held), whose first word holds the next one's
+        // address; blocks are at least 64 KiB and aligned to their size, so the word is in
+        // bounds and aligned.
+        free[c] = unsafe { (head as *const usize).read() };
+        return head as *mut u8;
+    }
+    let region = map_huge(HUGE_PAGE);
+    if region.is_null() {
+        return region;
+    }
+    let base = region as usize;
+    // Listed from the region's end, so that blocks are handed out in address order.
+    let mut next = 0usize;
+    for i in (1..HUGE_PAGE / block).rev() {
+        let b = base + i * block;
+        // SAFETY: `b` lies inside the region just mapped (readable and writable, ours alone)
+        // and is aligned to `block` (at least 64 KiB), so its first word is too.
+        unsafe { (b as *mut usize).write(next) };
+        next = b;
+    }
+    free[c] = next;
+    region
+}
+
+/// Returns a block of medium class `c` to its free list (the region is never unmapped: the
+/// tables that shrink grow again).
+///
+/// # Safety
+/// `ptr` must be a block of class `c` from [`medium_alloc`] that is no longer in use.
+unsafe fn medium_dealloc(ptr: *mut u8, c: usize) {
+    let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: the caller hands the block back: it is ours, at least 64 KiB, and aligned to
+    // its size, so its first word can hold the link.
+    unsafe { ptr.cast::<usize>().write(free[c]) };
+    free[c] = ptr as usize;
+}
+
 // SAFETY: large layouts get a fresh, exclusive, zero-filled mapping aligned to 2 MiB (which
 // satisfies every alignment up to 2 MiB, checked in `huge_size`) of at least `size` bytes,
-// released by `dealloc` with the same rounded size; everything else is `System`'s.
+// released by `dealloc` with the same rounded size. Medium layouts get an exclusive block of
+// their class, at least as large as the layout and aligned to its own size, which `route`
+// checked is at least the layout's alignment; `alloc_zeroed` zeroes it. `route` is a pure
+// function of the layout, so `dealloc` and `realloc` find the allocator that made a block.
+// Everything else is `System`'s.
 unsafe impl GlobalAlloc for HugePages {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match huge_size(layout) {
-            Some(size) => map_huge(size),
+        match route(layout) {
+            Route::Huge(size) => map_huge(size),
+            Route::Medium(c) => medium_alloc(c),
             // SAFETY: forwarded with the caller's (valid, non-zero-size) layout.
-            None => unsafe { System.alloc(layout) },
+            Route::System => unsafe { System.alloc(layout) },
         }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        match huge_size(layout) {
+        match route(layout) {
             // Fresh anonymous memory is zero: no pages are touched (vec![0; n] stays lazy).
-            Some(size) => map_huge(size),
+            Route::Huge(size) => map_huge(size),
+            Route::Medium(c) => {
+                let p = medium_alloc(c);
+                if !p.is_null() {
+                    // SAFETY: the block is ours and at least `layout.size()` bytes long.
+                    unsafe { ptr::write_bytes(p, 0, layout.size()) };
+                }
+                p
+            }
             // SAFETY: forwarded with the caller's layout.
-            None => unsafe { System.alloc_zeroed(layout) },
+            Route::System => unsafe { System.alloc_zeroed(layout) },
         }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        match huge_size(layout) {
-            Some(size) => {
+        match route(layout) {
+            Route::Huge(size) => {
                 // SAFETY: `ptr` came from `map_huge(size)` for this layout (the caller's
                 // contract), so [ptr, ptr+size) is exactly that mapping.
                 unsafe { libc::munmap(ptr.cast(), size) };
                 MAPPED.fetch_sub(size, Ordering::Relaxed);
             }
+            // SAFETY: `ptr` came from `medium_alloc(c)` for this layout (the caller's
+            // contract) and is no longer used.
+            Route::Medium(c) => unsafe { medium_dealloc(ptr, c) },
             // SAFETY: `ptr` came from `System` with this layout.
-            None => unsafe { System.dealloc(ptr, layout) },
+            Route::System => unsafe { System.dealloc(ptr, layout) },
         }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: the caller guarantees `new_size`, rounded to the alignment, is valid.
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
-        match (huge_size(layout), huge_size(new_layout)) {
+        match (route(layout), route(new_layout)) {
             // SAFETY: small to small stays with `System`, which owns `ptr`.
-            (None, None) => unsafe { System.realloc(ptr, layout, new_size) },
-            // Same mapping size: nothing to move.
-            (Some(a), Some(b)) if a == b => ptr,
+            (Route::System, Route::System) => unsafe { System.realloc(ptr, layout, new_size) },
+            // Same mapping size or the same block class: nothing to move.
+            (Route::Huge(a), Route::Huge(b)) if a == b => ptr,
+            (Route::Medium(a), Route::Medium(b)) if a == b => ptr,
             _ => {
                 // SAFETY: `new_layout` is valid (above); a fresh block, then the common
                 // prefix copied and the old block released with its own layout.
@@ -354,6 +472,25 @@ mod tests {
             huge_size(Layout::from_size_align(8 * HUGE_PAGE, 4 * HUGE_PAGE).unwrap()),
             None
         );
+    }
+
+    #[test]
+    fn each_size_has_one_route() {
+        let at = |size: usize, align: usize| route(Layout::from_size_align(size, align).unwrap());
+        assert_eq!(at(MEDIUM_THRESHOLD - 1, 8), Route::System);
+        assert_eq!(at(MEDIUM_THRESHOLD, 8), Route::Medium(0));
+        assert_eq!(at(MEDIUM_THRESHOLD + 1, 64), Route::Medium(1));
+        assert_eq!(at(128 << 10, 4096), Route::Medium(1));
+        assert_eq!(at(1 << 20, 8), Route::Medium(MEDIUM_CLASSES - 1));
+        // Above 1 MiB: a region (2 MiB) of its own, then mappings rounded to 2 MiB.
+        assert_eq!(at((1 << 20) + 1, 8), Route::Huge(HUGE_PAGE));
+        assert_eq!(at(HUGE_PAGE - 1, 8), Route::Huge(HUGE_PAGE));
+        assert_eq!(at(HUGE_PAGE, 8), Route::Huge(HUGE_PAGE));
+        assert_eq!(at(HUGE_PAGE + 1, 8), Route::Huge(2 * HUGE_PAGE));
+        // An alignment beyond the block's size is the system allocator's.
+        assert_eq!(at(MEDIUM_THRESHOLD, 128 << 10), Route::System);
+        assert_eq!(at(8 * HUGE_PAGE, 4 * HUGE_PAGE), Route::System);
+        assert_eq!(MEDIUM_THRESHOLD << MEDIUM_CLASSES, HUGE_PAGE);
     }
 
     #[test]
