@@ -128,6 +128,9 @@ impl<'a> Data<'a> {
         let (name, mut rest) = fast::element(t.value, tt::NAME as u8)?;
         let name_count = fast::name_count(name)?;
         let mut d = Data::named(t, name, name_count);
+        if let Some(d) = d.usual(rest) {
+            return Some(d);
+        }
         if let Some((meta, tail)) = fast::element(rest, tt::META_INFO as u8) {
             d.meta_info_fast(meta)?;
             d.meta_info = at(meta);
@@ -151,12 +154,36 @@ impl<'a> Data<'a> {
             others = fast::skip(others)?;
         }
         d.signature_info = at(info);
-        let (value, rest) = fast::element(rest, tt::SIGNATURE_VALUE as u8)?;
-        if !rest.is_empty() {
+        d.signature_value = at(fast::last(rest, tt::SIGNATURE_VALUE as u8)?);
+        Some(d)
+    }
+
+    /// The fast path for the usual Data, `self` with its Name, the rest of its TLV-VALUE
+    /// being `rest`: MetaInfo holding a two-byte FreshnessPeriod alone, Content, SignatureInfo
+    /// holding a one-byte SignatureType alone, SignatureValue, and nothing else. One test for
+    /// each of MetaInfo and SignatureInfo, and no state kept across optional elements. `None`
+    /// for any other Data, valid or not (the rest of the fast path then reads it).
+    #[inline(always)]
+    pub(crate) fn usual(mut self, rest: &'a [u8]) -> Option<Self> {
+        let (meta, rest) = rest.split_first_chunk::<6>()?;
+        let (content, rest) = fast::element(rest, tt::CONTENT as u8)?;
+        let (info, rest) = rest.split_first_chunk::<5>()?;
+        let value = fast::last(rest, tt::SIGNATURE_VALUE as u8)?;
+        let (m, f) = (tt::META_INFO as u8, tt::FRESHNESS_PERIOD as u8);
+        let (i, s) = (tt::SIGNATURE_INFO as u8, tt::SIGNATURE_TYPE as u8);
+        if fast::quad(meta, 0) != fast::quad(&[m, 4, f, 2], 0)
+            || fast::quad(info, 0) != fast::quad(&[i, 3, s, 1], 0)
+        {
             return None;
         }
-        d.signature_value = at(value);
-        Some(d)
+        let at = |inner: &[u8]| Span::within(self.wire, inner);
+        self.freshness = u64::from(u16::from_be_bytes([meta[4], meta[5]]));
+        self.meta_info = at(&meta[2..]);
+        self.content = at(content);
+        self.signature_info = at(&info[2..]);
+        self.signature_value = at(value);
+        self.flags = FRESHNESS | CONTENT;
+        Some(self)
     }
 
     /// The fast path's MetaInfo `meta`: optionally ContentType, FreshnessPeriod and
@@ -263,7 +290,7 @@ impl<'a> Data<'a> {
     /// A Data view of `t` with its Name (`name`, the Name's TLV-VALUE, of `count` components)
     /// and no other field yet.
     #[inline(always)]
-    fn named(t: &Tlv<'a>, name: &[u8], count: usize) -> Self {
+    pub(crate) fn named(t: &Tlv<'a>, name: &[u8], count: usize) -> Self {
         Data {
             wire: t.wire,
             offset: t.offset,

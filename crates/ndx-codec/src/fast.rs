@@ -11,6 +11,14 @@
 //! The fast paths accept a subset of what the general decoders accept, and build the same
 //! view: `fuzz::fast_paths_agree` checks this on every fuzz and property-test input.
 //!
+//! For the shapes a router sees all the time, a fast path first tries them whole, before
+//! reading element by element: an Interest ending in Nonce, a two-byte InterestLifetime and
+//! HopLimit (`Interest::usual_ending`), a Data whose MetaInfo holds a two-byte
+//! FreshnessPeriod alone and whose SignatureInfo a one-byte SignatureType alone
+//! (`Data::usual`), an LpPacket holding a PitToken and a Fragment
+//! (`LpPacket::from_tlv_usual`). Fixed TLV-TYPE and TLV-LENGTH pairs are compared two or four
+//! bytes at a time ([`pair`], [`quad`]), and nothing is carried across optional elements.
+//!
 //! The hot entry points ([`Packet::decode`](crate::Packet::decode) and
 //! [`LpPacket::network_packet`](crate::LpPacket::network_packet)) read the packet's TLV header
 //! with [`packet`] and hand the TLV to [`read_as`], inlined into them: each entry point is one
@@ -19,6 +27,7 @@
 
 use crate::error::Result;
 use crate::tlv::Tlv;
+use crate::types as tt;
 
 /// Splits the element of TLV-TYPE `typ` (one byte, 1..=252) off the start of `rest`: its
 /// TLV-VALUE and the bytes after it, for a minimal one- or three-byte TLV-LENGTH whose value
@@ -37,6 +46,25 @@ pub(crate) fn element(rest: &[u8], typ: u8) -> Option<(&[u8], &[u8])> {
         _ => return None,
     };
     tail.split_at_checked(len)
+}
+
+/// The TLV-VALUE of the element of TLV-TYPE `typ` (one byte, 1..=252) that fills `rest`
+/// exactly, for a minimal one- or three-byte TLV-LENGTH: [`element`] followed by nothing.
+#[inline(always)]
+pub(crate) fn last(rest: &[u8], typ: u8) -> Option<&[u8]> {
+    match *rest {
+        [t, l @ 0..=252, ref value @ ..] if t == typ && value.len() == usize::from(l) => {
+            Some(value)
+        }
+        [t, 253, hi, lo, ref value @ ..]
+            if t == typ
+                && (hi != 0 || lo >= 253)
+                && value.len() == usize::from(u16::from_be_bytes([hi, lo])) =>
+        {
+            Some(value)
+        }
+        _ => None,
+    }
 }
 
 /// The element at the start of `buf` (at `offset` in the outermost buffer), whatever its
@@ -63,20 +91,63 @@ pub(crate) fn tlv(buf: &[u8], offset: usize) -> Option<(Tlv<'_>, &[u8])> {
     Some((t, after))
 }
 
-/// The packet TLV at the start of `buf` (at `offset` in the outermost buffer), in the forms
-/// of [`tlv`], followed by nothing, or by nothing but zeros (Ethernet padding) when `padded`:
-/// what [`Packet::decode`](crate::Packet::decode) (`padded`) and
-/// [`LpPacket::network_packet`](crate::LpPacket::network_packet) accept around a packet.
-/// `None` for another header form or other bytes after the packet, valid or not.
+/// The packet TLV (an Interest, Data or LpPacket) at the start of `buf` (at `offset` in the
+/// outermost buffer), in the forms of [`tlv`], followed by nothing, or by nothing but zeros
+/// (Ethernet padding) when `padded`: what [`Packet::decode`](crate::Packet::decode)
+/// (`padded`) and [`LpPacket::network_packet`](crate::LpPacket::network_packet) accept around
+/// a packet. `None` for another TLV-TYPE, another header form or other bytes after the
+/// packet, valid or not.
 #[inline(always)]
 pub(crate) fn packet(buf: &[u8], offset: usize, padded: bool) -> Option<Tlv<'_>> {
+    if let Some(t) = filling(buf, offset) {
+        return Some(t);
+    }
+    if !padded {
+        return None;
+    }
     let (t, rest) = tlv(buf, offset)?;
-    let ok = if padded {
-        rest.iter().all(|&b| b == 0)
+    (is_packet(t.typ) && rest.iter().all(|&b| b == 0)).then_some(t)
+}
+
+/// Whether `typ` is that of an Interest, Data or LpPacket.
+#[inline(always)]
+fn is_packet(typ: u64) -> bool {
+    matches!(typ, tt::INTEREST | tt::DATA | tt::LP_PACKET)
+}
+
+/// The packet TLV filling `buf` exactly (at `offset` in the outermost buffer), in the forms
+/// of [`tlv`]: [`packet`] without padding. The TLV-LENGTH is then `buf`'s length less the
+/// header's, so one comparison checks it (and the header's form follows from `buf`'s length).
+#[inline(always)]
+fn filling(buf: &[u8], offset: usize) -> Option<Tlv<'_>> {
+    let n = buf.len();
+    let (typ, header) = if n <= 254 {
+        // A one-byte TLV-LENGTH: `n - 2`, at most 252.
+        match *buf {
+            [t, l, ..] if usize::from(l) + 2 == n => (t, 2),
+            _ => return None,
+        }
+    } else if n >= 257 {
+        // A three-byte TLV-LENGTH: `n - 4`, at least 253 (minimal).
+        match *buf {
+            [t, 253, hi, lo, ..] if usize::from(u16::from_be_bytes([hi, lo])) + 4 == n => (t, 4),
+            _ => return None,
+        }
     } else {
-        rest.is_empty()
+        // 255 or 256 bytes: a one-byte TLV-LENGTH of 253 or 254 is not one, and a three-byte
+        // one of 251 or 252 is not minimal.
+        return None;
     };
-    ok.then_some(t)
+    let typ = u64::from(typ);
+    if !is_packet(typ) {
+        return None;
+    }
+    Some(Tlv {
+        typ,
+        value: buf.get(header..)?,
+        wire: buf,
+        offset,
+    })
 }
 
 /// A view with a fast path and a general decoder ([`Interest`](crate::Interest),
@@ -136,37 +207,56 @@ pub(crate) fn skip(rest: &[u8]) -> Option<&[u8]> {
 /// TLV-LENGTH; `None` otherwise.
 #[inline(always)]
 pub(crate) fn name_count(value: &[u8]) -> Option<usize> {
+    if value.len() < SHORT_NAME {
+        return short_name_count(value);
+    }
+    let mut pos = 0;
+    let mut count = 0;
+    while pos < value.len() - 1 {
+        let (Some(&t), Some(&l)) = (value.get(pos), value.get(pos + 1)) else {
+            return None;
+        };
+        if l > 252 || !(3..=252).contains(&t) {
+            return None;
+        }
+        pos += 2 + usize::from(l);
+        count += 1;
+    }
+    (pos == value.len()).then_some(count)
+}
+
+/// [`name_count`] for a name shorter than [`SHORT_NAME`], with no test per component: a
+/// TLV-TYPE outside 3..=252 moves the walk past the end (its step is `SHORT_NAME`), and so
+/// does a TLV-LENGTH that is not one byte (its first byte, 253 to 255, read as a length),
+/// which the last check refuses.
+#[inline(always)]
+fn short_name_count(value: &[u8]) -> Option<usize> {
+    debug_assert!(value.len() < SHORT_NAME);
     let Some(last) = value.len().checked_sub(1) else {
         return Some(0);
     };
     // By position rather than by sub-slice: a component running past the end leaves `pos`
     // past it, which ends the loop and fails the last check, so the only bounds check per
-    // component is the loop's own (the compiler drops the two `get`s' checks).
+    // component is the loop's own (the compiler drops the two `get`s' checks). Two
+    // components a round: one count update rather than two.
     let mut pos = 0;
     let mut count = 0;
-    if value.len() < SHORT_NAME {
-        // No test per component: a TLV-TYPE outside 3..=252 moves `pos` past the end (its
-        // step is `SHORT_NAME`), and so does a TLV-LENGTH that is not one byte (its first
-        // byte, 253 to 255, read as a length), which the last check refuses.
-        while pos < last {
-            let (Some(&t), Some(&l)) = (value.get(pos), value.get(pos + 1)) else {
-                return None;
-            };
-            pos += NAME_STEP[usize::from(t)];
-            pos += usize::from(l);
+    while pos < last {
+        let (Some(&t), Some(&l)) = (value.get(pos), value.get(pos + 1)) else {
+            return None;
+        };
+        pos += NAME_STEP[usize::from(t)];
+        pos += usize::from(l);
+        if pos >= last {
             count += 1;
+            break;
         }
-    } else {
-        while pos < last {
-            let (Some(&t), Some(&l)) = (value.get(pos), value.get(pos + 1)) else {
-                return None;
-            };
-            if l > 252 || !(3..=252).contains(&t) {
-                return None;
-            }
-            pos += 2 + usize::from(l);
-            count += 1;
-        }
+        let (Some(&t), Some(&l)) = (value.get(pos), value.get(pos + 1)) else {
+            return None;
+        };
+        pos += NAME_STEP[usize::from(t)];
+        pos += usize::from(l);
+        count += 2;
     }
     (pos == value.len()).then_some(count)
 }
@@ -185,6 +275,19 @@ static NAME_STEP: [usize; 256] = {
     }
     t
 };
+
+/// Bytes `at` and `at + 1` of `bytes` as one number, to compare a one-byte TLV-TYPE and
+/// TLV-LENGTH with a constant pair in one test.
+#[inline(always)]
+pub(crate) const fn pair<const N: usize>(bytes: &[u8; N], at: usize) -> u16 {
+    u16::from_ne_bytes([bytes[at], bytes[at + 1]])
+}
+
+/// Bytes `at` to `at + 3` of `bytes` as one number, like [`pair`] for two such pairs.
+#[inline(always)]
+pub(crate) const fn quad<const N: usize>(bytes: &[u8; N], at: usize) -> u32 {
+    u32::from_ne_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
 
 /// Whether `len` is a NonNegativeInteger's length (1, 2, 4 or 8).
 #[inline(always)]
@@ -279,9 +382,119 @@ mod tests {
         assert_eq!(p(&[5, 0, 0], false), None, "a byte after");
         assert_eq!(p(&[5, 0, 0, 0], true), Some(&[5, 0][..]), "padding");
         assert_eq!(p(&[5, 0, 0, 1], true), None, "not padding");
+        assert_eq!(p(&[7, 0], false), None, "not a packet's type");
+        assert_eq!(p(&[7, 0, 0], true), None, "not a packet's type, padded");
         assert_eq!(skip(&[9, 1, 0, 7]), Some(&[7][..]));
         assert_eq!(skip(&[0, 0]), None, "type 0");
         assert_eq!(skip(&[253, 0, 253, 0]), None, "three-byte type");
+    }
+
+    #[test]
+    fn last_elements() {
+        let e: &[u8] = &[];
+        assert_eq!(last(&[23, 2, 1, 2], 23), Some(&[1, 2][..]));
+        assert_eq!(last(&[23, 0], 23), Some(e));
+        assert_eq!(last(&[23, 2, 1, 2], 22), None, "another type");
+        assert_eq!(last(&[23, 2, 1, 2, 0], 23), None, "a byte after");
+        assert_eq!(last(&[23, 2, 1], 23), None, "past the end");
+        assert_eq!(last(&[23], 23), None, "no length");
+        assert_eq!(last(e, 23), None, "nothing");
+        let mut long = vec![23, 253, 0, 253];
+        long.resize(4 + 253, 7);
+        assert_eq!(
+            last(&long, 23),
+            Some(&long[4..]),
+            "the shortest three-byte length"
+        );
+        long.push(0);
+        assert_eq!(last(&long, 23), None, "a byte after a three-byte length");
+        assert_eq!(last(&long[..long.len() - 2], 23), None, "one short");
+        let mut non_minimal = vec![23, 253, 0, 252];
+        non_minimal.resize(4 + 252, 7);
+        assert_eq!(last(&non_minimal, 23), None, "non-minimal");
+        assert_eq!(
+            last(&[23, 254, 0, 0, 0, 1, 9], 23),
+            None,
+            "five-byte length"
+        );
+        assert_eq!(last(&[23, 253, 1], 23), None, "truncated length");
+    }
+
+    /// `packet` reads the TLV-LENGTH of a packet filling its buffer from the buffer's length:
+    /// the one-byte form up to 254 bytes, the three-byte form from 257, neither in between,
+    /// as `tlv` reads them (which the padded path still uses).
+    #[test]
+    fn packets_filling_their_buffer() {
+        let with = |header: &[u8], len: usize| {
+            let mut b = header.to_vec();
+            b.resize(len, 0x42);
+            b
+        };
+        let cases: [(&str, Vec<u8>, bool); 12] = [
+            ("252-byte value", with(&[6, 252], 254), true),
+            ("253-byte value", with(&[6, 253, 0, 253], 257), true),
+            ("a one-byte length of 253", with(&[6, 253], 255), false),
+            ("a one-byte length of 254", with(&[6, 254], 256), false),
+            (
+                "a three-byte length of 251",
+                with(&[6, 253, 0, 251], 255),
+                false,
+            ),
+            (
+                "a three-byte length of 252",
+                with(&[6, 253, 0, 252], 256),
+                false,
+            ),
+            ("one byte short", with(&[6, 252], 253), false),
+            ("three-byte, one short", with(&[6, 253, 0, 253], 256), false),
+            ("three-byte, one over", with(&[6, 253, 0, 253], 258), false),
+            (
+                "the longest three-byte",
+                with(&[6, 253, 255, 255], 65_539),
+                true,
+            ),
+            (
+                "a five-byte length",
+                with(&[6, 254, 0, 1, 0, 0], 65_542),
+                false,
+            ),
+            ("an LpPacket", with(&[100, 253, 1, 0], 260), true),
+        ];
+        for (what, buf, fills) in cases {
+            let general = tlv(&buf, 3)
+                .filter(|(_, rest)| rest.is_empty())
+                .map(|(t, _)| t);
+            assert_eq!(general.is_some(), fills, "{what}");
+            assert_eq!(packet(&buf, 3, false), general, "{what}");
+            assert_eq!(packet(&buf, 3, true), general, "{what}, padded");
+            let mut other = buf.clone();
+            other[0] = 7;
+            assert_eq!(packet(&other, 3, false), None, "{what}, another type");
+        }
+        // Padding after packets of every header form: the padded path.
+        for (header, len) in [(&[5, 252][..], 254), (&[5, 253, 0, 253], 257), (&[5, 0], 2)] {
+            let mut buf = with(header, len);
+            buf.extend([0; 3]);
+            let t = packet(&buf, 0, true).expect("padded");
+            assert_eq!(t.wire.len(), len);
+            assert_eq!(packet(&buf, 0, false), None, "padding, not allowed");
+        }
+    }
+
+    #[test]
+    fn pairs_and_quads() {
+        let x = [10, 4, 12, 2, 34];
+        assert_eq!(pair(&x, 0), pair(&[10, 4], 0));
+        assert_ne!(pair(&x, 0), pair(&[10, 5], 0));
+        assert_ne!(pair(&x, 0), pair(&[11, 4], 0));
+        assert_ne!(pair(&x, 0), pair(&[4, 10], 0));
+        assert_eq!(pair(&x, 3), pair(&[2, 34], 0));
+        assert_eq!(quad(&x, 1), quad(&[4, 12, 2, 34], 0));
+        for i in 0..4 {
+            let mut y = [4, 12, 2, 34];
+            y[i] ^= 1;
+            assert_ne!(quad(&x, 1), quad(&y, 0), "byte {i}");
+        }
     }
 
     #[test]
@@ -333,6 +546,30 @@ mod tests {
         v.truncate(256);
         v.push(8);
         assert_eq!(name_count(&v), None, "a long name with a lone byte");
+        // Names of one to seven components (the walk takes two a round), with a bad
+        // component, or a lone byte, at each place.
+        for n in 1..=7 {
+            let good: Vec<u8> = (0..n).flat_map(|i| [8, 1, i]).collect();
+            assert_eq!(name_count(&good), Some(usize::from(n)), "{n} components");
+            let mut lone = good.clone();
+            lone.push(8);
+            assert_eq!(name_count(&lone), None, "{n} components and a lone byte");
+            assert_eq!(
+                name_count(&good[..good.len() - 1]),
+                None,
+                "{n}, the last cut"
+            );
+            for k in 0..usize::from(n) {
+                for bad in [[0, 1], [2, 1], [253, 1], [8, 2], [8, 253]] {
+                    let mut v = good.clone();
+                    v[3 * k..3 * k + 2].copy_from_slice(&bad);
+                    let general = crate::name::Name::from_value(&v).ok().map(|n| n.len());
+                    let fast = name_count(&v);
+                    assert!(fast.is_none() || fast == general, "{v:?}");
+                    assert_eq!(fast, None, "{v:?}");
+                }
+            }
+        }
         // Against the general decoder, on every name of two bytes-long components.
         for t in 0..=255u8 {
             for l in 0..=255u8 {

@@ -574,6 +574,260 @@ fn unusual_packets_go_to_the_general_decoders() {
     }
 }
 
+/// The one-test paths for the usual packets (`Interest::usual_ending`, `Data::usual`,
+/// `LpPacket::from_tlv_usual`), on each side of each of their checks: they take the usual
+/// packets, with the general decoder's view, and leave any other to the rest of the fast path
+/// or the general decoder, with the same result as before.
+#[test]
+fn usual_paths_at_their_edges() {
+    let name_tlv = tlv(7, &[&[8, 1, b'a', 50, 1, 3]]);
+
+    // Interests: the ending after the Name.
+    let usual: [u8; 13] = [10, 4, 1, 2, 3, 4, 12, 2, 0x0F, 0xA0, 34, 1, 64];
+    assert_eq!(Interest::usual_ending(&usual), Some((0x0102_0304, 4000)));
+    let frame = tlv(5, &[&name_tlv, &usual]);
+    assert!(taken(&frame).interest);
+    let Ok(Packet::Interest(i)) = Packet::decode(&frame) else {
+        panic!("an Interest")
+    };
+    let got = (
+        i.nonce(),
+        i.lifetime_ms(),
+        i.hop_limit(),
+        i.hop_limit_offset(),
+    );
+    assert_eq!(
+        got,
+        (
+            Some(0x0102_0304),
+            Some(4000),
+            Some(64),
+            Some(frame.len() - 1)
+        )
+    );
+    assert_eq!(
+        format!("{i:?}"),
+        format!("{:?}", Interest::decode(&frame).unwrap())
+    );
+    // (what, ending, valid and taken by the rest of the fast path)
+    let mut endings: Vec<(String, Vec<u8>, bool)> = vec![
+        ("one byte short".into(), usual[..12].to_vec(), false),
+        ("no HopLimit".into(), usual[..10].to_vec(), true),
+        ("a byte after".into(), [&usual[..], &[0]].concat(), false),
+        (
+            "a non-critical element after".into(),
+            [&usual[..], &[200, 0]].concat(),
+            false,
+        ),
+        (
+            "CanBePrefix first".into(),
+            [&[33, 0][..], &usual].concat(),
+            true,
+        ),
+        (
+            "a one-byte InterestLifetime".into(),
+            vec![10, 4, 1, 2, 3, 4, 12, 1, 9, 34, 1, 64, 0],
+            false,
+        ),
+        (
+            "a one-byte InterestLifetime, 12 bytes".into(),
+            vec![10, 4, 1, 2, 3, 4, 12, 1, 9, 34, 1, 64],
+            true,
+        ),
+        (
+            "a four-byte InterestLifetime".into(),
+            vec![10, 4, 1, 2, 3, 4, 12, 4, 0, 0, 0x0F, 0xA0, 34, 1, 64],
+            true,
+        ),
+    ];
+    for at in [0, 1, 6, 7, 10, 11] {
+        for delta in [1, 255] {
+            let mut e = usual.to_vec();
+            e[at] = e[at].wrapping_add(delta);
+            endings.push((format!("byte {at} changed by {delta}"), e, false));
+        }
+    }
+    for (what, ending, chain) in endings {
+        assert_eq!(Interest::usual_ending(&ending), None, "{what}");
+        let frame = tlv(5, &[&name_tlv, &ending]);
+        let t = fast_paths_agree(&frame);
+        if chain {
+            assert!(t.interest, "{what}: the rest of the fast path");
+        }
+    }
+
+    // Data: what follows the Name.
+    let data = |f: &dyn Fn(&mut DataRepr)| {
+        let mut d = DataRepr::new(name("/a/seg=3"), vec![0x42; 1000]);
+        d.freshness_ms = Some(10_000);
+        f(&mut d);
+        d.to_vec().unwrap()
+    };
+    let raw = |info: &[u8], len: usize| Signature::Raw {
+        info: info.to_vec(),
+        value: vec![0xEE; len],
+    };
+    fn usual_data(wire: &[u8]) -> Option<Data<'_>> {
+        let t = Reader::new(wire).read().unwrap();
+        let (name, rest) = crate::fast::element(t.value, 7)?;
+        let count = crate::fast::name_count(name)?;
+        Data::named(&t, name, count).usual(rest)
+    }
+    let d = data(&|_| {});
+    let meta_at = 2 + 2 + name("/a/seg=3").as_name().as_bytes().len() + 2;
+    let info_at = d.len() - 34 - 5;
+    assert_eq!(&d[meta_at..meta_at + 4], &[20, 4, 25, 2]);
+    assert_eq!(&d[info_at..info_at + 4], &[22, 3, 27, 1]);
+    // (what, Data, taken by `Data::usual`)
+    let mut datas: Vec<(String, Vec<u8>, bool)> = vec![
+        ("the usual".into(), d.clone(), true),
+        (
+            "a short Content".into(),
+            data(&|d| d.content = Some(vec![1; 9])),
+            true,
+        ),
+        (
+            "an empty Content".into(),
+            data(&|d| d.content = Some(vec![])),
+            true,
+        ),
+        (
+            "Content of 253 bytes".into(),
+            data(&|d| d.content = Some(vec![1; 253])),
+            true,
+        ),
+        ("no Content".into(), data(&|d| d.content = None), false),
+        (
+            "FreshnessPeriod of 0xFFFF".into(),
+            data(&|d| d.freshness_ms = Some(0xFFFF)),
+            true,
+        ),
+        (
+            "a one-byte FreshnessPeriod".into(),
+            data(&|d| d.freshness_ms = Some(0xFF)),
+            false,
+        ),
+        (
+            "a four-byte FreshnessPeriod".into(),
+            data(&|d| d.freshness_ms = Some(0x1_0000)),
+            false,
+        ),
+        (
+            "no MetaInfo".into(),
+            data(&|d| d.freshness_ms = None),
+            false,
+        ),
+        (
+            "a ContentType too".into(),
+            data(&|d| d.content_type = Some(0)),
+            false,
+        ),
+        (
+            "a FinalBlockId too".into(),
+            data(&|d| d.final_block_id = Some(ComponentBuf::segment(3))),
+            false,
+        ),
+        (
+            "another one-byte SignatureType".into(),
+            data(&|d| d.signature = raw(&[27, 1, 3], 64)),
+            true,
+        ),
+        (
+            "a two-byte SignatureType".into(),
+            data(&|d| d.signature = raw(&[27, 2, 0, 3], 64)),
+            false,
+        ),
+        (
+            "a KeyLocator".into(),
+            data(&|d| d.signature = raw(&[27, 1, 3, 28, 0], 64)),
+            false,
+        ),
+        (
+            "a 300-byte SignatureValue".into(),
+            data(&|d| d.signature = raw(&[27, 1, 1], 300)),
+            true,
+        ),
+        (
+            "an empty SignatureValue".into(),
+            data(&|d| d.signature = raw(&[27, 1, 1], 0)),
+            true,
+        ),
+        (
+            "an element after SignatureValue".into(),
+            tlv(6, &[&d[4..], &[200, 0]]),
+            false,
+        ),
+    ];
+    for at in (meta_at..meta_at + 4).chain(info_at..info_at + 4) {
+        for delta in [1, 255] {
+            let mut v = d.clone();
+            v[at] = v[at].wrapping_add(delta);
+            datas.push((format!("byte {at} changed by {delta}"), v, false));
+        }
+    }
+    for (what, wire, usual) in datas {
+        let u = usual_data(&wire);
+        assert_eq!(u.is_some(), usual, "{what}");
+        let t = fast_paths_agree(&wire);
+        if let Some(u) = u {
+            assert!(t.data, "{what}");
+            let g = Data::from_tlv_general(Reader::new(&wire).read().unwrap()).unwrap();
+            assert_eq!(format!("{u:?}"), format!("{g:?}"), "{what}");
+            assert_eq!(u.signed_portion(), g.signed_portion(), "{what}");
+        }
+    }
+
+    // LpPackets.
+    let fragment = tlv(80, &[&d]);
+    let short = tlv(80, &[&tlv(5, &[&name_tlv, &usual])]);
+    let token = |n: usize| tlv(98, &[&vec![7; n]]);
+    let lp = |fields: &[&[u8]]| tlv(100, fields);
+    // (what, LpPacket, taken by `LpPacket::from_tlv_usual`)
+    let lps: Vec<(&str, Vec<u8>, bool)> = vec![
+        ("a PitToken", lp(&[&token(6), &fragment]), true),
+        ("a one-byte PitToken", lp(&[&token(1), &fragment]), true),
+        ("a 32-byte PitToken", lp(&[&token(32), &fragment]), true),
+        ("a 33-byte PitToken", lp(&[&token(33), &fragment]), false),
+        ("an empty PitToken", lp(&[&token(0), &fragment]), false),
+        ("a short Fragment", lp(&[&token(6), &short]), true),
+        ("no PitToken", lp(&[&fragment]), false),
+        ("no Fragment", lp(&[&token(6)]), false),
+        (
+            "a Nack between",
+            lp(&[&token(6), &[253, 3, 0x20, 0], &short]),
+            false,
+        ),
+        (
+            "a Sequence first",
+            lp(&[&[81, 1, 1], &token(6), &fragment]),
+            false,
+        ),
+        (
+            "a field after the Fragment",
+            lp(&[&token(6), &fragment, &[253, 3, 0x24, 0]]),
+            false,
+        ),
+        (
+            "a non-minimal Fragment length",
+            lp(&[&token(6), &[80, 253, 0, short.len() as u8 - 2], &short[2..]]),
+            false,
+        ),
+        ("a PitToken past the end", lp(&[&[98, 9, 1, 2]]), false),
+    ];
+    for (what, wire, usual) in lps {
+        let t = Reader::new(&wire).read().unwrap();
+        let u = LpPacket::from_tlv_usual(&t);
+        assert_eq!(u.is_some(), usual, "{what}");
+        let taken = fast_paths_agree(&wire);
+        if let Some(u) = u {
+            assert!(taken.lp && taken.fragment, "{what}");
+            let g = LpPacket::from_tlv_general(t).unwrap();
+            assert_eq!(format!("{u:?}"), format!("{g:?}"), "{what}");
+            assert_eq!(u.pit_token(), g.pit_token(), "{what}");
+        }
+    }
+}
+
 /// A TLV tree, for structural mutations.
 #[derive(Clone, Debug)]
 enum Node {

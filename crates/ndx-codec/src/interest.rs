@@ -113,6 +113,27 @@ impl<'a> Interest<'a> {
             return None;
         }
         let name_count = fast::name_count(name)?;
+        let named = |flags, nonce, lifetime, hop_limit: usize| Interest {
+            wire,
+            offset: t.offset,
+            name_len: name.len() as u32,
+            name_count: name_count as u32,
+            lifetime,
+            forwarding_hint: Span::default(),
+            nonce,
+            hop_limit: hop_limit as u32,
+            params_start: 0,
+            app_params: Span::default(),
+            signature_info: Span::default(),
+            signature_value: Span::default(),
+            name_start: view::pos(wire, name) as u8,
+            flags,
+        };
+        if let Some((nonce, lifetime)) = Self::usual_ending(rest) {
+            // HopLimit's value is the last byte.
+            let flags = NONCE | LIFETIME | HOP_LIMIT;
+            return Some(named(flags, nonce, lifetime, wire.len() - 1));
+        }
         let mut flags = 0;
         if let [33, 0, ref tail @ ..] = *rest {
             flags |= CAN_BE_PREFIX;
@@ -143,22 +164,24 @@ impl<'a> Interest<'a> {
         if !rest.is_empty() {
             return None;
         }
-        Some(Interest {
-            wire,
-            offset: t.offset,
-            name_len: name.len() as u32,
-            name_count: name_count as u32,
-            lifetime,
-            forwarding_hint: Span::default(),
-            nonce,
-            hop_limit: hop_limit as u32,
-            params_start: 0,
-            app_params: Span::default(),
-            signature_info: Span::default(),
-            signature_value: Span::default(),
-            name_start: view::pos(wire, name) as u8,
-            flags,
-        })
+        Some(named(flags, nonce, lifetime, hop_limit))
+    }
+
+    /// The usual ending of an Interest, `rest` after its Name: Nonce, a two-byte
+    /// InterestLifetime and HopLimit, and nothing else (the fields the fast path reads one by
+    /// one otherwise), with one test for its length and one for each TLV-TYPE and TLV-LENGTH
+    /// pair. The Nonce and the InterestLifetime; `None` for any other ending.
+    #[inline(always)]
+    pub(crate) fn usual_ending(rest: &[u8]) -> Option<(u32, u64)> {
+        let x = <&[u8; 13]>::try_from(rest).ok()?;
+        if fast::pair(x, 0) != fast::pair(&[tt::NONCE as u8, 4], 0)
+            || fast::pair(x, 6) != fast::pair(&[tt::INTEREST_LIFETIME as u8, 2], 0)
+            || fast::pair(x, 10) != fast::pair(&[tt::HOP_LIMIT as u8, 1], 0)
+        {
+            return None;
+        }
+        let nonce = u32::from_be_bytes([x[2], x[3], x[4], x[5]]);
+        Some((nonce, u64::from(u16::from_be_bytes([x[8], x[9]]))))
     }
 
     /// The general decoder: every element order, every encoding, every error.

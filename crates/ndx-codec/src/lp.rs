@@ -153,6 +153,9 @@ impl<'a> LpPacket<'a> {
     /// writes them in), and nothing else. `None` for any other LpPacket, valid or not.
     #[inline(always)]
     pub(crate) fn from_tlv_fast(t: &Tlv<'a>) -> Option<Self> {
+        if let Some(lp) = Self::from_tlv_usual(t) {
+            return Some(lp);
+        }
         let mut lp = LpPacket::empty(t);
         let mut rest = t.value;
         // Sequence, FragIndex and FragCount (consecutive TLV-TYPEs): most packets have none,
@@ -215,6 +218,25 @@ impl<'a> LpPacket<'a> {
         if !rest.is_empty() || lp.frag_count == 0 || lp.frag_index >= lp.frag_count {
             return None;
         }
+        Some(lp)
+    }
+
+    /// The fast path for the usual LpPacket, a PitToken and a Fragment and nothing else (the
+    /// router's Interests and the Data answering them): no test for the fields that may come
+    /// between. `None` for any other LpPacket, valid or not.
+    #[inline(always)]
+    pub(crate) fn from_tlv_usual(t: &Tlv<'a>) -> Option<Self> {
+        let [98, l @ 1..=32, ref tail @ ..] = *t.value else {
+            return None;
+        };
+        let (token, after) = tail.split_at_checked(usize::from(l))?;
+        let (fragment, []) = fast::element(after, tt::LP_FRAGMENT as u8)? else {
+            return None;
+        };
+        let mut lp = LpPacket::empty(t);
+        lp.pit_token = Span::within(t.wire, token);
+        lp.fragment = Span::within(t.wire, fragment);
+        lp.flags = FRAGMENT;
         Some(lp)
     }
 
@@ -518,16 +540,17 @@ impl<'a> LpPacket<'a> {
         self.network_packet_general()
     }
 
-    /// The TLV filling the Fragment of a whole (not fragmented) packet, when its header is in
-    /// the forms of `fast::tlv`: [`network_packet`](Self::network_packet) hands it straight to
-    /// its decoder (which tries its fast path first) when it is an Interest, or a Data outside
-    /// a Nack. The general path would read the same TLV and hand it to the same decoder.
+    /// The packet TLV (an Interest, Data or LpPacket) filling the Fragment of a whole (not
+    /// fragmented) packet, when its header is in the forms of `fast::tlv` (`fast::packet`):
+    /// [`network_packet`](Self::network_packet) hands it straight to its decoder (which tries
+    /// its fast path first) when it is an Interest, or a Data outside a Nack. The general path
+    /// would read the same TLV and hand it to the same decoder.
     #[inline(always)]
     pub(crate) fn fast_network_tlv(&self) -> Option<Tlv<'a>> {
         if !self.has(FRAGMENT) || self.is_fragment() {
             return None;
         }
-        let value = self.fragment.of(self.wire);
+        let value = self.wire.get(self.fragment.start()..self.fragment.end())?;
         fast::packet(value, self.offset + self.fragment.start(), false)
     }
 

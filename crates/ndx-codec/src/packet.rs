@@ -54,7 +54,6 @@ impl<'a> Packet<'a> {
     #[inline(always)]
     pub(crate) fn fast_tlv(frame: &'a [u8]) -> Option<Tlv<'a>> {
         fast::packet(frame, 0, true)
-            .filter(|t| matches!(t.typ, tt::INTEREST | tt::DATA | tt::LP_PACKET))
     }
 
     /// The general path of [`decode`](Self::decode): every frame, every error.
