@@ -343,11 +343,14 @@ impl Cs {
             self.counters.misses += 1;
             return None;
         }
-        self.lookup_probed(now, name, name_hash, home, can_be_prefix, must_be_fresh)
+        let selectors = u32::from(can_be_prefix) | u32::from(must_be_fresh) << 1;
+        self.lookup_probed(now, name, name_hash, home.with_flags(selectors))
     }
 
     /// [`lookup`](Self::lookup) past its home-bucket test: probes the index from `home`
     /// (then by the implicit digest), counts the outcome and, on a hit, updates recency.
+    /// CanBePrefix and MustBeFresh come as `home`'s flags (bits 0 and 1): every argument then
+    /// travels in a register.
     #[inline(never)]
     fn lookup_probed(
         &mut self,
@@ -355,9 +358,8 @@ impl Cs {
         name: &Name<'_>,
         name_hash: u64,
         home: HomeProbe,
-        can_be_prefix: bool,
-        must_be_fresh: bool,
     ) -> Option<CsHit<'_>> {
+        let (can_be_prefix, must_be_fresh) = (home.flags() & 1 != 0, home.flags() & 2 != 0);
         let bytes = name.as_bytes();
         let slot = match self.find_from(now, bytes, name_hash, home, can_be_prefix, must_be_fresh) {
             Some(slot) => Some(slot),
@@ -481,12 +483,10 @@ impl Cs {
         name_hash: u64,
         prefix: Option<(&Name<'_>, u64)>,
     ) -> bool {
-        let wire = data.wire();
-        if wire.len() > self.cfg.slot_size {
+        if data.wire().len() > self.cfg.slot_size {
             self.counters.too_large += 1;
             return false;
         }
-        let name_bytes = data.name().as_bytes();
         let hash = name_hash;
         if !self.admit(hash) {
             self.counters.rejected += 1;
@@ -494,14 +494,15 @@ impl Cs {
         }
         // Replace an older copy of the same name. Usually the name's home bucket alone
         // shows there is none, without the probe loop's set-up.
-        let home = self.index.home_probe(hash);
-        if !home.is_empty() {
-            self.remove_copy(name_bytes, hash, home);
+        if self.index.may_hold(hash) {
+            self.remove_copy(data.name().as_bytes(), hash);
         }
         let slot = match self.free.pop() {
             Some(s) => s,
             None => self.evict(),
         };
+        // Read from the Data once the slot is settled: less to keep across the eviction.
+        let (wire, name_bytes) = (data.wire(), data.name().as_bytes());
         let name_off = name_bytes.as_ptr() as usize - wire.as_ptr() as usize;
         let fresh_until =
             now.saturating_add(data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000));
@@ -551,11 +552,12 @@ impl Cs {
         true
     }
 
-    /// Removes the Data named `bytes` (hash `hash`, whose home probe `home` is not empty), if
-    /// stored: the probe loop of an insertion, out of line (a new name usually settles at
-    /// the home bucket).
+    /// Removes the Data named `bytes` (hash `hash`, which the index may hold), if stored: the
+    /// probe loop of an insertion, out of line (a new name usually settles at the home
+    /// bucket).
     #[inline(never)]
-    fn remove_copy(&mut self, bytes: &[u8], hash: u64, home: HomeProbe) {
+    fn remove_copy(&mut self, bytes: &[u8], hash: u64) {
+        let home = self.index.home_probe(hash);
         if let Some(old) = self.find_from(0, bytes, hash, home, false, false) {
             self.remove(old);
         }
@@ -695,7 +697,8 @@ impl Cs {
 
     /// FIFO's and LRU's eviction: [`detach`](Self::detach) of the recency list's tail (live,
     /// as every slot in the list is, and with no successor: one neighbour to relink), whose
-    /// slot it returns.
+    /// slot it returns for the caller to fill at once: the slot's metadata is left as it was
+    /// (still marked live), since the caller overwrites all of it before anything reads it.
     ///
     /// Then prefetches what the next eviction will touch, a step ahead each: the new tail's
     /// index buckets (their removal) and slot (the copy into it), and the metadata of the
@@ -709,14 +712,20 @@ impl Cs {
         if self.log_evictions {
             self.log_eviction(slot);
         }
-        let Some(m) = self.meta.get_mut(slot as usize) else {
+        let Some(m) = self.meta.get(slot as usize) else {
             return slot;
         };
         debug_assert!(m.live, "a dead slot in the recency list");
-        m.live = false;
-        let (hash, alias_hash) = (m.hash, m.alias_hash);
-        let (name_pos, alias_pos) = (m.name_pos, m.alias_pos);
+        let (hash, name_pos, alias_pos, alias_hash) =
+            (m.hash, m.name_pos, m.alias_pos, m.alias_hash);
         let prev = m.prev;
+        // The index first: what it needs is then dead before the prefetches.
+        self.index.remove_pos(hash, name_pos);
+        // Usually no alias: one compare settles it (`remove_pos` would find `NO_POS` past
+        // the buckets after computing the bucket number).
+        if alias_pos != NO_POS {
+            self.index.remove_pos(alias_hash, alias_pos);
+        }
         self.tail = prev;
         match self.meta.get_mut(prev as usize) {
             Some(p) => {
@@ -732,12 +741,6 @@ impl Cs {
                 self.prefetch_stored(prev, &p, 0);
             }
             None => self.head = NIL,
-        }
-        self.index.remove_pos(hash, name_pos);
-        // Usually no alias: one compare settles it (`remove_pos` would find `NO_POS` past
-        // the buckets after computing the bucket number).
-        if alias_pos != NO_POS {
-            self.index.remove_pos(alias_hash, alias_pos);
         }
         slot
     }

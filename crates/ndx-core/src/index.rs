@@ -26,18 +26,40 @@ fn tag_of(hash: u64) -> u32 {
 /// word: it goes from an inlined miss test to an out-of-line probe in a register.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct HomeProbe {
-    /// Low 32 bits: bit `s` (0..7) set when slot `s` of the home bucket carries the tag.
+    /// Bits 0..7: bit `s` set when slot `s` of the home bucket carries the tag. Bits 8..32:
+    /// the caller's ([`with_flags`](Self::with_flags)), zero from [`HashIndex::home_probe`].
     /// High 32 bits: the home bucket's `overflow` (not zero: the probe continues past it).
-    /// Zero exactly when nothing can be stored under the hash.
+    /// Zero exactly when nothing can be stored under the hash (and no flags are set).
     bits: u64,
 }
 
+/// [`HomeProbe::bits`] of the home bucket's tag matches.
+const TAG_BITS: u32 = (1 << SLOTS) - 1;
+
 impl HomeProbe {
     /// True when nothing can be stored under the hash (no tag match in its home bucket and no
-    /// overflow past it): the opposite of [`HashIndex::may_hold`].
+    /// overflow past it): the opposite of [`HashIndex::may_hold`]. Only for a probe without
+    /// flags.
     #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
         self.bits == 0
+    }
+
+    /// The probe carrying `flags` (at most 24 bits) for its caller, in the same word: for a
+    /// caller that passes the probe and a few booleans on to an out-of-line function, in one
+    /// register. [`HashIndex::find_from`] ignores them.
+    #[inline(always)]
+    pub(crate) fn with_flags(self, flags: u32) -> Self {
+        debug_assert!(flags < 1 << 24, "flags past 24 bits");
+        Self {
+            bits: self.bits | u64::from(flags) << 8,
+        }
+    }
+
+    /// The flags of [`with_flags`](Self::with_flags).
+    #[inline(always)]
+    pub(crate) fn flags(self) -> u32 {
+        (self.bits as u32) >> 8
     }
 }
 
@@ -94,8 +116,9 @@ impl HashIndex {
     }
 
     /// [`insert_pos`](Self::insert_pos) for a table that never stores more entries than the
-    /// index's capacity (the CS: at most a name and an alias per slot), without testing for
-    /// it; `NO_POS` (`u32::MAX`, past every bucket) if the index is full all the same.
+    /// index's capacity (the CS: at most a name and an alias per slot; the PIT: one entry per
+    /// taken slot), without testing for it; `NO_POS` (`u32::MAX`, past every bucket) if the
+    /// index is full all the same.
     #[inline]
     pub(crate) fn insert_pos_within(&mut self, hash: u64, slot: u32) -> u32 {
         debug_assert!(self.len < self.capacity, "insert_pos_within at capacity");
@@ -236,7 +259,8 @@ impl HashIndex {
     }
 
     /// [`find`](Self::find) from `home`, the [`home_probe`](Self::home_probe) of `hash` (with
-    /// the index unchanged since): the home bucket's matches, then the rest of the chain.
+    /// the index unchanged since; its flags, if any, are ignored): the home bucket's matches,
+    /// then the rest of the chain.
     #[inline(always)]
     pub(crate) fn find_from(
         &self,
@@ -248,7 +272,7 @@ impl HashIndex {
         let Some(bucket) = self.buckets.get(home_bucket) else {
             return false;
         };
-        let mut mask = home.bits as u32;
+        let mut mask = home.bits as u32 & TAG_BITS;
         while mask != 0 {
             let s = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -337,7 +361,7 @@ mod tests {
         /// takes the first vacant position from the home bucket on (inline or past a full
         /// home bucket; by `insert_pos` or, below capacity, `insert_pos_within`), the
         /// overflow marks match where entries are, and a probe from
-        /// `home_probe` agrees with `find` and `may_hold`.
+        /// `home_probe` (with or without a caller's flags) agrees with `find` and `may_hold`.
         #[test]
         fn behaves_like_a_set(ops in proptest::collection::vec((any::<bool>(), any::<bool>(), 0u64..40, 0u32..8, any::<bool>()), 1..400)) {
             let mut idx = HashIndex::new(60);
@@ -375,6 +399,10 @@ mod tests {
                     let home = idx.home_probe(h2);
                     prop_assert!(!home.is_empty());
                     prop_assert!(idx.find_from(h2, home, |s| s == s2), "lost from home ({h2:x}, {s2})");
+                    // A caller's flags ride along and change nothing of the probe.
+                    let flagged = home.with_flags(0xFF_FFFF ^ s2);
+                    prop_assert_eq!(flagged.flags(), 0xFF_FFFF ^ s2);
+                    prop_assert!(idx.find_from(h2, flagged, |s| s == s2), "lost with flags ({h2:x}, {s2})");
                 }
                 let marks = overflow_marks(&idx, &model);
                 prop_assert!(idx.buckets.iter().zip(&marks).all(|(b, &m)| b.overflow == m));
@@ -383,6 +411,7 @@ mod tests {
                 let absent = 0x5555_5555_0000_0000 | (h % 5);
                 prop_assert!(!idx.find(absent, |_| true));
                 prop_assert!(!idx.find_from(absent, idx.home_probe(absent), |_| true));
+                prop_assert!(!idx.find_from(absent, idx.home_probe(absent).with_flags(0xFF_FFFF), |_| true));
                 prop_assert_eq!(idx.home_probe(absent).is_empty(), !idx.may_hold(absent));
                 let b = &idx.buckets[absent as usize & idx.mask];
                 prop_assert_eq!(idx.may_hold(absent), b.overflow != 0 || b.tags.contains(&tag_of(absent)));

@@ -103,13 +103,17 @@ pub struct PitEntry {
     /// Bumped on insert and on erase: odd while the entry lives, so a [`PitId`] check is
     /// one compare and a slot's reuse is told from its former entry.
     generation: u32,
-    /// Where the index holds this entry ([`HashIndex::insert_pos`]).
+    /// Where the index holds this entry ([`HashIndex::insert_pos_within`]).
     index_pos: u32,
+    /// While the slot is free: the next free slot ([`NO_SLOT`] for none), the free list
+    /// being threaded through the slab.
+    next_free: u32,
     hash: u64,
     name: Vec<u8>,
     components: usize,
-    can_be_prefix: bool,
-    must_be_fresh: bool,
+    /// CanBePrefix (bit 0) and MustBeFresh (bit 1), [`selectors`]: one byte to write, test
+    /// and compare.
+    selectors: u8,
     expiry: u64,
     /// Downstreams, one record per face.
     pub in_records: Vec<InRecord>,
@@ -120,15 +124,15 @@ pub struct PitEntry {
 }
 
 impl PitEntry {
-    fn empty() -> Self {
+    fn empty(next_free: u32) -> Self {
         Self {
             generation: 0,
             index_pos: 0,
+            next_free,
             hash: 0,
             name: Vec::new(),
             components: 0,
-            can_be_prefix: false,
-            must_be_fresh: false,
+            selectors: 0,
             expiry: 0,
             in_records: Vec::new(),
             out_records: Vec::new(),
@@ -148,12 +152,12 @@ impl PitEntry {
 
     /// CanBePrefix of the pending Interest.
     pub fn can_be_prefix(&self) -> bool {
-        self.can_be_prefix
+        self.selectors & CAN_BE_PREFIX != 0
     }
 
     /// MustBeFresh of the pending Interest.
     pub fn must_be_fresh(&self) -> bool {
-        self.must_be_fresh
+        self.selectors & MUST_BE_FRESH != 0
     }
 
     /// When the entry expires (ns): the latest in-record expiry.
@@ -173,7 +177,7 @@ impl PitEntry {
 
     /// The keyed hash of the entry's name (its key without the selectors mixed in).
     pub fn name_hash(&self) -> u64 {
-        self.hash ^ selector_mix(self.can_be_prefix, self.must_be_fresh)
+        self.hash ^ selector_mix(self.can_be_prefix(), self.must_be_fresh())
     }
 
     /// Whether `nonce` was seen from or sent to a face other than `except` (a loop), or on
@@ -205,6 +209,17 @@ pub fn pit_key(name_hash: u64, can_be_prefix: bool, must_be_fresh: bool) -> u64 
     name_hash ^ selector_mix(can_be_prefix, must_be_fresh)
 }
 
+/// [`PitEntry::selectors`] of CanBePrefix.
+const CAN_BE_PREFIX: u8 = 1;
+/// [`PitEntry::selectors`] of MustBeFresh.
+const MUST_BE_FRESH: u8 = 2;
+
+/// The selectors byte of (CanBePrefix, MustBeFresh).
+#[inline(always)]
+fn selectors(can_be_prefix: bool, must_be_fresh: bool) -> u8 {
+    u8::from(can_be_prefix) | u8::from(must_be_fresh) << 1
+}
+
 #[inline]
 fn selector_mix(can_be_prefix: bool, must_be_fresh: bool) -> u64 {
     let flags = u64::from(can_be_prefix) | u64::from(must_be_fresh) << 1;
@@ -219,7 +234,9 @@ pub struct Pit {
     shard: u8,
     index: HashIndex,
     entries: Vec<PitEntry>,
-    free: Vec<u32>,
+    /// The first free slot ([`NO_SLOT`] when the table is full); each free entry names the
+    /// next ([`PitEntry::next_free`]). Taken and given back at the front, as a stack.
+    free_head: u32,
     /// Timer `i` is slot `i`'s. Erasing an entry leaves its timer running: reusing the slot
     /// moves it, and a timer that fires for an erased entry is ignored.
     timers: TimerWheel,
@@ -237,8 +254,17 @@ impl Pit {
         Self {
             shard,
             index: HashIndex::new(capacity),
-            entries: (0..capacity).map(|_| PitEntry::empty()).collect(),
-            free: (0..capacity as u32).rev().collect(),
+            // Slot 0 first, then 1, 2, ...
+            entries: (1..=capacity)
+                .map(|next| {
+                    PitEntry::empty(if next < capacity {
+                        next as u32
+                    } else {
+                        NO_SLOT
+                    })
+                })
+                .collect(),
+            free_head: 0,
             timers: TimerWheel::new(capacity, now / TICK_NS),
             counters: PitCounters::default(),
             cbp_live: 0,
@@ -271,12 +297,12 @@ impl Pit {
         self.mbf_live > 0
     }
 
-    /// Approximate bytes per entry of fixed memory (slab + index + timer), excluding the
-    /// name and record vectors, which grow to the largest seen and are then reused.
+    /// Approximate bytes per entry of fixed memory (slab, through which the free list is
+    /// threaded, + index + timer), excluding the name and record vectors, which grow to the
+    /// largest seen and are then reused.
     pub fn fixed_bytes_per_entry(&self) -> usize {
         let n = self.entries.len().max(1);
         (self.entries.len() * size_of::<PitEntry>() + self.index.memory_bytes()) / n
-            + size_of::<u32>()
             + self.timers.bytes_per_timer()
     }
 
@@ -317,8 +343,7 @@ impl Pit {
             let e = &self.entries[slot as usize];
             let hit = e.generation & 1 == 1
                 && e.hash == key
-                && e.can_be_prefix == cbp
-                && e.must_be_fresh == mbf
+                && e.selectors == selectors(cbp, mbf)
                 && e.name == bytes;
             if hit {
                 found = Some(PitId {
@@ -333,6 +358,7 @@ impl Pit {
 
     /// Creates the entry for (`name`, selectors) expiring at `expiry` (ns); the caller checked
     /// with [`find`](Self::find) that it does not exist.
+    #[inline]
     pub fn insert(
         &mut self,
         key: u64,
@@ -341,39 +367,56 @@ impl Pit {
         mbf: bool,
         expiry: u64,
     ) -> Result<PitId, PitFull> {
-        let Some(slot) = self.free.pop() else {
+        // The work out of line, its answer in a register rather than through memory.
+        match self.insert_packed(key, name, cbp, mbf, expiry) {
+            0 => Err(PitFull(self.entries.len())),
+            id => Ok(PitId {
+                slot: id as u32,
+                generation: (id >> 32) as u32,
+            }),
+        }
+    }
+
+    /// [`insert`](Self::insert)'s work: the new entry's id packed as `generation << 32 | slot`,
+    /// or 0 (never an id: a live entry's generation is odd) when the table is full.
+    #[inline(never)]
+    fn insert_packed(
+        &mut self,
+        key: u64,
+        name: &Name<'_>,
+        cbp: bool,
+        mbf: bool,
+        expiry: u64,
+    ) -> u64 {
+        let slot = self.free_head;
+        let Some(e) = self.entries.get_mut(slot as usize) else {
             self.counters.full += 1;
-            return Err(PitFull(self.entries.len()));
+            return 0;
         };
-        let Some(index_pos) = self.index.insert_pos(key, slot) else {
-            self.free.push(slot);
-            self.counters.full += 1;
-            return Err(PitFull(self.entries.len()));
-        };
-        self.schedule(slot, expiry);
-        let e = &mut self.entries[slot as usize];
-        e.generation = e.generation.wrapping_add(1);
-        let id = PitId {
-            slot,
-            generation: e.generation,
-        };
-        e.index_pos = index_pos;
-        e.hash = key;
-        e.name.clear();
-        e.name.extend_from_slice(name.as_bytes());
-        e.components = name.len();
-        e.can_be_prefix = cbp;
-        e.must_be_fresh = mbf;
-        e.in_records.clear();
-        e.out_records.clear();
-        e.strategy_state = 0;
-        e.expiry = expiry;
+        self.free_head = e.next_free;
+        // The index holds one entry per taken slot and has room for all of them: with a slot
+        // free it is below its capacity.
+        let index_pos = self.index.insert_pos_within(key, slot);
+        schedule(&mut self.timers, slot, expiry);
         if cbp | mbf {
             self.cbp_live += usize::from(cbp);
             self.mbf_live += usize::from(mbf);
         }
         self.counters.inserted += 1;
-        Ok(id)
+        e.generation = e.generation.wrapping_add(1);
+        let id = u64::from(e.generation) << 32 | u64::from(slot);
+        e.index_pos = index_pos;
+        e.hash = key;
+        e.components = name.len();
+        e.selectors = selectors(cbp, mbf);
+        e.in_records.clear();
+        e.out_records.clear();
+        e.strategy_state = 0;
+        e.expiry = expiry;
+        // The name copy (a call) last: less to keep across it.
+        e.name.clear();
+        e.name.extend_from_slice(name.as_bytes());
+        id
     }
 
     /// Counts an Interest that joined an existing entry.
@@ -403,31 +446,28 @@ impl Pit {
             return;
         }
         e.expiry = expiry;
-        self.schedule(id.slot, expiry);
-    }
-
-    /// (Re)starts the timer of `slot` for `expiry` (ns), rounded up to the next tick: an
-    /// entry never expires early.
-    #[inline]
-    fn schedule(&mut self, slot: u32, expiry: u64) {
-        // `div_ceil` without its remainder test; saturating only ~584 years from the epoch.
-        let tick = expiry.saturating_add(TICK_NS - 1) / TICK_NS;
-        self.timers.schedule(slot, tick);
+        schedule(&mut self.timers, id.slot, expiry);
     }
 
     /// Erases the entry (satisfied, Nacked or expired).
     pub fn erase(&mut self, id: PitId) -> bool {
-        let Some(e) = self.get_mut(id) else {
+        let Some(e) = self
+            .entries
+            .get_mut(id.slot as usize)
+            .filter(|e| e.generation == id.generation)
+        else {
             return false;
         };
         e.generation = e.generation.wrapping_add(1);
+        e.next_free = self.free_head;
+        self.free_head = id.slot;
         let (hash, index_pos) = (e.hash, e.index_pos);
-        let (cbp, mbf) = (e.can_be_prefix, e.must_be_fresh);
-        self.cbp_live -= usize::from(cbp);
-        self.mbf_live -= usize::from(mbf);
+        if e.selectors != 0 {
+            self.cbp_live -= usize::from(e.can_be_prefix());
+            self.mbf_live -= usize::from(e.must_be_fresh());
+        }
         // The timer keeps running (see `timers`).
         self.index.remove_pos(hash, index_pos);
-        self.free.push(id.slot);
         true
     }
 
@@ -475,6 +515,20 @@ impl Pit {
             generation: e.generation,
         })
     }
+}
+
+/// [`Pit::free_head`] and [`PitEntry::next_free`] when no slot follows: past every slot
+/// (the capacity is at most [`MAX_PIT_CAPACITY`]).
+const NO_SLOT: u32 = u32::MAX;
+
+/// (Re)starts `timers`' timer of `slot` for `expiry` (ns), rounded up to the next tick: an
+/// entry never expires early. (A function of the wheel alone, so that an insertion can call it
+/// while it holds the entry.)
+#[inline]
+fn schedule(timers: &mut TimerWheel, slot: u32, expiry: u64) {
+    // `div_ceil` without its remainder test; saturating only ~584 years from the epoch.
+    let tick = expiry.saturating_add(TICK_NS - 1) / TICK_NS;
+    timers.schedule(slot, tick);
 }
 
 /// Granularity of PIT expiry: 1 ms (InterestLifetime is in milliseconds).
@@ -634,6 +688,42 @@ mod tests {
             assert!(pit.get(last).is_none() && pit.by_token(&pit.token(last)).is_none());
         }
         assert_ne!(first, last);
+    }
+
+    proptest::proptest! {
+        /// The free list threaded through the slab hands out slots exactly as a stack of free
+        /// slot numbers (slot 0 first) would: the most recently erased first, `PitFull` when
+        /// none is left, and an erased slot's entry is gone while the others stay.
+        #[test]
+        fn free_slots_are_reused_last_erased_first(ops in proptest::collection::vec((proptest::prelude::any::<bool>(), 0usize..64), 1..200)) {
+            const CAP: usize = 6;
+            let mut pit = Pit::new(1, CAP, 0);
+            let mut stack: Vec<u32> = (0..CAP as u32).rev().collect();
+            let mut live: Vec<PitId> = Vec::new();
+            let name = n("/x");
+            for (i, (insert, k)) in ops.into_iter().enumerate() {
+                if insert {
+                    let got = pit.insert(i as u64, &name.as_name(), false, false, 1_000_000);
+                    match stack.pop() {
+                        Some(slot) => {
+                            let id = got.unwrap();
+                            proptest::prop_assert_eq!(id.slot, slot);
+                            live.push(id);
+                        }
+                        None => proptest::prop_assert_eq!(got, Err(PitFull(CAP))),
+                    }
+                } else if !live.is_empty() {
+                    let id = live.swap_remove(k % live.len());
+                    proptest::prop_assert!(pit.erase(id));
+                    proptest::prop_assert!(!pit.erase(id));
+                    stack.push(id.slot);
+                }
+                proptest::prop_assert_eq!(pit.len(), live.len());
+                for &id in &live {
+                    proptest::prop_assert!(pit.get(id).is_some());
+                }
+            }
+        }
     }
 
     #[test]

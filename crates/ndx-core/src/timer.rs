@@ -28,6 +28,12 @@ pub struct TimerWheel {
     due_tail: u32,
     now: u64,
     len: usize,
+    /// The place [`schedule`](Self::schedule) last computed and its deadline: timers
+    /// scheduled for the same tick before the clock moves (Interests of one lifetime arriving
+    /// within a tick) reuse it instead of recomputing it. Reset to `(0, DUE)`, true at any
+    /// `now`, whenever the clock moves.
+    memo_deadline: u64,
+    memo_place: u16,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -57,6 +63,8 @@ impl TimerWheel {
             due_tail: NIL,
             now,
             len: 0,
+            memo_deadline: 0,
+            memo_place: DUE,
         }
     }
 
@@ -96,10 +104,19 @@ impl TimerWheel {
     /// advance), moving it if it was scheduled; an index at or beyond the capacity is ignored.
     ///
     /// A timer whose new deadline falls in the list it already sits on stays where it is:
-    /// only its deadline is written (a reused index usually lands in the same slot).
+    /// only its deadline is written (a reused index usually lands in the same slot). The place
+    /// of the last deadline scheduled is remembered until the clock moves, so timers
+    /// scheduled within a tick for the same deadline tick compute it once.
     #[inline]
     pub fn schedule(&mut self, index: u32, deadline: u64) {
-        let place = self.place_of(deadline);
+        let place = if deadline == self.memo_deadline {
+            self.memo_place
+        } else {
+            let place = self.place_of(deadline);
+            self.memo_deadline = deadline;
+            self.memo_place = place;
+            place
+        };
         let Some(node) = self.nodes.get_mut(index as usize) else {
             return;
         };
@@ -146,6 +163,11 @@ impl TimerWheel {
     /// Cost: O(slots visited + timers moved); ticks at which no slot is occupied are skipped,
     /// so an idle hour costs the same as an idle millisecond.
     pub fn advance(&mut self, now: u64) {
+        if self.now < now {
+            // `place_of` depends on the clock: forget the last place computed.
+            self.memo_deadline = 0;
+            self.memo_place = DUE;
+        }
         while self.now < now {
             let Some(t) = self.next_event().filter(|&t| t <= now) else {
                 self.now = now;
@@ -417,6 +439,41 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_scheduled_again_after_the_clock_moved_is_placed_again() {
+        // Deadline 100 from tick 0 sits at level 1; from tick 64 (after level 1's slot 1
+        // cascaded) at level 0. The place remembered at tick 0 must not be reused at 64: the
+        // wheel would next visit it a whole level-1 rotation later.
+        let mut w = TimerWheel::new(4, 0);
+        w.schedule(0, 100);
+        w.schedule(1, 100);
+        assert_eq!(
+            w.heads[SLOTS + 1],
+            1,
+            "level 1, slot 1 holds the second then the first"
+        );
+        w.advance(64);
+        w.schedule(2, 100);
+        w.schedule(3, 100);
+        assert_eq!(w.heads[36], 3, "level 0, slot 36: placed from tick 64");
+        w.advance(99);
+        assert_eq!(w.pop_expired(), None);
+        w.advance(100);
+        assert_eq!(drain(&mut w), vec![0, 1, 2, 3]);
+        // A deadline of 0 (the remembered place's reset value) is due at once, at any tick.
+        w.schedule(0, 0);
+        assert_eq!(w.pop_expired(), Some(0));
+        // Moving time backwards leaves the clock (and what was remembered) alone.
+        w.schedule(1, 120);
+        w.advance(50);
+        w.schedule(2, 120);
+        w.advance(119);
+        assert_eq!(w.pop_expired(), None);
+        w.advance(120);
+        assert_eq!(drain(&mut w), vec![1, 2]);
+        assert!(w.is_empty());
+    }
+
+    #[test]
     fn far_deadlines_are_rescheduled() {
         let mut w = TimerWheel::new(4, 7);
         let far = 7 + (1u64 << 30);
@@ -430,6 +487,9 @@ mod tests {
     #[derive(Debug, Clone)]
     enum Op {
         Schedule(u32, u64),
+        /// Timer `i` for the deadline scheduled last (the place the wheel remembers, if the
+        /// clock has not moved since).
+        ScheduleAgain(u32),
         Cancel(u32),
         Advance(u64),
         Pop,
@@ -438,6 +498,7 @@ mod tests {
     fn op() -> impl Strategy<Value = Op> {
         prop_oneof![
             4 => (0u32..24, prop_oneof![0u64..100, 0u64..10_000, 0u64..1_000_000, 0u64..(1 << 32)]).prop_map(|(i, d)| Op::Schedule(i, d)),
+            2 => (0u32..24).prop_map(Op::ScheduleAgain),
             1 => (0u32..24).prop_map(Op::Cancel),
             3 => prop_oneof![0u64..50, 0u64..5_000, 0u64..500_000, 0u64..(1 << 31)].prop_map(Op::Advance),
             1 => Just(Op::Pop),
@@ -447,12 +508,14 @@ mod tests {
     proptest! {
         /// Model-based: the wheel fires exactly the timers whose deadline has passed, each
         /// once, compared with a BTreeMap reference; rescheduling a timer (scheduled, expired
-        /// or idle) moves it.
+        /// or idle) moves it; a deadline scheduled again, before or after the clock moved,
+        /// is placed right.
         #[test]
         fn behaves_like_a_map(start in prop_oneof![0u64..1_000_000, (1u64 << 24) - 100..(1u64 << 24) + 100, 0u64..(1 << 40)], ops in proptest::collection::vec(op(), 1..300)) {
             let mut w = TimerWheel::new(20, start);
             let mut model: BTreeMap<u32, u64> = BTreeMap::new(); // index -> deadline
             let mut now = start;
+            let mut last = start;
             for op in ops {
                 match op {
                     Op::Schedule(i, delta) => {
@@ -461,6 +524,13 @@ mod tests {
                         w.schedule(i, deadline);
                         if i < 20 {
                             model.insert(i, deadline);
+                        }
+                        last = deadline;
+                    }
+                    Op::ScheduleAgain(i) => {
+                        w.schedule(i, last);
+                        if i < 20 {
+                            model.insert(i, last);
                         }
                     }
                     Op::Cancel(i) => {
