@@ -26,13 +26,8 @@ impl HashKey {
     #[inline]
     pub fn hash(&self, bytes: &[u8]) -> u64 {
         let mut s = Sip::new(self);
-        let full = bytes.len() & !7;
-        let mut at = 0;
-        while at < full {
-            s.compress(word_at(bytes, at));
-            at += 8;
-        }
-        s.finish_word(tail_word(bytes, at, bytes.len()), bytes.len())
+        s.compress_words(bytes.as_chunks().0);
+        s.finish_word(tail_word(bytes, bytes.len()), bytes.len())
     }
 
     /// Hash of a whole name.
@@ -101,6 +96,14 @@ impl Sip {
         self.v0 ^= m;
     }
 
+    /// Compresses whole little-endian words.
+    #[inline]
+    fn compress_words(&mut self, words: &[[u8; 8]]) {
+        for w in words {
+            self.compress(u64::from_le_bytes(*w));
+        }
+    }
+
     fn finish(self, tail: &[u8], total_len: usize) -> u64 {
         let mut last = 0;
         for (i, &b) in tail.iter().enumerate().take(7) {
@@ -131,25 +134,26 @@ fn word_at(bytes: &[u8], at: usize) -> u64 {
         .map_or(0, u64::from_le_bytes)
 }
 
-/// `bytes[from..to]` (fewer than 8 bytes) packed little-endian: one 8-byte load and a mask
-/// when the buffer extends far enough, else byte by byte.
+/// The message bytes after the last whole word of `bytes[..to]` (`bytes[to & !7..to]`, 0 to 7
+/// of them) packed little-endian, as SipHash's last block takes them: one 8-byte load ending
+/// at `to` and a shift (or, when `to < 8`, one starting at 0 and a mask) when `bytes` holds 8
+/// bytes there, else byte by byte. `to <= bytes.len()`.
 #[inline]
-fn tail_word(bytes: &[u8], from: usize, to: usize) -> u64 {
-    let n = to - from;
+fn tail_word(bytes: &[u8], to: usize) -> u64 {
+    let n = to & 7;
     if n == 0 {
         return 0;
     }
-    if from + 8 <= bytes.len() {
-        return word_at(bytes, from) & (u64::MAX >> (64 - 8 * n as u32));
+    let unused = 64 - 8 * n as u32;
+    if to >= 8 {
+        // The word ending at `to`: the tail is its last `n` bytes, the high ones.
+        return word_at(bytes, to - 8) >> unused;
+    }
+    if bytes.len() >= 8 {
+        return word_at(bytes, 0) & (u64::MAX >> unused);
     }
     let mut w = 0;
-    for (i, &b) in bytes
-        .get(from..to)
-        .unwrap_or(&[])
-        .iter()
-        .enumerate()
-        .take(7)
-    {
+    for (i, &b) in bytes.get(..to).unwrap_or(&[]).iter().enumerate().take(7) {
         w |= u64::from(b) << (8 * i);
     }
     w
@@ -195,7 +199,7 @@ pub fn prefix_hashes(key: &HashKey, name: &Name<'_>, out: &mut [u64]) -> usize {
             s.compress(word_at(bytes, consumed));
             consumed += 8;
         }
-        *slot = s.finish_word(tail_word(bytes, consumed, end), end);
+        *slot = s.finish_word(tail_word(bytes, end), end);
         n += 1;
     }
     n
@@ -204,15 +208,18 @@ pub fn prefix_hashes(key: &HashKey, name: &Name<'_>, out: &mut [u64]) -> usize {
 /// End offset of the component TLV starting at `at` (None at the end of the name).
 #[inline]
 fn component_end(bytes: &[u8], at: usize) -> Option<usize> {
-    let rest = bytes.get(at..)?;
     // The usual component: one-byte TLV-TYPE and TLV-LENGTH.
-    if let [0..=252, l @ 0..=252, ..] = rest {
+    if let Some([0..=252, l @ 0..=252, ..]) = bytes.get(at..) {
         let end = at + 2 + usize::from(*l);
         return (end <= bytes.len()).then_some(end);
     }
-    if rest.is_empty() {
-        return None;
-    }
+    wide_component_end(bytes, at)
+}
+
+/// [`component_end`] for a component with a multi-byte TLV-TYPE or TLV-LENGTH (or none: the
+/// end of the name).
+#[inline(never)]
+fn wide_component_end(bytes: &[u8], at: usize) -> Option<usize> {
     let (_, after_type) = varnum(bytes, at)?;
     let (len, value) = varnum(bytes, after_type)?;
     let end = value.checked_add(len)?;
@@ -223,26 +230,30 @@ fn component_end(bytes: &[u8], at: usize) -> Option<usize> {
 pub const HASHED_DEPTH: usize = 32;
 
 /// The keyed hashes of one name's prefixes, computed once per packet and only as deep as the
-/// tables ask. [`NameHashes::new`] hashes the whole name in one SipHash pass and keeps the
-/// SipHash state at the last whole word before the end of the `stage1`-component prefix (the
-/// FIB's first stage), so a prefix hash resumes from it instead of starting over. Component
-/// boundaries are found only as far as asked: a CS hit, which needs the whole name's hash
-/// alone, walks no further than `stage1` components and finalises no prefix hash. Every value
-/// equals [`HashKey::hash`] of the prefix's bytes.
+/// tables ask. [`NameHashes::new`] hashes the whole name in one SipHash pass, walks the
+/// `stage1`-component prefix (the FIB's first stage) and keeps the SipHash state at its last
+/// whole word, so a prefix hash resumes from it instead of starting over.
+/// [`NameHashes::reset`] (the burst path, which prefetches those prefixes' FIB chunks next)
+/// also finalises in that pass the stage-1 prefix's hash and, with `deeper`, that of the
+/// prefix one component longer, keeping the state at the deeper one. Component boundaries are
+/// found only as far as asked: a CS hit, which needs the whole name's hash alone, walks no
+/// further than `stage1` components (one more with `deeper`), and after `new` finalises no
+/// prefix hash. Every value equals [`HashKey::hash`] of the prefix's bytes.
 #[derive(Clone, Debug)]
 pub struct NameHashes<'a> {
     key: HashKey,
     name: Name<'a>,
     /// Components whose end offsets are in `ends` so far (see `walk_to`).
     walked: usize,
-    /// True once the walk can go no further (the end of the name, `HASHED_DEPTH`, or an
-    /// offset beyond 16 bits: deeper prefixes take the slow path).
+    /// True once the walk can go no further (the end of the name, or an offset beyond 16
+    /// bits: deeper prefixes take the slow path).
     walk_done: bool,
     /// `ends[k]`: byte length of the `k`-component prefix, for `k <= walked`.
     ends: [u16; HASHED_DEPTH + 1],
-    /// Prefix hashes computed so far, direct-mapped by depth (`k % MEMO`): depth (`NO_DEPTH`
-    /// when empty) and hash. A lookup is one compare; depths `MEMO` apart evict each other
-    /// (a FIB lookup asks for consecutive depths, which never do).
+    /// Prefix hashes computed so far, direct-mapped by depth (`k % MEMO`): depth and hash.
+    /// Slot `i` holds a depth `k < name.len()` with `k % MEMO == i`, or `EMPTY_MEMO[i]`, which
+    /// no depth looked up there equals. A lookup is one compare; depths `MEMO` apart evict
+    /// each other (a FIB lookup asks for consecutive depths, which never do).
     memo_k: [u8; MEMO],
     memo_h: [u64; MEMO],
     full: u64,
@@ -253,7 +264,45 @@ pub struct NameHashes<'a> {
 
 /// Prefix hashes remembered per name (a FIB lookup asks for two or three).
 const MEMO: usize = 4;
-const NO_DEPTH: u8 = u8::MAX;
+/// The memo's empty tags: slot `i` holds `i + 1`, which is not `i` modulo `MEMO`.
+const EMPTY_MEMO: [u8; MEMO] = [1, 2, 3, 4];
+
+/// Compresses the whole words of `bytes[*at..to]` into `s` (`*at` a multiple of 8) and moves
+/// `at` past them.
+#[inline(always)]
+fn compress_to(s: &mut Sip, bytes: &[u8], at: &mut usize, to: usize) {
+    while *at + 8 <= to {
+        s.compress(word_at(bytes, *at));
+        *at += 8;
+    }
+}
+
+/// [`compress_to`] `end`, then the hash of `bytes[..end]` (finalised from a copy of `s`).
+#[inline(always)]
+fn finish_at(s: &mut Sip, bytes: &[u8], at: &mut usize, end: usize) -> u64 {
+    compress_to(s, bytes, at, end);
+    s.finish_word(tail_word(bytes, end), end)
+}
+
+/// The end of the component at `at` if it ends within `limit` (at most the name's length).
+#[inline(always)]
+fn next_end(bytes: &[u8], at: usize, limit: usize) -> Option<usize> {
+    let end = match usual_end(bytes, at) {
+        Some(end) => end,
+        None => wide_component_end(bytes, at)?,
+    };
+    (end <= limit).then_some(end)
+}
+
+/// The end of the component at `at` if its TLV-TYPE and TLV-LENGTH take a byte each (the
+/// usual component; None for others, and at the end of the name). It may lie beyond `bytes`.
+#[inline(always)]
+fn usual_end(bytes: &[u8], at: usize) -> Option<usize> {
+    match bytes.get(at..at + 2) {
+        Some(&[0..=252, l @ 0..=252]) => Some(at + 2 + usize::from(l)),
+        _ => None,
+    }
+}
 
 impl<'a> NameHashes<'a> {
     /// The hashes of the empty name under a zero key: a placeholder for
@@ -270,9 +319,9 @@ impl<'a> NameHashes<'a> {
             walked: 0,
             walk_done: true,
             ends: [0; HASHED_DEPTH + 1],
-            // The empty name is its only prefix: the memo and the resume point are never read
-            // (every depth answers with `full`).
-            memo_k: [0; MEMO],
+            // The empty name is its only prefix: every depth answers with `full`, the resume
+            // point is never read.
+            memo_k: EMPTY_MEMO,
             memo_h: [0; MEMO],
             full: 0,
             ckpt: Sip {
@@ -287,81 +336,108 @@ impl<'a> NameHashes<'a> {
 
     /// Hashes `name` whole, and prepares its `stage1`-component prefix (walked, hashed on
     /// first use from a state kept on the way).
+    #[inline]
     pub fn new(key: &HashKey, name: &Name<'a>, stage1: usize) -> Self {
         let mut h = NameHashes::empty();
-        h.reset(key, name, stage1);
+        h.fill(key, name, stage1, false, false);
         h
     }
 
-    /// Makes these the hashes of `name` (as [`new`](Self::new) would), in place: the burst
-    /// path rewrites its slots rather than building 200 bytes and copying them in.
+    /// Makes these the hashes of `name`, in place (the burst path rewrites its slots rather
+    /// than building 200 bytes and copying them in), as [`new`](Self::new) would, and
+    /// finalises during the pass the hash of the `stage1`-component prefix and, with `deeper`,
+    /// of the prefix one component longer (those shorter than the name): the prefixes whose
+    /// FIB chunks the burst path prefetches next, the second where the stage-1 marker usually
+    /// sends the lookup. With `deeper` the resume point is kept at the deeper prefix.
     #[inline]
-    pub fn reset(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize) {
+    pub fn reset(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize, deeper: bool) {
+        self.fill(key, name, stage1, true, deeper);
+    }
+
+    /// [`new`](Self::new) in place; `stage`, `deeper`: see [`reset`](Self::reset).
+    #[inline(always)]
+    fn fill(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize, stage: bool, deeper: bool) {
         let bytes = name.as_bytes();
         self.key = *key;
         self.name = *name;
-        self.walked = 0;
+        self.memo_k = EMPTY_MEMO;
         self.walk_done = false;
         // `ends[0]` is the empty prefix; deeper ends are written before they are read.
         self.ends[0] = 0;
-        self.memo_k = [NO_DEPTH; MEMO];
-        // The checkpoint: the last word boundary at or before the stage-1 prefix's end.
-        let m = stage1.min(name.len().saturating_sub(1));
-        let mut ckpt_at = 0;
-        if m > 0 {
-            self.walk_to(m);
-            if self.walked >= m {
-                ckpt_at = usize::from(self.ends[m]) & !7;
+        // Walked now: the stage-1 prefix (the last-but-one component's end when the name is
+        // not longer), with `deeper` one component further. The resume point is the last
+        // word boundary of the deepest prefix walked.
+        let last = name.len().saturating_sub(1).min(HASHED_DEPTH);
+        let target = (stage1.min(HASHED_DEPTH) + usize::from(deeper)).min(last);
+        let limit = bytes.len().min(usize::from(u16::MAX));
+        let (mut walked, mut end) = (0, 0);
+        while walked < target {
+            match usual_end(bytes, end) {
+                Some(next) if next <= limit => {
+                    end = next;
+                    walked += 1;
+                    self.ends[walked] = end as u16;
+                }
+                _ => break,
             }
         }
+        self.walked = walked;
+        if walked < target {
+            // A component with a wider TLV-TYPE or TLV-LENGTH, or an end beyond 16 bits: the
+            // general way (which stops the walk for good at the latter).
+            self.walk_on(target);
+            walked = self.walked;
+            end = self.ends.get(walked).map_or(0, |&e| usize::from(e));
+        }
         let mut s = Sip::new(key);
-        let mut consumed = 0;
-        while consumed + 8 <= ckpt_at {
-            s.compress(word_at(bytes, consumed));
-            consumed += 8;
+        let mut at = 0; // bytes compressed into `s`
+        // The eager prefixes are shorter than the name (`walked < len`).
+        if stage && stage1 > 0 && stage1 <= walked {
+            let h = finish_at(&mut s, bytes, &mut at, usize::from(self.ends[stage1]));
+            self.memo_k[stage1 % MEMO] = stage1 as u8;
+            self.memo_h[stage1 % MEMO] = h;
         }
+        if deeper && stage1 < walked {
+            let deep = stage1 + 1;
+            let h = finish_at(&mut s, bytes, &mut at, usize::from(self.ends[deep]));
+            self.memo_k[deep % MEMO] = deep as u8;
+            self.memo_h[deep % MEMO] = h;
+        }
+        compress_to(&mut s, bytes, &mut at, end);
         self.ckpt = s;
-        self.ckpt_at = consumed;
+        self.ckpt_at = at;
         let total = bytes.len();
-        while consumed + 8 <= total {
-            s.compress(word_at(bytes, consumed));
-            consumed += 8;
-        }
-        self.full = s.finish_word(tail_word(bytes, consumed, total), total);
+        compress_to(&mut s, bytes, &mut at, total);
+        self.full = s.finish_word(tail_word(bytes, total), total);
     }
 
     /// Records component ends until `k` components are walked or the walk is done.
     #[inline]
     fn walk_to(&mut self, k: usize) {
         let target = k.min(HASHED_DEPTH);
-        if self.walked >= target || self.walk_done {
-            return;
+        if self.walked < target && !self.walk_done {
+            self.walk_on(target);
         }
+    }
+
+    /// [`walk_to`](Self::walk_to) `target` (at most [`HASHED_DEPTH`]) from `walked`.
+    #[inline(never)]
+    fn walk_on(&mut self, target: usize) {
         // In locals, written back once.
         let bytes = self.name.as_bytes();
+        let limit = bytes.len().min(usize::from(u16::MAX));
         let mut walked = self.walked;
         let mut end = usize::from(self.ends[walked]);
         while walked < target {
-            match component_end(bytes, end).and_then(|n| u16::try_from(n).ok().map(|s| (n, s))) {
-                Some((next, short)) => {
-                    end = next;
-                    walked += 1;
-                    self.ends[walked] = short;
-                }
-                None => {
-                    self.walk_done = true;
-                    break;
-                }
-            }
+            let Some(next) = next_end(bytes, end, limit) else {
+                self.walk_done = true;
+                break;
+            };
+            end = next;
+            walked += 1;
+            self.ends[walked] = end as u16;
         }
         self.walked = walked;
-    }
-
-    #[inline]
-    fn remember(&mut self, k: usize, hash: u64) {
-        let i = k % MEMO;
-        self.memo_k[i] = k as u8;
-        self.memo_h[i] = hash;
     }
 
     /// The name.
@@ -394,44 +470,80 @@ impl<'a> NameHashes<'a> {
 
     /// Hash of the first `k` components (the whole name when `k >= len`), computed on first
     /// use.
-    #[inline]
+    #[inline(always)]
     pub fn prefix(&mut self, k: usize) -> u64 {
-        if let Some(h) = self.cached(k) {
-            return h;
+        match self.cached(k) {
+            Some(h) => h,
+            None => self.uncached(k),
         }
-        self.walk_to(k);
-        if k > self.walked {
-            return self.key.name(&self.name.prefix(k));
-        }
-        let h = self.compute(k);
-        self.remember(k, h);
-        h
     }
 
     /// The hash of prefix `k` if it is already computed.
     #[inline]
     pub fn cached(&self, k: usize) -> Option<u64> {
-        if k >= self.name.len() {
-            return Some(self.full);
-        }
-        // Only depths up to `HASHED_DEPTH` are remembered (`NO_DEPTH` is not one of them).
         let i = k % MEMO;
-        (k <= HASHED_DEPTH && usize::from(self.memo_k[i]) == k).then_some(self.memo_h[i])
+        if usize::from(self.memo_k[i]) == k {
+            return Some(self.memo_h[i]);
+        }
+        (k >= self.name.len()).then_some(self.full)
     }
 
+    /// [`prefix`](Self::prefix) of a `k < len` not in the memo: walks to it (a prefix one
+    /// usual component past the walk right here, others in [`walk_on`](Self::walk_on)),
+    /// hashes it from the resume point and remembers it; a prefix beyond the walk's reach
+    /// (deeper than [`HASHED_DEPTH`], or past 16-bit offsets) is hashed from the start.
+    #[inline(never)]
+    fn uncached(&mut self, k: usize) -> u64 {
+        if k > self.walked && !self.step_to(k) {
+            self.walk_to(k);
+            if k > self.walked {
+                return self.key.name(&self.name.prefix(k));
+            }
+        }
+        let h = self.compute(k);
+        // `k <= walked <= HASHED_DEPTH` and `k < len` (else the memo lookup answered).
+        let i = k % MEMO;
+        self.memo_k[i] = k as u8;
+        self.memo_h[i] = h;
+        h
+    }
+
+    /// Walks one component, to `k`, if `k` is the next one and its TLV-TYPE and TLV-LENGTH
+    /// take a byte each; false (nothing walked) otherwise.
+    #[inline(always)]
+    fn step_to(&mut self, k: usize) -> bool {
+        let w = self.walked;
+        if k != w + 1 || k > HASHED_DEPTH || self.walk_done {
+            return false;
+        }
+        let bytes = self.name.as_bytes();
+        let Some(end) = usual_end(bytes, usize::from(self.ends[w])) else {
+            return false;
+        };
+        if end > bytes.len().min(usize::from(u16::MAX)) {
+            return false;
+        }
+        self.ends[k] = end as u16;
+        self.walked = k;
+        true
+    }
+
+    /// The hash of prefix `k <= walked`, from the checkpoint (from the start when the prefix
+    /// ends before it).
+    #[inline(always)]
     fn compute(&self, k: usize) -> u64 {
         let bytes = self.name.as_bytes();
         let end = usize::from(self.ends[k]);
-        let (mut s, mut consumed) = if self.ckpt_at <= end {
+        let (mut s, mut at) = if self.ckpt_at <= end {
             (self.ckpt, self.ckpt_at)
         } else {
             (Sip::new(&self.key), 0)
         };
-        while consumed + 8 <= end {
-            s.compress(word_at(bytes, consumed));
-            consumed += 8;
+        while at + 8 <= end {
+            s.compress(word_at(bytes, at));
+            at += 8;
         }
-        s.finish_word(tail_word(bytes, consumed, end), end)
+        s.finish_word(tail_word(bytes, end), end)
     }
 }
 
@@ -473,37 +585,109 @@ mod tests {
         assert_eq!(prefix_hashes(&key, &n, &mut out[..2]), 2);
     }
 
+    /// Appends a component: `kind` 0 gives it a three-byte TLV-TYPE, 1 a three-byte
+    /// TLV-LENGTH (`value` padded past 252 bytes), others the usual one byte each.
+    fn push_component(name: &mut NameBuf, kind: u8, value: &[u8]) {
+        match kind {
+            0 => {
+                name.push(300, value).unwrap();
+            }
+            1 => {
+                name.push_generic(&[value, &[0x5a; 260]].concat());
+            }
+            _ => {
+                name.push_generic(value);
+            }
+        }
+    }
+
+    /// The ways a pipeline builds [`NameHashes`]: `new`, and `reset` without and with `deeper`
+    /// over the hashes of another name (its memo and component ends filled in) under another
+    /// key, as a burst slot is reused.
+    fn built<'a>(key: &HashKey, n: &Name<'a>, stage1: usize) -> [NameHashes<'a>; 3] {
+        static OTHER: std::sync::OnceLock<NameBuf> = std::sync::OnceLock::new();
+        let o = OTHER
+            .get_or_init(|| NameBuf::from_uri("/o/th/er/na/me/x/y/z").unwrap())
+            .as_name();
+        let mut built = [
+            NameHashes::new(key, n, stage1),
+            NameHashes::EMPTY,
+            NameHashes::EMPTY,
+        ];
+        for (h, deeper) in built[1..].iter_mut().zip([false, true]) {
+            let mut stale = NameHashes::new(&HashKey::new(7, 7), &o, 1);
+            for k in 0..8 {
+                stale.prefix(k);
+            }
+            stale.reset(key, n, stage1, deeper);
+            *h = stale;
+        }
+        built
+    }
+
+    /// Asks every depth of `n` (and beyond it) of each way of building its hashes, in
+    /// ascending and in descending order, and checks them against the hashes of the prefixes'
+    /// bytes.
+    fn assert_every_prefix(key: &HashKey, n: &Name<'_>, stage1: usize) {
+        let depths: Vec<usize> = (0..=n.len() + 2).collect();
+        // Hashed in the pass by `reset`: the stage-1 prefix, and with `deeper` the next, when
+        // shorter than the name and within the walk's reach.
+        let eager = |k: usize| {
+            k > 0 && k < n.len() && k <= HASHED_DEPTH && n.prefix(k).as_bytes().len() <= 0xFFFF
+        };
+        for order in [depths.clone(), depths.iter().rev().copied().collect()] {
+            for (way, mut h) in built(key, n, stage1).into_iter().enumerate() {
+                assert_eq!(h.full(), key.name(n));
+                for (k, hashed) in [(stage1, way >= 1), (stage1 + 1, way == 2)] {
+                    if eager(k) {
+                        let want = hashed.then(|| key.name(&n.prefix(k)));
+                        assert_eq!(h.cached(k), want, "way {way}, prefix {k}");
+                    }
+                }
+                for &k in &order {
+                    let want = key.name(&n.prefix(k));
+                    assert_eq!(h.prefix(k), want, "prefix {k} of {n:?}, stage 1 = {stage1}");
+                    // Remembered unless beyond the walk (hashed from the start each time).
+                    let kept = k >= n.len() || k <= h.walked;
+                    assert_eq!(h.cached(k), kept.then_some(want), "prefix {k}");
+                    assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+                }
+            }
+        }
+    }
+
     proptest::proptest! {
         /// Every prefix hash of [`NameHashes`], asked for in any order, equals the hash of the
-        /// prefix's bytes, for names of any depth (beyond `HASHED_DEPTH` too).
+        /// prefix's bytes, for names of any depth (beyond `HASHED_DEPTH` too), with wide
+        /// components anywhere; `reset` has the stage-1 prefix (and with `deeper` the next)
+        /// hashed before any is asked for, `new` none.
         #[test]
         fn name_hashes_equal_hashes_of_prefixes(
             k0: u64,
             k1: u64,
-            comps in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20), 0..40),
+            comps in proptest::collection::vec(
+                (0u8..12, proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20)),
+                0..40,
+            ),
             stage1 in 0usize..6,
             order in proptest::collection::vec(0usize..42, 0..12),
         ) {
             let key = HashKey::new(k0, k1);
             let mut name = NameBuf::new();
-            for c in &comps {
-                name.push_generic(c);
+            for (kind, value) in &comps {
+                push_component(&mut name, *kind, value);
             }
             let n = name.as_name();
-            // Built fresh, and reset in place over the hashes of another name (its memo and
-            // component ends filled in) under another key, as a burst slot is reused.
-            let mut other = NameBuf::new();
-            for c in comps.iter().rev().take(5) {
-                other.push_generic(&[c.as_slice(), b"x"].concat());
-            }
-            let o = other.as_name();
-            let mut reused = NameHashes::new(&HashKey::new(k1, k0), &o, 1);
-            for k in 0..8 {
-                reused.prefix(k);
-            }
-            reused.reset(&key, &n, stage1);
-            for mut h in [NameHashes::new(&key, &n, stage1), reused] {
+            let len = n.len();
+            for (way, mut h) in built(&key, &n, stage1).into_iter().enumerate() {
                 proptest::prop_assert_eq!(h.full(), key.name(&n));
+                // Computed in the pass: by `reset` the stage-1 prefix, and with `deeper` the
+                // next, when shorter than the name.
+                for k in 0..len {
+                    let eager = (way >= 1 && k == stage1 && k > 0) || (way == 2 && k == stage1 + 1);
+                    let want = eager.then(|| key.name(&n.prefix(k)));
+                    proptest::prop_assert_eq!(h.cached(k), want, "way {}, depth {}", way, k);
+                }
                 for &k in &order {
                     proptest::prop_assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {}", k);
                     proptest::prop_assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
@@ -519,9 +703,114 @@ mod tests {
     }
 
     #[test]
+    fn names_shorter_than_equal_to_and_longer_than_stage1() {
+        // Stage 1 = 2: names of 0 to 6 components; `reset` hashes prefix 2 in the pass only
+        // when the name is longer (prefix 2 of a 2-component name is the whole name), and
+        // with `deeper` prefix 3 only when the name has more than 3 components.
+        let key = HashKey::new(11, 12);
+        let mut name = NameBuf::new();
+        for len in 0..=6 {
+            let n = name.as_name();
+            let [fresh, shallow, deep] = built(&key, &n, 2);
+            assert_eq!(fresh.cached(1), (len <= 1).then(|| key.name(&n)));
+            assert_eq!(fresh.cached(2), (len <= 2).then(|| key.name(&n)));
+            assert_eq!(shallow.cached(2), Some(key.name(&n.prefix(2))), "{len}");
+            assert_eq!(shallow.cached(3), (len <= 3).then(|| key.name(&n)), "{len}");
+            assert_eq!(deep.cached(2), Some(key.name(&n.prefix(2))), "{len}");
+            assert_eq!(deep.cached(3), Some(key.name(&n.prefix(3))), "{len}");
+            assert_eq!(deep.cached(4), (len <= 4).then(|| key.name(&n)), "{len}");
+            assert_eq!(deep.cached(1), (len <= 1).then(|| key.name(&n)), "{len}");
+            assert_every_prefix(&key, &n, 2);
+            name.push_generic(format!("comp{len}").as_bytes());
+        }
+    }
+
+    #[test]
+    fn prefixes_ending_on_word_boundaries() {
+        // Components of 8 bytes with their TLV header: every prefix ends on a word boundary,
+        // so the eager prefixes and the whole name have no tail bytes and the resume point is
+        // their end; then a 4-byte component moves the later ends off the boundary.
+        let key = HashKey::new(13, 14);
+        for uri in [
+            "/abcdef/ghijkl/mnopqr/stuvwx",
+            "/abcdef/ghijkl/mnopqr/stuvwx/yz/abcdef",
+            "/abcdef/ghijkl",
+        ] {
+            let name = NameBuf::from_uri(uri).unwrap();
+            let n = name.as_name();
+            for stage1 in 0..=4 {
+                assert_every_prefix(&key, &n, stage1);
+            }
+        }
+        let name = NameBuf::from_uri("/abcdef/ghijkl/mnopqr").unwrap();
+        let mut h = NameHashes::EMPTY;
+        h.reset(&key, &name.as_name(), 1, true);
+        assert_eq!((h.ends[1], h.ends[2], h.ckpt_at), (8, 16, 16));
+    }
+
+    #[test]
+    fn tails_before_the_first_word() {
+        // Prefixes ending before byte 8, in names shorter than a word (the bytes packed one by
+        // one) and longer (one load, masked).
+        let key = HashKey::new(15, 16);
+        for uri in [
+            "/",
+            "/a",
+            "/a/b",
+            "/abcde",
+            "/a/b/c",
+            "/a/b/cdefghijkl",
+            "/ab/cdefghijklmnop",
+        ] {
+            let name = NameBuf::from_uri(uri).unwrap();
+            for stage1 in 0..=3 {
+                assert_every_prefix(&key, &name.as_name(), stage1);
+            }
+        }
+    }
+
+    #[test]
+    fn wide_components() {
+        // A component with a three-byte TLV-TYPE or TLV-LENGTH at each position of a
+        // 5-component name, before, at and after the stage-1 prefix: the walk takes the
+        // general way there.
+        let key = HashKey::new(17, 18);
+        for kind in [0, 1] {
+            for at in 0..5 {
+                let mut name = NameBuf::new();
+                for i in 0..5u8 {
+                    push_component(&mut name, if i == at { kind } else { 2 }, &[b'a' + i; 3]);
+                }
+                let n = name.as_name();
+                for stage1 in 1..=3 {
+                    assert_every_prefix(&key, &n, stage1);
+                }
+                assert_eq!(NameHashes::new(&key, &n, 2).depth(), 5);
+            }
+        }
+    }
+
+    #[test]
+    fn names_deeper_than_hashed_depth() {
+        // Prefixes past `HASHED_DEPTH` are hashed from the start; the walk stops there.
+        let key = HashKey::new(19, 20);
+        let mut name = NameBuf::new();
+        for i in 0..40 {
+            name.push_generic(format!("c{i}").as_bytes());
+        }
+        let n = name.as_name();
+        for stage1 in [2, 31, 32, 33] {
+            assert_every_prefix(&key, &n, stage1);
+        }
+        for mut h in built(&key, &n, 2) {
+            assert_eq!(h.depth(), HASHED_DEPTH);
+        }
+    }
+
+    #[test]
     fn depth_255_is_not_mistaken_for_an_empty_memo_slot() {
-        // The memo marks empty slots with depth 255: a prefix of exactly 255 components (a
-        // CanBePrefix match walks every depth of a long Data name) is hashed, not read from it.
+        // The memo keeps depths in a byte: a prefix of 255 components or more (a CanBePrefix
+        // match walks every depth of a long Data name) is hashed, not read from it.
         let key = HashKey::new(5, 6);
         let mut name = NameBuf::new();
         for _ in 0..300 {
@@ -544,13 +833,17 @@ mod tests {
             .push_generic(b"b")
             .push_generic(b"c");
         let n = name.as_name();
-        let mut h = NameHashes::new(&key, &n, 2);
-        assert_eq!(h.depth(), 1);
-        for k in [3, 0, 1, 2, 4, 9] {
-            assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {k}");
-            assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+        for mut h in built(&key, &n, 2) {
+            assert_eq!(h.depth(), 1);
+            for k in [3, 0, 1, 2, 4, 9] {
+                assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {k}");
+                assert_eq!(h.prefix_bytes(k), n.prefix(k).as_bytes());
+            }
+            assert_eq!(h.full(), key.name(&n));
         }
-        assert_eq!(h.full(), key.name(&n));
+        for stage1 in 0..=3 {
+            assert_every_prefix(&key, &n, stage1);
+        }
     }
 
     #[test]

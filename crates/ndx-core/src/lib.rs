@@ -17,7 +17,8 @@
 //!
 //! Names are hashed once per packet with keyed SipHash-1-3 ([`NameHashes`]: one pass over
 //! the name for the whole-name hash, used by the PIT, the CS and the dead-nonce list, and the
-//! FIB's stage-1 prefix; deeper prefixes only when the FIB lookup reaches them).
+//! FIB's stage-1 prefix, and in a burst of likely CS misses the prefix one component deeper,
+//! which the burst prefetches; other prefixes only when the FIB lookup reaches them).
 //! [`Shard::process_burst`] decodes and hashes a burst first, prefetches the table buckets
 //! of every packet (`ndx_mem::prefetch`: the one audited `unsafe` line lives there), then
 //! runs the pipelines. [`sim`] runs whole

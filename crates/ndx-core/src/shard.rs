@@ -528,7 +528,13 @@ impl Shard {
             return;
         };
         let m = snap.stage1();
-        hashes.reset(&self.cfg.hash_key, &interest.name(), m);
+        // The chunk prefetches below ask for these prefixes' hashes: finalised in the pass.
+        hashes.reset(
+            &self.cfg.hash_key,
+            &interest.name(),
+            m,
+            speculate == Speculate::Deep,
+        );
         // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
         // level deeper: the marker's usual target) are prefetched here, a whole pass before
         // their buckets are.
