@@ -69,6 +69,10 @@ struct Rx {
     /// received frame into the UMEM just before the router reads it (untimed).
     /// One ring for the Interests, one for the Data.
     rings: [Vec<Vec<u8>>; 2],
+    /// Lend the Data frames to the shard (`Shard::process_burst_lent`), as the router's
+    /// worker does, so each Data is sent down from its frame; `NDX_EXAMPLE_LEND=0` has the
+    /// shard copy it into the action list instead (the reference).
+    lend: bool,
 }
 
 impl Rx {
@@ -76,6 +80,7 @@ impl Rx {
         Self {
             cold: std::env::var("NDX_EXAMPLE_COLD").is_ok_and(|v| v == "1"),
             rings: [(); 2].map(|_| vec![Vec::with_capacity(2048); burst]),
+            lend: std::env::var("NDX_EXAMPLE_LEND").map_or(true, |v| v != "0"),
         }
     }
 
@@ -131,15 +136,19 @@ fn run(shard: &mut Shard, frames: &mut [Exchange], burst: usize, t0: u64, rx: &m
                 data[off..off + PIT_TOKEN_LEN].copy_from_slice(token);
             }
         }
+        let lend = rx.lend;
         let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
         out.clear();
-        timed(&mut || {
-            if burst == 1 {
-                shard.process(t + 500, data[0].0, data[0].1, &mut out);
-            } else {
-                shard.process_burst(t + 500, &data, &mut out);
-            }
+        timed(&mut || match (burst, lend) {
+            (1, true) => shard.process_lent(t + 500, data[0].0, data[0].1, &mut out),
+            (1, false) => shard.process(t + 500, data[0].0, data[0].1, &mut out),
+            (_, true) => shard.process_burst_lent(t + 500, &data, &mut out),
+            (_, false) => shard.process_burst(t + 500, &data, &mut out),
         });
+        // Each Data went down, from the frame it came in (untimed: the worker's copy into
+        // its transmit frame, which it makes either way).
+        let down = out.sends_with(|k| data[k as usize].1).count();
+        assert_eq!(down, data.len(), "every Data sent down");
     }
     inside
 }

@@ -116,12 +116,72 @@ fn drop_index(r: DropReason) -> usize {
     r as usize
 }
 
-/// One frame to send.
+/// The longest LpPacket head [`Actions::push_head`] writes: three TLV-TYPEs, two lengths of
+/// up to 5 bytes, the token's length and the token.
+const LP_HEAD_MAX: usize = 2 * 5 + 4 + ndx_codec::MAX_PIT_TOKEN_LEN;
+
+/// One frame to send: `range` of the action list's byte arena, then, when the frame's
+/// packet was received in a lent frame, that packet's bytes where they are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Send {
     /// Outgoing face.
     pub face: FaceId,
     range: Range<usize>,
+    lent: Option<Lent>,
+}
+
+/// Bytes of a lent input frame: frame `input` (counted from 0 since the action list was
+/// last cleared, in the order the `*_lent` calls were given them), `start..end`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lent {
+    input: u32,
+    start: u32,
+    end: u32,
+}
+
+/// The lent frame the pipeline is working on: its number and where its bytes are (the
+/// address is only compared, never read through).
+#[derive(Debug, Clone, Copy)]
+struct Input {
+    number: u32,
+    addr: usize,
+    len: usize,
+}
+
+/// One frame to send, from [`Actions::sends_with`]: `head` then `body` (either may be
+/// empty); the frame is their concatenation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outgoing<'a> {
+    /// Outgoing face.
+    pub face: FaceId,
+    /// The frame's first bytes (for a Data sent from a lent frame, its NDNLPv2 header).
+    pub head: &'a [u8],
+    /// The rest, read from a lent input frame (empty when the frame is all `head`).
+    pub body: &'a [u8],
+}
+
+impl Outgoing<'_> {
+    /// The frame's length.
+    pub fn len(&self) -> usize {
+        self.head.len() + self.body.len()
+    }
+
+    /// True when the frame is empty (never for a frame the shard asked to send).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The frame's bytes as a gather list.
+    pub fn parts(&self) -> [&[u8]; 2] {
+        [self.head, self.body]
+    }
+
+    /// The frame's bytes, copied into `out` (cleared first).
+    pub fn copy_to(&self, out: &mut Vec<u8>) {
+        out.clear();
+        out.extend_from_slice(self.head);
+        out.extend_from_slice(self.body);
+    }
 }
 
 /// What [`Shard::process`] and [`Shard::on_timer`] ask the I/O layer to do.
@@ -134,6 +194,10 @@ pub struct Actions {
     l2_writes: Vec<L2WriteRec>,
     l2_segments: Vec<(u64, Range<usize>)>,
     l2_bytes: Vec<u8>,
+    /// Frames lent since the last clear.
+    lent: u32,
+    /// The lent frame being processed, if the current call lent its frames.
+    input: Option<Input>,
 }
 
 impl Actions {
@@ -147,6 +211,8 @@ impl Actions {
             l2_writes: Vec::new(),
             l2_segments: Vec::new(),
             l2_bytes: Vec::new(),
+            lent: 0,
+            input: None,
         }
     }
 
@@ -159,6 +225,14 @@ impl Actions {
         self.l2_writes.clear();
         self.l2_segments.clear();
         self.l2_bytes.clear();
+        self.lent = 0;
+        self.input = None;
+    }
+
+    /// Frames lent by [`Shard::process_lent`] and [`Shard::process_burst_lent`] since the
+    /// last [`clear`](Self::clear): the next lent frame is number `lent()`.
+    pub fn lent(&self) -> u32 {
+        self.lent
     }
 
     /// L2 batch reads to submit (then report each with [`Shard::on_l2_complete`]).
@@ -177,11 +251,51 @@ impl Actions {
         })
     }
 
-    /// Frames to send, in order.
+    /// Frames to send, in order, when no frame was lent since the last clear (after a
+    /// `*_lent` call, read them with [`sends_with`](Self::sends_with): the frames that
+    /// refer to a lent frame are left out here).
     pub fn sends(&self) -> impl Iterator<Item = (FaceId, &[u8])> {
+        debug_assert!(
+            self.lent == 0 || self.sends.iter().all(|s| s.lent.is_none()),
+            "frames were lent: read the sends with sends_with"
+        );
         self.sends
             .iter()
+            .filter(|s| s.lent.is_none())
             .map(|s| (s.face, self.bytes.get(s.range.clone()).unwrap_or(&[])))
+    }
+
+    /// Frames to send, in order, each as a head from the action list and a body from a lent
+    /// frame: `lent(k)` must give the bytes lent frame `k` had when it was given to the
+    /// shard (the caller keeps its lent frames unchanged until it has sent, then clears).
+    /// Frames that lent nothing come whole as their head, so this serves every action list.
+    pub fn sends_with<'a, F>(&'a self, lent: F) -> impl Iterator<Item = Outgoing<'a>> + 'a
+    where
+        F: Fn(u32) -> &'a [u8] + 'a,
+    {
+        self.sends.iter().map(move |s| Outgoing {
+            face: s.face,
+            head: self.bytes.get(s.range.clone()).unwrap_or(&[]),
+            body: s.lent.map_or(&[][..], |l| {
+                lent(l.input)
+                    .get(l.start as usize..l.end as usize)
+                    .unwrap_or(&[])
+            }),
+        })
+    }
+
+    /// The part of the lent frame being processed that `bytes` is, if it is one.
+    fn lent_part(&self, bytes: &[u8]) -> Option<Lent> {
+        let input = self.input?;
+        let at = (bytes.as_ptr() as usize).wrapping_sub(input.addr);
+        if at > input.len || bytes.len() > input.len - at {
+            return None;
+        }
+        Some(Lent {
+            input: input.number,
+            start: u32::try_from(at).ok()?,
+            end: u32::try_from(at + bytes.len()).ok()?,
+        })
     }
 
     /// Packets dropped, with the face they came from and why.
@@ -197,6 +311,25 @@ impl Actions {
             && self.l2_writes.is_empty()
     }
 
+    /// A Data to send down, with `token` (see [`push_tokened`](Self::push_tokened)): when
+    /// the Data lies in the lent frame being processed, only its LpPacket header is written
+    /// (nothing for a bare Data) and the Data is sent from where it is; else the whole packet
+    /// is written.
+    fn push_data(&mut self, token: Option<&[u8]>, data: &[u8]) -> (Range<usize>, Option<Lent>) {
+        if let Some(lent) = self.lent_part(data) {
+            let start = self.bytes.len();
+            match token.filter(|t| !t.is_empty()) {
+                None => return (start..start, Some(lent)),
+                Some(t) => {
+                    if let Some(head) = self.push_head(t, data.len()) {
+                        return (head, Some(lent));
+                    }
+                }
+            }
+        }
+        (self.push_tokened(token, data), None)
+    }
+
     /// Appends `fragment` (an Interest or Data) in an LpPacket whose only header is the
     /// PitToken `token`, or bare without one: the hot case (every forwarded Interest, every
     /// Data sent down). The same bytes as [`LpHeaders::encode`], with the headers assembled
@@ -208,7 +341,8 @@ impl Actions {
             return start..self.bytes.len();
         };
         let flen = fragment.len();
-        if t.len() > ndx_codec::MAX_PIT_TOKEN_LEN || flen > u32::MAX as usize / 2 {
+        self.bytes.reserve(LP_HEAD_MAX + flen);
+        if self.push_head(t, flen).is_none() {
             // A token longer than NDNLPv2 allows (never one we decoded or issued), or a
             // fragment no frame carries: the general encoder.
             let headers = LpHeaders {
@@ -217,10 +351,24 @@ impl Actions {
             };
             return self.push_packet(&headers, fragment);
         }
+        self.bytes.extend_from_slice(fragment);
+        start..self.bytes.len()
+    }
+
+    /// Appends the head of an LpPacket whose only header is the PitToken `t` and whose
+    /// fragment is `flen` bytes long (the fragment itself is not written); returns its range,
+    /// or `None` (nothing written) for a token longer than NDNLPv2 allows or a fragment no
+    /// frame carries.
+    #[inline(always)]
+    fn push_head(&mut self, t: &[u8], flen: usize) -> Option<Range<usize>> {
+        if t.len() > ndx_codec::MAX_PIT_TOKEN_LEN || flen > u32::MAX as usize / 2 {
+            return None;
+        }
+        let start = self.bytes.len();
         // LpPacket (type 100), PitToken (98) and Fragment (80) headers and the token, written
         // straight: every TLV-TYPE is one byte, the token's length too (at most 32), and the
         // two other lengths take 1, 3 or 5 bytes.
-        let mut head = [0u8; 2 * 5 + 4 + ndx_codec::MAX_PIT_TOKEN_LEN];
+        let mut head = [0u8; LP_HEAD_MAX];
         let value = 2 + t.len() + 1 + ndx_codec::varnum_len(flen as u64) + flen;
         head[0] = types::LP_PACKET as u8;
         let mut at = 1 + put_short_varnum(&mut head[1..], value);
@@ -237,11 +385,9 @@ impl Actions {
         at += 1;
         at += put_short_varnum(&mut head[at..], flen);
         // The whole fixed-size head is appended then cut back: a copy of known size.
-        self.bytes.reserve(head.len() + flen);
         self.bytes.extend_from_slice(&head);
         self.bytes.truncate(start + at);
-        self.bytes.extend_from_slice(fragment);
-        start..self.bytes.len()
+        Some(start..self.bytes.len())
     }
 
     /// Appends an LpPacket (`headers` + `fragment`), or the bare fragment when `headers` is
@@ -262,7 +408,16 @@ impl Actions {
     }
 
     fn send(&mut self, face: FaceId, range: Range<usize>) {
-        self.sends.push(Send { face, range });
+        self.sends.push(Send {
+            face,
+            range,
+            lent: None,
+        });
+    }
+
+    /// Sends `range` then, if any, the lent bytes `lent`.
+    fn send_parts(&mut self, face: FaceId, (range, lent): (Range<usize>, Option<Lent>)) {
+        self.sends.push(Send { face, range, lent });
     }
 
     fn drop_packet(&mut self, face: FaceId, reason: DropReason) {
@@ -448,6 +603,30 @@ impl Shard {
         out.drop_packet(face, reason);
     }
 
+    /// Like [`process`](Self::process), but the frame is lent: the caller keeps its bytes
+    /// unchanged until it has sent the actions (read with [`Actions::sends_with`], where it
+    /// is lent frame number [`Actions::lent`] as it was before this call) and cleared them.
+    /// A Data in it is then sent down from where it is, with only the NDNLPv2 header that
+    /// carries each downstream's PitToken written into the action list, instead of being
+    /// copied there whole (the I/O layer copies it once, straight into its transmit frame).
+    pub fn process_lent(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
+        out.input = Some(Input {
+            number: out.lent,
+            addr: frame.as_ptr() as usize,
+            len: frame.len(),
+        });
+        out.lent += 1;
+        self.process(now, face, frame, out);
+        out.input = None;
+    }
+
+    /// Like [`process_burst`](Self::process_burst), but the frames are lent, as with
+    /// [`process_lent`](Self::process_lent): frame `i` of `frames` is lent frame number
+    /// [`Actions::lent`]` + i`, counting from its value before this call.
+    pub fn process_burst_lent(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
+        self.burst(now, frames, out, true);
+    }
+
     /// Handles one frame received on `face` at `now` (ns): a burst of one.
     pub fn process(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
         // No staging: with nothing to prefetch for, the packet goes straight to its pipeline
@@ -470,6 +649,13 @@ impl Shard {
     /// CPU overlaps those cache misses), then the pipelines run.
     /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
+        self.burst(now, frames, out, false);
+    }
+
+    /// The burst path, for lent frames or not: one copy of the code (the passes inline into
+    /// it once).
+    #[inline(never)]
+    fn burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions, lend: bool) {
         let snap = self.fib.guard();
         // One tag per slot (see `Staged`); `[const { .. }; BURST]` would copy each slot whole.
         let mut staged: [Staged<'_>; BURST] = std::array::from_fn(|_| Staged::Other);
@@ -491,9 +677,18 @@ impl Shard {
                 self.deep_fib_prefetch = likely_hits * 2 < interests;
             }
             for (st, &(face, frame)) in staged.iter_mut().zip(group) {
+                if lend {
+                    out.input = Some(Input {
+                        number: out.lent,
+                        addr: frame.as_ptr() as usize,
+                        len: frame.len(),
+                    });
+                    out.lent += 1;
+                }
                 self.run(now, face, frame, st, &snap, out);
             }
         }
+        out.input = None;
     }
 
     /// First pass over a burst's frame: decode, and hash an Interest's name (no state
@@ -1058,20 +1253,21 @@ impl Shard {
                 .insert_hashed(now, data, name_hash, alias.as_ref().map(|(p, h)| (p, *h)));
         self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
-        let mut bare: Option<Range<usize>> = None;
+        // A Data received in a lent frame is sent from there: only the heads are written.
+        let mut bare: Option<(Range<usize>, Option<Lent>)> = None;
         for &id in &self.matched {
             let Some(e) = self.pit.get(id) else { continue };
             for r in &e.in_records {
                 if r.face == face || r.expiry < now {
                     continue;
                 }
-                let range = match r.token.get() {
-                    Some(t) => out.push_tokened(Some(t), data.wire()),
+                let parts = match r.token.get() {
+                    Some(t) => out.push_data(Some(t), data.wire()),
                     None => bare
-                        .get_or_insert_with(|| out.push_tokened(None, data.wire()))
+                        .get_or_insert_with(|| out.push_data(None, data.wire()))
                         .clone(),
                 };
-                out.send(r.face, range);
+                out.send_parts(r.face, parts);
                 self.counters.data_out += 1;
             }
         }
@@ -1719,6 +1915,89 @@ mod tests {
                 .map(|(f, b)| (f, b.to_vec()))
                 .eq(out_o.sends().map(|(f, b)| (f, b.to_vec())))
         );
+    }
+
+    /// `fragment` in an LpPacket whose only header is the PitToken `token`.
+    fn tokened(token: &[u8], fragment: &[u8]) -> Vec<u8> {
+        let h = LpHeaders {
+            pit_token: Some(token),
+            ..LpHeaders::default()
+        };
+        let mut lp = vec![0; h.encoded_len(Some(fragment.len()))];
+        let n = h.encode(Some(fragment), &mut lp).expect("LpPacket");
+        lp.truncate(n);
+        lp
+    }
+
+    #[test]
+    fn data_in_lent_frames_is_sent_from_where_it_is() {
+        let mut s = routed(ShardConfig::default());
+        let mut copy = routed(ShardConfig::default());
+        for x in [&mut s, &mut copy] {
+            x.add_face(FaceId(3), FaceInfo::default());
+        }
+        // Two downstreams, one with its own PitToken and one without, aggregated.
+        let interest = |nonce| {
+            let mut r = InterestRepr::new(object(9));
+            r.nonce = Some(nonce);
+            r.to_vec().expect("Interest")
+        };
+        let first = tokened(&[0xAA, 0xBB, 0xCC], &interest(1));
+        let second = interest(2);
+        let mut out = Actions::new();
+        let mut out_copy = Actions::new();
+        for (x, o) in [(&mut s, &mut out), (&mut copy, &mut out_copy)] {
+            x.process(1_000, FaceId(1), &first, o);
+            x.process(1_000, FaceId(3), &second, o);
+        }
+        let (face, fwd) = out.sends().next().expect("forwarded once");
+        assert_eq!((face, out.sends().count()), (FaceId(2), 1));
+        let token = our_token(fwd);
+        // The Data, and a third Interest for it that the CS answers, in one lent burst.
+        let data = tokened(
+            &token,
+            &DataRepr::new(object(9), vec![7; 1000])
+                .to_vec()
+                .expect("Data"),
+        );
+        let third = interest(3);
+        let frames = [(FaceId(2), &data[..]), (FaceId(1), &third[..])];
+        out.clear();
+        out_copy.clear();
+        s.process_burst_lent(2_000, &frames, &mut out);
+        copy.process_burst(2_000, &frames, &mut out_copy);
+        assert_eq!(out.lent(), 2);
+        let lent: Vec<Outgoing<'_>> = out.sends_with(|k| frames[k as usize].1).collect();
+        let whole: Vec<_> = out_copy.sends().collect();
+        assert_eq!(lent.len(), 3, "two downstreams and one CS hit");
+        for (l, (face, bytes)) in lent.iter().zip(&whole) {
+            let mut b = Vec::new();
+            l.copy_to(&mut b);
+            assert_eq!((l.face, &b[..]), (*face, *bytes));
+        }
+        // The Data inside the received LpPacket, sent from there: with the token of face 1
+        // in a new head, bare (no head) to face 3.
+        let inner = LpPacket::decode(&data)
+            .expect("LpPacket")
+            .fragment()
+            .expect("fragment");
+        for l in &lent[..2] {
+            assert_eq!(l.body.as_ptr(), inner.as_ptr(), "lent, not copied");
+            assert_eq!(l.body.len(), inner.len());
+        }
+        assert_eq!(lent[0].face, FaceId(1));
+        let head = LpPacket::decode(&[lent[0].head, lent[0].body].concat())
+            .expect("LpPacket")
+            .pit_token()
+            .map(<[u8]>::to_vec);
+        assert_eq!(head.as_deref(), Some(&[0xAA, 0xBB, 0xCC][..]));
+        assert!(lent[1].head.is_empty() && lent[1].face == FaceId(3));
+        // The CS hit is copied out of the store (a later insert may overwrite its slot).
+        assert!(lent[2].body.is_empty() && !lent[2].head.is_empty());
+        assert_eq!(s.counters(), copy.counters());
+        // Cleared: numbering starts again.
+        out.clear();
+        assert_eq!(out.lent(), 0);
     }
 
     /// One Interest from face 1 (forwarded to face 2), answered with a Data of `freshness_ms`

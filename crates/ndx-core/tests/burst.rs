@@ -1,7 +1,8 @@
 //! `Shard::process_burst` does exactly what `Shard::process` does frame by frame: the same
 //! sends (faces and bytes, in order), drops, counters and PIT, on random traffic (Interests,
 //! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts (up to
-//! 100 frames: one group of 32 or several).
+//! 100 frames: one group of 32 or several). The lent calls (`process_lent`,
+//! `process_burst_lent`) send the same frames too, read back with `Actions::sends_with`.
 
 use ndx_codec::{InterestRepr, LpHeaders};
 use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
@@ -57,6 +58,19 @@ fn collect(out: &Actions) -> Sent {
     )
 }
 
+/// The sends of an action list whose frames were lent (`frames`, in order), whole.
+fn collect_lent(out: &Actions, frames: &[(FaceId, Vec<u8>)]) -> Sent {
+    let sends = out
+        .sends_with(|k| frames[k as usize].1.as_slice())
+        .map(|o| {
+            let mut b = Vec::new();
+            o.copy_to(&mut b);
+            (o.face, b)
+        })
+        .collect();
+    (sends, out.drops().to_vec())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
 
@@ -69,8 +83,10 @@ proptest! {
     ) {
         let mut one = shard();
         let mut burst = shard();
+        let mut lent = shard();
         let mut out_one = Actions::new();
         let mut out_burst = Actions::new();
+        let mut out_lent = Actions::new();
         let mut now = 0;
         let mut last_token: Option<[u8; ndx_core::PIT_TOKEN_LEN]> = None;
         for (group, gap) in traffic.iter().zip(&gaps) {
@@ -94,6 +110,17 @@ proptest! {
             burst.process_burst(now, &refs, &mut out_burst);
             let (a, b) = (collect(&out_one), collect(&out_burst));
             prop_assert_eq!(&a, &b);
+            // Lent: in one burst, or one by one (alternately).
+            out_lent.clear();
+            if now % 2 == 0 {
+                lent.process_burst_lent(now, &refs, &mut out_lent);
+            } else {
+                for (face, wire) in &frames {
+                    lent.process_lent(now, *face, wire, &mut out_lent);
+                }
+            }
+            prop_assert_eq!(out_lent.lent() as usize, frames.len());
+            prop_assert_eq!(&a, &collect_lent(&out_lent, &frames));
             for (_, sent) in &a.0 {
                 if let Some(t) = our_token(sent) {
                     last_token = Some(t);
@@ -101,10 +128,15 @@ proptest! {
             }
             out_one.clear();
             out_burst.clear();
+            out_lent.clear();
             one.on_timer(now, &mut out_one);
             burst.on_timer(now, &mut out_burst);
+            lent.on_timer(now, &mut out_lent);
+            prop_assert_eq!(collect(&out_one), collect(&out_lent));
             prop_assert_eq!(one.counters(), burst.counters());
+            prop_assert_eq!(one.counters(), lent.counters());
             prop_assert_eq!(one.pit().len(), burst.pit().len());
+            prop_assert_eq!(one.pit().len(), lent.pit().len());
         }
     }
 }

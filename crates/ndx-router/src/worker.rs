@@ -142,6 +142,8 @@ pub struct Core {
     /// The content store's second level, when configured.
     pub l2: Option<crate::l2::ShardL2>,
     actions: Actions,
+    /// The frames lent to the pipeline in the current RX burst (see `Worker::on_burst`).
+    lent: Vec<(usize, usize)>,
     copy: Vec<u8>,
     frag: Vec<u8>,
     hdr: Vec<u8>,
@@ -202,6 +204,7 @@ impl Core {
             reassembler: Reassembler::new(ReassemblerConfig::default()),
             l2: None,
             actions: Actions::new(),
+            lent: Vec::with_capacity(256),
             copy: Vec::with_capacity(16 * 1024),
             frag: Vec::with_capacity(16 * 1024),
             hdr: vec![0u8; 128],
@@ -313,7 +316,7 @@ impl Worker {
                 {
                     let _ = back.try_send(h.bytes);
                 }
-                self.core.transmit(&mut self.eps, &table);
+                self.core.transmit(&mut self.eps, &table, &|_| &[]);
             }
             if let Some(r) = &self.core.redispatch {
                 while let Ok(b) = r.returned.try_recv() {
@@ -334,7 +337,7 @@ impl Worker {
             }
             if now >= next_timer {
                 self.core.shard.on_timer(now, &mut self.core.actions);
-                self.core.transmit(&mut self.eps, &table);
+                self.core.transmit(&mut self.eps, &table, &|_| &[]);
                 self.core.reassembler.expire(now);
                 next_timer = now + 1_000_000;
             }
@@ -342,7 +345,7 @@ impl Worker {
                 idle = false;
             }
             if !self.core.actions.is_empty() {
-                self.core.transmit(&mut self.eps, &table);
+                self.core.transmit(&mut self.eps, &table, &|_| &[]);
             }
             for e in &mut self.eps {
                 e.ep.poll();
@@ -417,17 +420,24 @@ impl Worker {
             }
         }
         let ifindex = self.eps[ep].ifindex;
+        // The single-buffer frames are lent to the pipeline: a Data in one is sent from
+        // there, copied once into its transmit frame, so the frames are released only after
+        // the burst's output is sent. `lent[k]` is lent frame k: its index in `mine` and
+        // where its NDN bytes start.
+        let umem = self.eps[ep].ep.umem();
+        let mut lent = std::mem::take(&mut self.core.lent);
+        lent.clear();
         {
             let endpoint = &self.eps[ep].ep;
             let core = &mut self.core;
             let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
             let mut n = 0;
-            for f in mine.iter() {
+            for (at, f) in mine.iter().enumerate() {
                 let frame = endpoint.frame(f);
                 if f.segments() > 1 {
                     if n > 0 {
                         core.shard
-                            .process_burst(now, &batch[..n], &mut core.actions);
+                            .process_burst_lent(now, &batch[..n], &mut core.actions);
                         n = 0;
                     }
                     let mut copy = std::mem::take(&mut core.copy);
@@ -449,26 +459,40 @@ impl Worker {
                 };
                 if let Some((face, range)) =
                     core.classify(now, ifindex, bytes, f.len(), fragment, table)
-                    && let Some(ndn) = bytes.get(range)
+                    && let Some(ndn) = bytes.get(range.clone())
                 {
                     batch[n] = (face, ndn);
+                    lent.push((at, range.start));
                     n += 1;
                     if n == BURST {
                         core.shard
-                            .process_burst(now, &batch[..n], &mut core.actions);
+                            .process_burst_lent(now, &batch[..n], &mut core.actions);
                         n = 0;
                     }
                 }
             }
             if n > 0 {
                 core.shard
-                    .process_burst(now, &batch[..n], &mut core.actions);
+                    .process_burst_lent(now, &batch[..n], &mut core.actions);
             }
+            debug_assert_eq!(core.actions.lent() as usize, lent.len());
+        }
+        {
+            let frames: &[RxFrame] = mine;
+            let bytes = |k: u32| -> &[u8] {
+                lent.get(k as usize)
+                    .and_then(|&(at, start)| {
+                        let f = umem.frame(frames.get(at)?)?;
+                        f.first().get(start..)
+                    })
+                    .unwrap_or(&[])
+            };
+            self.core.transmit(&mut self.eps, table, &bytes);
         }
         for f in mine.drain(..) {
             self.eps[ep].ep.release(f);
         }
-        self.core.transmit(&mut self.eps, table);
+        self.core.lent = lent;
     }
 
     /// Hands a frame that belongs to another shard to it (or drops it when its ring is full);
@@ -516,7 +540,7 @@ impl Worker {
             core.copy = copy;
         }
         self.from[from].give_back(rx);
-        core.transmit(&mut self.eps, table);
+        core.transmit(&mut self.eps, table, &|_| &[]);
     }
 }
 
@@ -693,14 +717,16 @@ impl Core {
     }
 
     /// Submits the L2 reads and writes the pipeline asked for, sends everything it asked
-    /// for and clears the action list.
-    fn transmit(&mut self, eps: &mut [Ep], table: &FaceTable) {
+    /// for and clears the action list. `lent(k)` is the NDN bytes of the k-th frame lent to
+    /// the pipeline since the list was last cleared (see `Shard::process_burst_lent`).
+    fn transmit<'a>(&mut self, eps: &mut [Ep], table: &FaceTable, lent: &dyn Fn(u32) -> &'a [u8]) {
         if let Some(l2) = self.l2.as_mut() {
             l2.execute(self.now, &mut self.shard, &mut self.actions);
             l2.reset();
         }
         self.cache.sync(table);
-        for (face, bytes) in self.actions.sends() {
+        for out in self.actions.sends_with(|k| lent(k)) {
+            let face = out.face;
             let (link, path) = match self.cache.tx {
                 Some((id, link, path)) if id == face => (link, path),
                 _ => {
@@ -731,19 +757,26 @@ impl Core {
                 Link::Udp(_) => mtu - wire::IPV6_LEN - wire::UDP_LEN,
                 _ => mtu,
             };
-            if bytes.len() <= room {
+            if out.len() <= room {
                 send_one(
                     ep,
                     link,
                     &path,
                     &self.cfg,
-                    bytes,
+                    out.parts(),
                     &mut self.hdr,
                     &mut self.snap,
                 );
                 continue;
             }
-            // Too big for the link: NDNLPv2 fragmentation of the packet inside.
+            // Too big for the link: NDNLPv2 fragmentation of the packet inside (whole in
+            // one buffer first when it came in two parts).
+            let bytes = if out.body.is_empty() {
+                out.head
+            } else {
+                out.copy_to(&mut self.copy);
+                &self.copy
+            };
             let (inner, headers) = match Packet::decode(bytes) {
                 Ok(Packet::Lp(lp)) => (lp.fragment(), lp.headers()),
                 _ => (Some(bytes), LpHeaders::default()),
@@ -766,7 +799,7 @@ impl Core {
                         link,
                         &path,
                         &self.cfg,
-                        &self.frag[..len],
+                        [&self.frag[..len], &[]],
                         &mut self.hdr,
                         &mut self.snap,
                     ),
@@ -799,7 +832,7 @@ fn send_one(
     link: Link,
     path: &L2Path,
     cfg: &WorkerConfig,
-    ndn: &[u8],
+    ndn: [&[u8]; 2],
     hdr: &mut [u8],
     snap: &mut Snapshot,
 ) {
@@ -822,7 +855,7 @@ fn send_one(
                 dst,
                 ttl: 64,
             };
-            match wire::build_udp(hdr, &h, &[ndn]) {
+            match wire::build_udp(hdr, &h, &ndn) {
                 Ok(n) => n,
                 Err(_) => {
                     snap.add(Io::TxRingFull, 1);
@@ -839,18 +872,19 @@ fn send_one(
             Err(_) => return,
         },
     };
-    let mut r = ep.ep.push_tx(&[&hdr[..hlen], ndn]);
+    let gather = [&hdr[..hlen], ndn[0], ndn[1]];
+    let mut r = ep.ep.push_tx(&gather);
     if matches!(r, Err(TxError::RingFull | TxError::NoFrame)) {
         // Burst larger than the ring: push what is queued to the kernel, reclaim completed
         // frames, and try once more.
         ep.ep.flush_tx();
         ep.ep.complete();
-        r = ep.ep.push_tx(&[&hdr[..hlen], ndn]);
+        r = ep.ep.push_tx(&gather);
     }
     match r {
         Ok(()) => {
             snap.add(Io::TxFrames, 1);
-            snap.add(Io::TxBytes, (hlen + ndn.len()) as u64);
+            snap.add(Io::TxBytes, (hlen + ndn[0].len() + ndn[1].len()) as u64);
         }
         Err(_) => snap.add(Io::TxRingFull, 1),
     }

@@ -411,6 +411,42 @@ fn jumbo_data_crosses_in_single_multi_buffer_frames() {
     assert_eq!(total(&s, "tx_too_big"), 0);
 }
 
+/// Data that arrive whole in one frame from a 9000-byte link and leave on a 1500-byte one:
+/// the router sends them from the frame they came in (lent to the pipeline, with the
+/// downstream's PitToken header written apart) and, too big for the link, splits them into
+/// NDNLPv2 fragments on the way out; the consumer reassembles them.
+#[test]
+fn data_larger_than_the_downstream_mtu_leave_in_fragments() {
+    if skip() {
+        return;
+    }
+    let line = Line::with_mtus(Family::V4, 1, 1500, 9000);
+    let (file, data) = line.content("obj", 300_000, 6);
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    // 3000-byte segments: one 4 KiB UMEM frame each on the producer link.
+    let _producer = line.put("/t/mixed", &file, &["-s", "3000", "--mtu", "9000"]);
+    let out = line.scratch.path("got");
+    let got = line.get("/t/mixed", &out, &[]);
+    ok(&got, "ndx get");
+    same_bytes(&out, &data);
+    let n = segments(&got);
+    assert_eq!(n, 300_000u64.div_ceil(3000));
+    let s = router.settle(|s| total(s, "data_out") >= n);
+    eprintln!("{}", s["counters"]);
+    // Every Data came in one single-buffer frame (so it was lent) and left as at least
+    // three frames of at most 1500 bytes.
+    let (rx, din) = (total(&s, "rx_frames"), total(&s, "data_in"));
+    assert!(
+        din >= n && rx <= total(&s, "interests_in") + din + 16,
+        "{}",
+        s["counters"]
+    );
+    let (tx, iout) = (total(&s, "tx_frames"), total(&s, "interests_out"));
+    assert!(tx >= iout + 3 * n, "{tx} frames sent: {}", s["counters"]);
+    assert_eq!(total(&s, "tx_too_big"), 0);
+}
+
 #[test]
 fn ping_and_tcp_still_work_through_the_attached_interface() {
     if skip() {

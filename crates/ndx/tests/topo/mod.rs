@@ -81,6 +81,11 @@ pub struct Line {
 impl Line {
     /// Builds the three namespaces, the two veth pairs (MTU `mtu`) and their addresses.
     pub fn new(family: Family, queues: u32, mtu: u32) -> Self {
+        Self::with_mtus(family, queues, mtu, mtu)
+    }
+
+    /// A line whose consumer link has MTU `consumer_mtu` and producer link `producer_mtu`.
+    pub fn with_mtus(family: Family, queues: u32, consumer_mtu: u32, producer_mtu: u32) -> Self {
         let slot = Slot::take();
         let line = Self {
             slot,
@@ -92,15 +97,14 @@ impl Line {
         };
         veth(&line.c, "eth0", &line.r, "c0", queues);
         veth(&line.r, "p0", &line.p, "eth0", queues);
-        if mtu != 1500 {
-            let m = mtu.to_string();
-            for (ns, i) in [
-                (&line.c, "eth0"),
-                (&line.r, "c0"),
-                (&line.r, "p0"),
-                (&line.p, "eth0"),
-            ] {
-                ns.run(&["ip", "link", "set", i, "mtu", &m]);
+        for (ns, i, mtu) in [
+            (&line.c, "eth0", consumer_mtu),
+            (&line.r, "c0", consumer_mtu),
+            (&line.r, "p0", producer_mtu),
+            (&line.p, "eth0", producer_mtu),
+        ] {
+            if mtu != 1500 {
+                ns.run(&["ip", "link", "set", i, "mtu", &mtu.to_string()]);
             }
         }
         for (ns, i, side, host) in [
