@@ -483,8 +483,13 @@ pub struct Shard {
     l2_name: Vec<u8>,
 }
 
-/// Frames decoded and hashed ahead of their pipelines in one burst group.
-const BURST: usize = 32;
+/// Frames decoded and hashed ahead of their pipelines in one burst group. Eight: a group's
+/// first prefetch pass asks for four or five lines per Interest, and more than a few dozen
+/// prefetches in flight are not all served (on the EPYC these numbers were measured on, a
+/// microbenchmark's prefetches stop hiding misses past about 16 outstanding lines): groups
+/// of 8 ran the worst case at 10^6 routes in 387 ns against 421 for groups of 32, and at 10^3
+/// routes in 276 against 291 (benches/README.md, eleventh pass).
+const BURST: usize = 8;
 
 /// How far a burst's first passes prefetch the FIB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

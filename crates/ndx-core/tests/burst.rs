@@ -1,7 +1,7 @@
 //! `Shard::process_burst` does exactly what `Shard::process` does frame by frame: the same
 //! sends (faces and bytes, in order), drops, counters and PIT, on random traffic (Interests,
 //! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts (up to
-//! 100 frames: one group of 32 or several). The lent calls (`process_lent`,
+//! 100 frames: one group of 8 or several). The lent calls (`process_lent`,
 //! `process_burst_lent`) send the same frames too, read back with `Actions::sends_with`.
 
 use ndx_codec::{InterestRepr, LpHeaders};
