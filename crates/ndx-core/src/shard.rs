@@ -284,6 +284,17 @@ impl Actions {
         })
     }
 
+    /// Makes `frame` the lent frame being processed, numbered [`lent`](Self::lent).
+    #[inline(always)]
+    fn lend(&mut self, frame: &[u8]) {
+        self.input = Some(Input {
+            number: self.lent,
+            addr: frame.as_ptr() as usize,
+            len: frame.len(),
+        });
+        self.lent += 1;
+    }
+
     /// The part of the lent frame being processed that `bytes` is, if it is one.
     fn lent_part(&self, bytes: &[u8]) -> Option<Lent> {
         let input = self.input?;
@@ -615,12 +626,7 @@ impl Shard {
     /// carries each downstream's PitToken written into the action list, instead of being
     /// copied there whole (the I/O layer copies it once, straight into its transmit frame).
     pub fn process_lent(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
-        out.input = Some(Input {
-            number: out.lent,
-            addr: frame.as_ptr() as usize,
-            len: frame.len(),
-        });
-        out.lent += 1;
+        out.lend(frame);
         self.process(now, face, frame, out);
         out.input = None;
     }
@@ -683,12 +689,7 @@ impl Shard {
             }
             for (st, &(face, frame)) in staged.iter_mut().zip(group) {
                 if lend {
-                    out.input = Some(Input {
-                        number: out.lent,
-                        addr: frame.as_ptr() as usize,
-                        len: frame.len(),
-                    });
-                    out.lent += 1;
+                    out.lend(frame);
                 }
                 self.run(now, face, frame, st, &snap, out);
             }
