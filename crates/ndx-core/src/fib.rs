@@ -2,22 +2,24 @@
 //!
 //! # Layout
 //! A hash table of prefixes (Augustus, seed 001 §3.1) keyed by the keyed hash of the prefix's
-//! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk is an
-//! open-addressing table of 64-byte buckets holding 7 (tag, index) slots, probed linearly by
-//! bucket, with entries in a chunk-local array (no allocation per entry). An entry is two
-//! cache lines: the first holds what a probe reads (depth, and the name itself when it
-//! is at most 44 bytes, as most routes are) and the first next hop, the second the other
-//! next hops; longer names live in a chunk-local byte array. A probe therefore costs two
-//! cache misses (bucket, entry) at most, and [`Shard::process_burst`](crate::Shard::process_burst)
-//! overlaps them across a burst by prefetching buckets, then entries, before the lookups run
-//! ([`FibSnapshot::prefetch`]). A bucket records which of its entries have more than one
-//! next hop: only for those is the second line prefetched too, so a single-next-hop route
-//! costs one line, not two (at 10^6 routes the random lines a burst fetches, not the
-//! instructions, bound the lookup). The entries' hashes, which only the writer needs, are
-//! kept apart. The tables are plain arrays, one set per chunk. A chunk's
-//! arrays stay below 2 MiB up to about 10^7 routes (10^6 routes: about 128 KiB of entries per
-//! chunk): the `ndx` binary's allocator (`ndx_mem::HugePages`) serves them as blocks of
-//! shared 2 MiB huge-page regions.
+//! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk's route
+//! table is open addressing with linear probing over one-line entries (no buckets of indices
+//! in front of them), a power of two long and at most half full: a route sits in its home slot
+//! or the next in 9 cases of 10. An entry holds everything a probe compares (a 16-bit tag of
+//! the hash, the name's length, and the name itself when it is at most 36 bytes, as most
+//! routes are) and up to two next hops; longer names live in a chunk-local byte array, and
+//! the next hops of a route with more than two in a chunk-local array of one-line records.
+//! So a lookup at depth `k` reads one random line, whose address the hash alone gives:
+//! [`Shard::process_burst`](crate::Shard::process_burst) prefetches it (and the next slot)
+//! while earlier frames run ([`FibSnapshot::prefetch`]). Removal shifts the rest of the probe
+//! run back (no tombstones). The slots' hashes, which only the writer needs, are kept apart.
+//! The tables are plain arrays, one set per chunk. A chunk's arrays stay below 2 MiB up to
+//! about 10^7 routes (10^6 routes: 128 KiB of slots per chunk): the `ndx` binary's allocator
+//! (`ndx_mem::HugePages`) serves them as blocks of shared 2 MiB huge-page regions.
+//!
+//! Until the twelfth speed pass a chunk had 64-byte buckets of 7 (tag, index) slots in front
+//! of two-line entries: two dependent random lines per lookup, on two pages, and at 10^6
+//! routes on this VM each page costs a nested page walk (benches/README.md).
 //!
 //! # Lookup
 //! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components
@@ -53,7 +55,7 @@ use crate::hash::{HashKey, NameHashes, prefix_hashes};
 /// Number of chunks (a power of two).
 pub const CHUNKS: usize = 1024;
 const CHUNK_BITS: u32 = CHUNKS.trailing_zeros();
-/// Slots per 64-byte bucket.
+/// Marker words per 64-byte marker bucket.
 const SLOTS: usize = 7;
 /// Deepest prefix the FIB accepts, in components.
 pub const MAX_PREFIX_DEPTH: usize = 32;
@@ -81,71 +83,81 @@ pub enum FibError {
 /// Longest prefix encoding the FIB accepts, in bytes (a packet is at most 8800).
 pub const MAX_PREFIX_BYTES: usize = u16::MAX as usize;
 
-#[derive(Clone, Copy, Debug, Default)]
-#[repr(C, align(64))]
-struct Bucket {
-    tags: [u32; SLOTS],
-    index: [u32; SLOTS],
-    /// Set when an insertion passed this bucket while it was full: lookups continue past it.
-    overflow: u32,
-    used: u16,
-    /// Bit `s` set when slot `s`'s entry is [wide](Entry::wide): the burst prefetch then
-    /// fetches both of its lines, else only the first.
-    wide: u16,
-}
+/// Name bytes kept inside the entry; a longer name lives in the chunk's name array (one more
+/// cache miss per probe that reaches it), its offset in the first four bytes of `inline`.
+const INLINE_NAME: usize = 36;
 
-impl Bucket {
-    fn set_wide(&mut self, slot: usize, wide: bool) {
-        let bit = 1u16 << slot;
-        if wide {
-            self.wide |= bit;
-        } else {
-            self.wide &= !bit;
-        }
-    }
-}
+/// Next hops kept inside the entry; a route with more keeps all of them in a record of the
+/// chunk's hop array (one more cache miss when it matches).
+const INLINE_HOPS: usize = 2;
 
-/// Name bytes kept inside the entry's first cache line; longer names live in the chunk's
-/// name array (one more cache miss per probe).
-const INLINE_NAME: usize = 44;
-
-/// One prefix. Two cache lines: everything a probe reads (hash, depth, marker, short name) in
-/// the first, next hops in the second, read only on a match.
+/// One slot of a chunk's route table, one cache line: a route, or an empty slot (`depth` 0).
+/// Everything a probe compares (tag, length, name) and a route of up to [`INLINE_HOPS`] next
+/// hops are in this line.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(64))]
 struct Entry {
-    name_off: u32,
+    /// Bits 32..48 of the prefix's hash: a probe compares names only where the tag agrees.
+    tag: u16,
     name_len: u16,
+    /// Components in the prefix; 0 marks an empty slot (the root `/` is kept apart).
     depth: u8,
     is_route: bool,
     strategy: StrategyId,
     hops_len: u8,
-    _pad: [u8; 2],
-    /// The name when it is at most [`INLINE_NAME`] bytes long.
+    /// Index of the chunk's [`HopRecord`] holding the next hops, when there are more than
+    /// [`INLINE_HOPS`].
+    more: u32,
+    /// The name when it is at most [`INLINE_NAME`] bytes long; else the first four bytes hold
+    /// its offset in the chunk's name array (little-endian).
     inline: [u8; INLINE_NAME],
-    /// Next hops, in the order they were added: the first ends the entry's first cache line,
-    /// the others fill the second, so a route with one next hop (and a marker) is read whole
-    /// from one line.
-    hops: [NextHop; MAX_NEXTHOPS],
+    /// The next hops, in the order they were added, when there are at most [`INLINE_HOPS`].
+    hops: [NextHop; INLINE_HOPS],
 }
 
 impl Entry {
-    /// An entry with no route and no name yet.
-    const BLANK: Entry = Entry {
-        name_off: 0,
+    const EMPTY: Entry = Entry {
+        tag: 0,
         name_len: 0,
         depth: 0,
         is_route: false,
         strategy: StrategyId(0),
         hops_len: 0,
-        _pad: [0; 2],
+        more: 0,
         inline: [0; INLINE_NAME],
+        hops: [NO_HOP; INLINE_HOPS],
+    };
+
+    fn is_empty(&self) -> bool {
+        self.depth == 0
+    }
+}
+
+/// The next hops of a route with more than [`INLINE_HOPS`] of them: one cache line.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
+struct HopRecord([NextHop; MAX_NEXTHOPS]);
+
+/// What the writer edits of a prefix (the root's, or a decoded entry's): whether it is a
+/// route, its strategy and its next hops.
+#[derive(Clone, Copy, Debug)]
+struct Value {
+    is_route: bool,
+    strategy: StrategyId,
+    hops_len: u8,
+    hops: [NextHop; MAX_NEXTHOPS],
+}
+
+impl Value {
+    const NONE: Value = Value {
+        is_route: false,
+        strategy: StrategyId(0),
+        hops_len: 0,
         hops: [NO_HOP; MAX_NEXTHOPS],
     };
 
-    /// Whether a match reads beyond the entry's first cache line: it has a second next hop.
-    fn wide(&self) -> bool {
-        self.hops_len > 1
+    fn hops(&self) -> &[NextHop] {
+        &self.hops[..usize::from(self.hops_len)]
     }
 }
 
@@ -172,41 +184,47 @@ struct MarkerBucket {
 /// The marker word's key part: the hash without its low 8 bits.
 const MARKER_KEY: u64 = !0xFF;
 
-/// One of the [`CHUNKS`] tables. Laid out so that the fields a lookup reads (the bucket, marker
-/// and entry arrays' addresses and lengths) fill the first cache line of the chunk, which is
-/// what [`FibSnapshot::prefetch_chunk`] fetches; `align(64)` puts that line on a line boundary
-/// inside the `Arc`'s allocation.
+/// One of the [`CHUNKS`] tables. Laid out so that the fields a lookup reads (the entry,
+/// marker and hop arrays' addresses and lengths) fill the first cache line of the chunk, which
+/// is what [`FibSnapshot::prefetch_chunk`] fetches; `align(64)` puts that line on a line
+/// boundary inside the `Arc`'s allocation.
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct Chunk {
-    buckets: Box<[Bucket]>,
+    /// The route table: open addressing with linear probing over one-line entries, a power
+    /// of two long and at most half full, so that a route is in its home slot or the next
+    /// in 9 cases of 10.
+    entries: Box<[Entry]>,
     /// The stage-1 markers of the prefixes whose hashes pick this chunk, apart from the routes:
     /// at 10^6 routes under 15,600 stage-1 prefixes they are 250 KB that stay in cache, where
-    /// as entries of the route table each lookup paid two more random lines (bucket, entry).
+    /// as entries of the route table each lookup paid another random line.
     markers: Box<[MarkerBucket]>,
-    entries: Vec<Entry>,
-    /// Each entry's hash (by entry index), for the writer's removals and rebuilds: lookups
-    /// match on the bucket's tag and the name, so the entry's first line need not hold it.
-    hashes: Vec<u64>,
-    free: Vec<u32>,
+    /// Next hops of the routes that have more than [`INLINE_HOPS`].
+    more: Vec<HopRecord>,
+    /// Unused records of `more`.
+    more_free: Vec<u32>,
+    /// Each slot's hash, for the writer's moves (removals, growth): lookups match on the tag
+    /// and the name, so the entry need not hold it.
+    hashes: Box<[u64]>,
     names: Vec<u8>,
     live: usize,
     garbage_bytes: usize,
     markers_live: usize,
 }
 
-fn tag_of(hash: u64) -> u32 {
-    ((hash >> 20) as u32) | 1
+fn tag_of(hash: u64) -> u16 {
+    (hash >> 32) as u16
 }
 
 impl Chunk {
-    fn new(buckets: usize) -> Self {
+    /// An empty chunk of `slots` route slots (a power of two).
+    fn new(slots: usize) -> Self {
         Self {
-            buckets: vec![Bucket::default(); buckets].into_boxed_slice(),
+            entries: vec![Entry::EMPTY; slots].into_boxed_slice(),
             markers: vec![MarkerBucket::default(); 1].into_boxed_slice(),
-            entries: Vec::new(),
-            hashes: Vec::new(),
-            free: Vec::new(),
+            more: Vec::new(),
+            more_free: Vec::new(),
+            hashes: vec![0; slots].into_boxed_slice(),
             names: Vec::new(),
             live: 0,
             garbage_bytes: 0,
@@ -316,200 +334,208 @@ impl Chunk {
         if len <= INLINE_NAME {
             return &e.inline[..len];
         }
-        let off = e.name_off as usize;
+        let off = u32::from_le_bytes([e.inline[0], e.inline[1], e.inline[2], e.inline[3]]);
+        let off = off as usize;
         self.names.get(off..off + len).unwrap_or(&[])
     }
 
-    /// Prefetches `hash`'s home bucket.
+    /// The next hops of the route in `e` (one of this chunk's entries).
+    #[inline]
+    fn hops_of<'e>(&'e self, e: &'e Entry) -> &'e [NextHop] {
+        let n = usize::from(e.hops_len);
+        if n <= INLINE_HOPS {
+            &e.hops[..n]
+        } else {
+            self.more
+                .get(e.more as usize)
+                .map_or(&[], |r| &r.0[..n.min(MAX_NEXTHOPS)])
+        }
+    }
+
+    /// The home slot of `hash`.
+    #[inline]
+    fn home(&self, hash: u64) -> usize {
+        hash as usize & (self.entries.len() - 1)
+    }
+
+    /// Prefetches `hash`'s home slot: the line a lookup of that prefix reads first, and
+    /// usually only.
     #[inline]
     fn prefetch(&self, hash: u64) {
-        let mask = self.buckets.len() - 1;
-        if let Some(b) = self.buckets.get(hash as usize & mask) {
-            ndx_mem::prefetch(b);
+        let i = self.home(hash);
+        if let Some(e) = self.entries.get(i) {
+            ndx_mem::prefetch(e);
+        }
+        // The next slot too: a route is in its home slot or the next in 9 cases of 10 (at
+        // most half full), and the two lines are usually in one page.
+        if let Some(e) = self.entries.get(i + 1) {
+            ndx_mem::prefetch(e);
         }
     }
 
-    /// Prefetches every entry whose tag matches in `hash`'s home bucket: its first line (what
-    /// a probe reads, and a single next hop), and its second too when the slot says the entry
-    /// is [wide](Entry::wide) (reads the bucket, which should be in cache by now: see
-    /// [`prefetch`](Self::prefetch)). Without the second line, every lookup that matched a
-    /// route of several next hops paid one full miss at 10^6 routes; fetching it for the
-    /// usual single next hop would spend a miss for nothing.
+    /// The slot holding the prefix whose hash is `hash` and whose name is `name`.
     #[inline]
-    fn prefetch_entries(&self, hash: u64) {
-        let mask = self.buckets.len() - 1;
+    fn find(&self, hash: u64, name: &[u8]) -> Option<usize> {
+        let mask = self.entries.len() - 1;
         let tag = tag_of(hash);
-        let Some(bucket) = self.buckets.get(hash as usize & mask) else {
-            return;
-        };
-        let mut hits = ndx_mem::eq_mask7(&bucket.tags, tag);
-        while hits != 0 {
-            let s = hits.trailing_zeros() as usize;
-            hits &= hits - 1;
-            if let Some(e) = self.entries.get(bucket.index[s] as usize) {
-                ndx_mem::prefetch(e);
-                if bucket.wide & (1 << s) != 0 {
-                    ndx_mem::prefetch(&e.hops[MAX_NEXTHOPS - 1]);
-                }
-            }
-        }
-    }
-
-    fn find(&self, hash: u64, name: &[u8]) -> Option<u32> {
-        let mask = self.buckets.len() - 1;
-        let tag = tag_of(hash);
-        let mut b = hash as usize & mask;
-        for _ in 0..self.buckets.len() {
-            let bucket = &self.buckets[b];
-            for s in 0..SLOTS {
-                if bucket.tags[s] == tag {
-                    let i = bucket.index[s];
-                    if let Some(e) = self.entries.get(i as usize)
-                        && self.name_of(e) == name
-                    {
-                        return Some(i);
-                    }
-                }
-            }
-            if bucket.overflow == 0 {
+        let mut i = hash as usize & mask;
+        // The table is at most half full: an empty slot ends every probe run.
+        for _ in 0..self.entries.len() {
+            let e = &self.entries[i];
+            if e.is_empty() {
                 return None;
             }
-            b = (b + 1) & mask;
+            if e.tag == tag && self.name_of(e) == name {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
         }
         None
     }
 
+    #[inline]
     fn get(&self, hash: u64, name: &[u8]) -> Option<&Entry> {
-        self.find(hash, name)
-            .and_then(|i| self.entries.get(i as usize))
+        self.find(hash, name).map(|i| &self.entries[i])
     }
 
-    /// Inserts a new entry (the caller checked it is absent); grows the chunk when 85% full.
-    fn insert(&mut self, hash: u64, name: &[u8], depth: u8) -> u32 {
-        if (self.live + 1) * 100 > self.buckets.len() * SLOTS * 85 {
-            self.rebuild(self.buckets.len() * 2);
+    /// The route data of slot `i`.
+    fn value(&self, i: usize) -> Value {
+        let e = &self.entries[i];
+        let mut v = Value {
+            is_route: e.is_route,
+            strategy: e.strategy,
+            hops_len: e.hops_len,
+            ..Value::NONE
+        };
+        let hops = self.hops_of(e);
+        v.hops[..hops.len()].copy_from_slice(hops);
+        v
+    }
+
+    /// Writes `v` into slot `i`: next hops inline when they fit, else in a hop record (taken
+    /// when the route grows past [`INLINE_HOPS`], given back when it shrinks to them).
+    fn store(&mut self, i: usize, v: &Value) {
+        let e = self.entries[i];
+        let had_record = usize::from(e.hops_len) > INLINE_HOPS;
+        let n = usize::from(v.hops_len);
+        let mut new = Entry {
+            is_route: v.is_route,
+            strategy: v.strategy,
+            hops_len: v.hops_len,
+            more: 0,
+            hops: [NO_HOP; INLINE_HOPS],
+            ..e
+        };
+        if n <= INLINE_HOPS {
+            new.hops[..n].copy_from_slice(v.hops());
+            if had_record {
+                self.more_free.push(e.more);
+            }
+        } else {
+            let r = if had_record {
+                e.more
+            } else if let Some(r) = self.more_free.pop() {
+                r
+            } else {
+                self.more.push(HopRecord([NO_HOP; MAX_NEXTHOPS]));
+                (self.more.len() - 1) as u32
+            };
+            self.more[r as usize] = HopRecord(v.hops);
+            new.more = r;
+        }
+        self.entries[i] = new;
+    }
+
+    /// Inserts a new prefix with no route (the caller checked it is absent), growing the
+    /// table first when it would be more than half full; returns its slot.
+    fn insert(&mut self, hash: u64, name: &[u8], depth: u8) -> usize {
+        if (self.live + 1) * 2 > self.entries.len() {
+            self.rebuild(self.entries.len() * 2);
         }
         let mut entry = Entry {
-            name_off: self.names.len() as u32,
+            tag: tag_of(hash),
             name_len: name.len() as u16,
             depth,
-            ..Entry::BLANK
+            ..Entry::EMPTY
         };
         if name.len() <= INLINE_NAME {
             entry.inline[..name.len()].copy_from_slice(name);
-            entry.name_off = 0;
         } else {
+            entry.inline[..4].copy_from_slice(&(self.names.len() as u32).to_le_bytes());
             self.names.extend_from_slice(name);
         }
-        let wide = entry.wide();
-        let index = match self.free.pop() {
-            Some(i) => {
-                self.entries[i as usize] = entry;
-                self.hashes[i as usize] = hash;
-                i
-            }
-            None => {
-                self.entries.push(entry);
-                self.hashes.push(hash);
-                (self.entries.len() - 1) as u32
-            }
-        };
-        self.place(hash, index, wide);
         self.live += 1;
-        index
+        self.place(hash, entry)
     }
 
-    fn place(&mut self, hash: u64, index: u32, wide: bool) {
-        let mask = self.buckets.len() - 1;
-        let mut b = hash as usize & mask;
-        loop {
-            let bucket = &mut self.buckets[b];
-            if let Some(s) = bucket.tags.iter().position(|&t| t == 0) {
-                bucket.tags[s] = tag_of(hash);
-                bucket.index[s] = index;
-                bucket.used += 1;
-                bucket.set_wide(s, wide);
-                return;
-            }
-            bucket.overflow = 1;
-            b = (b + 1) & mask;
+    /// Puts `entry` in the first empty slot of `hash`'s probe run.
+    fn place(&mut self, hash: u64, entry: Entry) -> usize {
+        let mask = self.entries.len() - 1;
+        let mut i = hash as usize & mask;
+        while !self.entries[i].is_empty() {
+            i = (i + 1) & mask;
         }
+        self.entries[i] = entry;
+        self.hashes[i] = hash;
+        i
     }
 
-    /// The bucket and slot holding entry `index` (whose hash is `hash`).
-    fn slot_of(&self, hash: u64, index: u32) -> Option<(usize, usize)> {
-        let mask = self.buckets.len() - 1;
-        let mut b = hash as usize & mask;
-        for _ in 0..self.buckets.len() {
-            let bucket = &self.buckets[b];
-            for s in 0..SLOTS {
-                if bucket.tags[s] != 0 && bucket.index[s] == index {
-                    return Some((b, s));
-                }
-            }
-            b = (b + 1) & mask;
-        }
-        None
-    }
-
-    /// Brings entry `index`'s slot flag in line with the entry after an edit (a next hop
-    /// added or removed).
-    fn sync_wide(&mut self, index: u32) {
-        let (Some(e), Some(&hash)) = (
-            self.entries.get(index as usize),
-            self.hashes.get(index as usize),
-        ) else {
+    /// Empties slot `i`, then moves back the entries of the probe run behind it that may
+    /// (backward-shift deletion: no tombstones, so an empty slot still ends every run).
+    fn remove(&mut self, i: usize) {
+        let e = self.entries[i];
+        if e.is_empty() {
             return;
-        };
-        let wide = e.wide();
-        if let Some((b, s)) = self.slot_of(hash, index) {
-            self.buckets[b].set_wide(s, wide);
         }
-    }
-
-    fn remove(&mut self, index: u32) {
-        let (Some(e), Some(&hash)) = (
-            self.entries.get(index as usize).copied(),
-            self.hashes.get(index as usize),
-        ) else {
-            return;
-        };
-        if let Some((b, s)) = self.slot_of(hash, index) {
-            let bucket = &mut self.buckets[b];
-            bucket.tags[s] = 0;
-            bucket.used -= 1;
-            bucket.set_wide(s, false);
+        if usize::from(e.hops_len) > INLINE_HOPS {
+            self.more_free.push(e.more);
         }
-        self.free.push(index);
-        self.live -= 1;
         if usize::from(e.name_len) > INLINE_NAME {
             self.garbage_bytes += usize::from(e.name_len);
         }
+        let mask = self.entries.len() - 1;
+        let mut hole = i;
+        let mut j = i;
+        loop {
+            j = (j + 1) & mask;
+            if self.entries[j].is_empty() {
+                break;
+            }
+            let home = self.hashes[j] as usize & mask;
+            // Entry j may fill the hole when its home is not in the (cyclic) range (hole, j].
+            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
+                self.entries[hole] = self.entries[j];
+                self.hashes[hole] = self.hashes[j];
+                hole = j;
+            }
+        }
+        self.entries[hole] = Entry::EMPTY;
+        self.hashes[hole] = 0;
+        self.live -= 1;
         if self.garbage_bytes > 4096 && self.garbage_bytes > self.names.len() / 2 {
-            self.rebuild(self.buckets.len());
+            self.rebuild(self.entries.len());
         }
     }
 
-    /// Rebuilds with `buckets` buckets: compacts entries and names, clears overflow marks.
-    fn rebuild(&mut self, buckets: usize) {
-        let mut old = std::mem::replace(self, Chunk::new(buckets));
+    /// Rebuilds the route table with `slots` slots: compacts the names and the hop records.
+    fn rebuild(&mut self, slots: usize) {
+        let mut old = std::mem::replace(self, Chunk::new(slots));
         self.markers = std::mem::take(&mut old.markers);
         self.markers_live = old.markers_live;
-        let free: std::collections::HashSet<u32> = old.free.iter().copied().collect();
         for (i, e) in old.entries.iter().enumerate() {
-            if free.contains(&(i as u32)) {
+            if e.is_empty() {
                 continue;
             }
             let mut moved = *e;
             if usize::from(e.name_len) > INLINE_NAME {
-                moved.name_off = self.names.len() as u32;
+                moved.inline[..4].copy_from_slice(&(self.names.len() as u32).to_le_bytes());
                 self.names.extend_from_slice(old.name_of(e));
             }
-            let hash = old.hashes[i];
-            self.entries.push(moved);
-            self.hashes.push(hash);
-            let index = (self.entries.len() - 1) as u32;
-            self.place(hash, index, moved.wide());
+            if usize::from(e.hops_len) > INLINE_HOPS {
+                self.more.push(old.more[e.more as usize]);
+                moved.more = (self.more.len() - 1) as u32;
+            }
+            self.place(old.hashes[i], moved);
             self.live += 1;
         }
     }
@@ -529,7 +555,7 @@ pub struct FibSnapshot {
     stage1: usize,
     chunks: Vec<Arc<Chunk>>,
     generation: u64,
-    root: Option<Entry>,
+    root: Option<Value>,
 }
 
 /// The result of a longest-prefix match.
@@ -563,17 +589,17 @@ impl FibSnapshot {
         for (k, c) in name.components().take(n).enumerate() {
             ends[k + 1] = ends[k] + c.wire().len();
         }
-        let probe = |k: usize| -> Option<&'s Entry> {
-            let h = hashes[k - 1];
-            self.chunk(h).get(h, bytes.get(..ends[k]).unwrap_or(&[]))
-        };
         let start = self.start_depth(n, |k| hashes[k - 1]);
         for k in (1..=start).rev() {
-            if let Some(e) = probe(k).filter(|e| e.is_route) {
-                return Some(self.matched(e));
+            let h = hashes[k - 1];
+            let chunk = self.chunk(h);
+            if let Some(e) = chunk.get(h, bytes.get(..ends[k]).unwrap_or(&[]))
+                && e.is_route
+            {
+                return Some(Self::matched(chunk, e));
             }
         }
-        self.root.as_ref().map(|e| self.matched(e))
+        self.root_match()
     }
 
     /// Longest-prefix match of the name `hashes` was built for, hashing prefixes only as the
@@ -581,17 +607,17 @@ impl FibSnapshot {
     /// Build `hashes` with this snapshot's key and [`stage1`](Self::stage1).
     #[inline]
     pub fn lpm_hashed<'s>(&'s self, hashes: &mut NameHashes<'_>) -> Option<FibMatch<'s>> {
-        let probe = |k: usize, h: &mut NameHashes<'_>| -> Option<&'s Entry> {
-            let hash = h.prefix(k);
-            self.chunk(hash).get(hash, h.prefix_bytes(k))
-        };
         let start = self.start_depth(hashes.name().len(), |k| hashes.prefix(k));
         for k in (1..=start).rev() {
-            if let Some(e) = probe(k, hashes).filter(|e| e.is_route) {
-                return Some(self.matched(e));
+            let hash = hashes.prefix(k);
+            let chunk = self.chunk(hash);
+            if let Some(e) = chunk.get(hash, hashes.prefix_bytes(k))
+                && e.is_route
+            {
+                return Some(Self::matched(chunk, e));
             }
         }
-        self.root.as_ref().map(|e| self.matched(e))
+        self.root_match()
     }
 
     /// The depth the second stage starts at for a name of `len` components whose prefix
@@ -648,8 +674,9 @@ impl FibSnapshot {
         ndx_mem::prefetch(self.chunk(h));
     }
 
-    /// Prefetches the home bucket of the name's `k`-component prefix (`1..=min(len, 32)`;
-    /// other depths prefetch nothing): the prefetches of a burst overlap their cache misses.
+    /// Prefetches the home slot of the name's `k`-component prefix (`1..=min(len, 32)`;
+    /// other depths prefetch nothing), the line a lookup of that prefix usually reads alone:
+    /// the prefetches of a burst overlap their cache misses.
     /// The stage-1 prefix's hash is already computed; other depths are hashed now.
     #[inline]
     pub fn prefetch(&self, hashes: &mut NameHashes<'_>, k: usize) {
@@ -660,29 +687,25 @@ impl FibSnapshot {
         self.chunk(h).prefetch(h);
     }
 
-    /// Prefetches the entries the home bucket of the `k`-component prefix points to (after
-    /// [`prefetch`](Self::prefetch) has brought the bucket in).
-    #[inline]
-    pub fn prefetch_entries(&self, hashes: &NameHashes<'_>, k: usize) {
-        if !prefetchable(hashes, k) {
-            return;
-        }
-        if let Some(h) = hashes.cached(k) {
-            self.chunk(h).prefetch_entries(h);
-        }
-    }
-
     /// Components in the first lookup stage (build [`NameHashes`] with it).
     pub fn stage1(&self) -> usize {
         self.stage1
     }
 
-    fn matched<'s>(&'s self, e: &'s Entry) -> FibMatch<'s> {
+    fn matched<'s>(chunk: &'s Chunk, e: &'s Entry) -> FibMatch<'s> {
         FibMatch {
             prefix_len: usize::from(e.depth),
-            nexthops: &e.hops[..usize::from(e.hops_len)],
+            nexthops: chunk.hops_of(e),
             strategy: e.strategy,
         }
+    }
+
+    fn root_match(&self) -> Option<FibMatch<'_>> {
+        self.root.as_ref().map(|v| FibMatch {
+            prefix_len: 0,
+            nexthops: v.hops(),
+            strategy: v.strategy,
+        })
     }
 
     /// The hash key this snapshot's hashes must be computed with.
@@ -727,7 +750,7 @@ pub struct Fib {
     key: HashKey,
     stage1: usize,
     chunks: Vec<Arc<Chunk>>,
-    root: Option<Entry>,
+    root: Option<Value>,
     /// For each `M`-prefix marker key (its hash's top 56 bits), how many routes lie at each
     /// depth below it (depth > M). Prefixes whose keys collide are counted together, as they
     /// share their marker word.
@@ -789,18 +812,19 @@ impl Fib {
         &self.chunks[(hash >> (64 - CHUNK_BITS)) as usize]
     }
 
-    /// Finds or creates the entry of `prefix` (depth >= 1) and edits it.
-    fn edit<R>(&mut self, prefix: &Name<'_>, f: impl FnOnce(&mut Entry) -> R) -> R {
+    /// Finds or creates the entry of `prefix` (depth >= 1) and edits its route data.
+    fn edit<R>(&mut self, prefix: &Name<'_>, f: impl FnOnce(&mut Value) -> R) -> R {
         let bytes = prefix.as_bytes();
         let hash = self.key.hash(bytes);
         let depth = prefix.len() as u8;
         let chunk = self.chunk_mut(hash);
-        let index = match chunk.find(hash, bytes) {
+        let slot = match chunk.find(hash, bytes) {
             Some(i) => i,
             None => chunk.insert(hash, bytes, depth),
         };
-        let r = f(&mut chunk.entries[index as usize]);
-        chunk.sync_wide(index);
+        let mut v = chunk.value(slot);
+        let r = f(&mut v);
+        chunk.store(slot, &v);
         r
     }
 
@@ -808,11 +832,10 @@ impl Fib {
     fn collect(&mut self, prefix: &Name<'_>) {
         let bytes = prefix.as_bytes();
         let hash = self.key.hash(bytes);
-        if let Some(i) = self.chunk(hash).find(hash, bytes) {
-            let e = self.chunk(hash).entries[i as usize];
-            if !e.is_route {
-                self.chunk_mut(hash).remove(i);
-            }
+        if let Some(i) = self.chunk(hash).find(hash, bytes)
+            && !self.chunk(hash).entries[i].is_route
+        {
+            self.chunk_mut(hash).remove(i);
         }
     }
 
@@ -825,7 +848,7 @@ impl Fib {
             return Err(FibError::TooLong(prefix.as_bytes().len()));
         }
         let mut created = false;
-        let mut update = |e: &mut Entry| -> Result<(), FibError> {
+        let mut update = |e: &mut Value| -> Result<(), FibError> {
             let hops = &mut e.hops[..usize::from(e.hops_len)];
             if let Some(h) = hops.iter_mut().find(|h| h.face == nexthop.face) {
                 h.cost = nexthop.cost;
@@ -842,7 +865,7 @@ impl Fib {
             Ok(())
         };
         if prefix.is_empty() {
-            let root = self.root.get_or_insert(Entry::BLANK);
+            let root = self.root.get_or_insert(Value::NONE);
             update(root)?;
         } else {
             self.edit(prefix, update)?;
@@ -867,17 +890,17 @@ impl Fib {
         let Some(i) = self.chunk(hash).find(hash, bytes) else {
             return false;
         };
-        if !self.chunk(hash).entries[i as usize].is_route {
+        if !self.chunk(hash).entries[i].is_route {
             return false;
         }
-        self.chunk_mut(hash).entries[i as usize].strategy = strategy;
+        self.chunk_mut(hash).entries[i].strategy = strategy;
         true
     }
 
     /// Removes one next hop; the route goes when its last next hop does. Returns whether the
     /// next hop existed.
     pub fn remove_nexthop(&mut self, prefix: &Name<'_>, face: FaceId) -> bool {
-        let strip = |e: &mut Entry| -> (bool, bool) {
+        let strip = |e: &mut Value| -> (bool, bool) {
             let n = usize::from(e.hops_len);
             let Some(pos) = e.hops[..n].iter().position(|h| h.face == face) else {
                 return (false, false);
@@ -952,17 +975,18 @@ impl Fib {
 
     /// The route at exactly `prefix`.
     pub fn route(&self, prefix: &Name<'_>) -> Option<Route> {
-        let e = if prefix.is_empty() {
+        let v = if prefix.is_empty() {
             self.root?
         } else {
             let bytes = prefix.as_bytes();
             let hash = self.key.hash(bytes);
-            *self.chunk(hash).get(hash, bytes)?
+            let chunk = self.chunk(hash);
+            chunk.value(chunk.find(hash, bytes)?)
         };
-        e.is_route.then(|| Route {
+        v.is_route.then(|| Route {
             prefix: prefix.to_buf(),
-            nexthops: e.hops[..usize::from(e.hops_len)].to_vec(),
-            strategy: e.strategy,
+            nexthops: v.hops().to_vec(),
+            strategy: v.strategy,
         })
     }
 
@@ -971,23 +995,21 @@ impl Fib {
         let mut out: Vec<Route> = self
             .root
             .iter()
-            .filter(|e| e.is_route)
-            .map(|e| Route {
+            .filter(|v| v.is_route)
+            .map(|v| Route {
                 prefix: NameBuf::new(),
-                nexthops: e.hops[..usize::from(e.hops_len)].to_vec(),
-                strategy: e.strategy,
+                nexthops: v.hops().to_vec(),
+                strategy: v.strategy,
             })
             .collect();
         for c in &self.chunks {
-            let free: std::collections::HashSet<u32> = c.free.iter().copied().collect();
-            for (i, e) in c.entries.iter().enumerate() {
+            for e in c.entries.iter() {
                 if e.is_route
-                    && !free.contains(&(i as u32))
                     && let Ok(prefix) = NameBuf::from_component_bytes(c.name_of(e))
                 {
                     out.push(Route {
                         prefix,
-                        nexthops: e.hops[..usize::from(e.hops_len)].to_vec(),
+                        nexthops: c.hops_of(e).to_vec(),
                         strategy: e.strategy,
                     });
                 }
@@ -1008,17 +1030,17 @@ impl Fib {
         }));
     }
 
-    /// Approximate heap bytes used by the tables (buckets, entries, their hashes, names), for
-    /// sizing.
+    /// Approximate heap bytes used by the tables (route slots and their hashes, markers, hop
+    /// records, names), for sizing.
     pub fn memory_bytes(&self) -> usize {
         self.chunks
             .iter()
             .map(|c| {
                 size_of::<Chunk>()
-                    + c.buckets.len() * size_of::<Bucket>()
+                    + c.entries.len() * (size_of::<Entry>() + size_of::<u64>())
                     + c.markers.len() * size_of::<MarkerBucket>()
-                    + c.entries.capacity() * size_of::<Entry>()
-                    + c.hashes.capacity() * size_of::<u64>()
+                    + c.more.capacity() * size_of::<HopRecord>()
+                    + c.more_free.capacity() * size_of::<u32>()
                     + c.names.capacity()
             })
             .sum()
@@ -1045,10 +1067,11 @@ impl Fib {
 mod tests {
     use super::*;
 
-    /// Every live entry has exactly one slot, in its hash's probe sequence with its tag, and
-    /// the bucket's wide bit of the slot says whether the entry has more than one next hop;
-    /// every marker the writer counts is in its chunk's marker table with the deepest depth
-    /// counted, and nothing else is.
+    /// Every entry sits in its hash's probe run (no empty slot between its home and it) with
+    /// its tag, and is found by its name; no table is more than half full; every hop record is
+    /// held by exactly one route with more than [`INLINE_HOPS`] next hops or is free; every
+    /// marker the writer counts is in its chunk's marker table with the deepest depth counted,
+    /// and nothing else is.
     fn check_slots(fib: &Fib) {
         for (&key, counts) in &fib.deep {
             let max = counts.iter().rposition(|&c| c > 0).unwrap_or(0);
@@ -1072,32 +1095,40 @@ mod tests {
             "marker words"
         );
         for c in &fib.chunks {
-            let free: std::collections::HashSet<u32> = c.free.iter().copied().collect();
-            for (i, e) in c.entries.iter().enumerate() {
-                let i = i as u32;
-                let slots: Vec<u32> = c
-                    .buckets
-                    .iter()
-                    .flat_map(|b| (0..SLOTS).filter(move |&s| b.tags[s] != 0 && b.index[s] == i))
-                    .map(|_| 0)
-                    .collect();
-                if free.contains(&i) {
-                    assert!(slots.is_empty(), "a free entry has a slot");
-                    continue;
-                }
-                assert_eq!(slots.len(), 1, "entry {i} has {} slots", slots.len());
-                let hash = c.hashes[i as usize];
-                assert_eq!(c.find(hash, c.name_of(e)), Some(i), "found by its name");
-                let (b, s) = c.slot_of(hash, i).expect("a slot");
-                let bucket = &c.buckets[b];
-                assert_eq!(bucket.tags[s], tag_of(hash));
-                assert_eq!(
-                    bucket.wide & (1 << s) != 0,
-                    e.hops_len > 1,
-                    "wide flag of entry {i}"
+            check_chunk(c);
+        }
+    }
+
+    fn check_chunk(c: &Chunk) {
+        let mask = c.entries.len() - 1;
+        let mut records = vec![0u32; c.more.len()];
+        let mut live = 0;
+        for (i, e) in c.entries.iter().enumerate() {
+            if e.is_empty() {
+                continue;
+            }
+            live += 1;
+            let hash = c.hashes[i];
+            assert_eq!(e.tag, tag_of(hash), "tag of slot {i}");
+            let mut j = hash as usize & mask;
+            while j != i {
+                assert!(
+                    !c.entries[j].is_empty(),
+                    "slot {i} is cut off from its home"
                 );
+                j = (j + 1) & mask;
+            }
+            assert_eq!(c.find(hash, c.name_of(e)), Some(i), "found by its name");
+            if usize::from(e.hops_len) > INLINE_HOPS {
+                records[e.more as usize] += 1;
             }
         }
+        assert_eq!(live, c.live);
+        assert!(c.live * 2 <= c.entries.len(), "more than half full");
+        for &r in &c.more_free {
+            records[r as usize] += 1;
+        }
+        assert!(records.iter().all(|&n| n == 1), "hop records {records:?}");
     }
 
     proptest::proptest! {
@@ -1194,19 +1225,72 @@ mod tests {
     }
 
     #[test]
-    fn a_probe_reads_one_cache_line_of_an_entry() {
-        assert_eq!(size_of::<Bucket>(), 64);
+    fn a_probe_reads_one_cache_line() {
         assert_eq!(size_of::<MarkerBucket>(), 64);
-        assert_eq!(size_of::<Entry>(), 128);
-        // What a lookup reads of a chunk is in its first line.
-        assert!(core::mem::offset_of!(Chunk, entries) + size_of::<Vec<Entry>>() <= 64);
-        assert_eq!(align_of::<Chunk>(), 64);
-        // Everything a probe compares (depth, marker, inline name) and the first next hop are
-        // in line 0; the other next hops are in line 1.
-        assert!(core::mem::offset_of!(Entry, inline) + INLINE_NAME <= 64);
+        assert_eq!(size_of::<HopRecord>(), 64);
+        // Everything a probe compares (tag, length, inline name) and the inline next hops are
+        // in the entry's one line.
+        assert_eq!(size_of::<Entry>(), 64);
+        assert_eq!(align_of::<Entry>(), 64);
         assert_eq!(
-            core::mem::offset_of!(Entry, hops) + size_of::<NextHop>(),
+            core::mem::offset_of!(Entry, hops) + INLINE_HOPS * size_of::<NextHop>(),
             64
         );
+        // What a lookup reads of a chunk is in its first line.
+        assert!(core::mem::offset_of!(Chunk, more) + size_of::<Vec<HopRecord>>() <= 64);
+        assert!(core::mem::offset_of!(Chunk, entries) < 64);
+        assert!(core::mem::offset_of!(Chunk, markers) < 64);
+        assert_eq!(align_of::<Chunk>(), 64);
+    }
+
+    proptest::proptest! {
+        /// Prefixes crowded into one chunk and a few home slots (so probe runs grow long, wrap
+        /// around the table's end and are cut by removals), with any number of next hops,
+        /// against a map: every prefix present is found with its next hops, every removed one
+        /// is not, and the table's invariants hold after every step.
+        #[test]
+        fn crowded_probe_runs_match_a_map(
+            ops in proptest::collection::vec((0u64..48, 0u64..4, 0usize..=MAX_NEXTHOPS, proptest::prelude::any::<bool>()), 1..300),
+        ) {
+            let mut chunk = Chunk::new(1);
+            let mut model: HashMap<u64, usize> = HashMap::new();
+            // Prefix p: home bits from `home` (few distinct homes, and some near the end of
+            // the table so runs wrap), long names for every fifth prefix.
+            let name = |p: u64| {
+                let len = if p.is_multiple_of(5) { INLINE_NAME + 3 + p as usize } else { 2 + p as usize % 7 };
+                (0..len).map(|b| (p as u8).wrapping_mul(31).wrapping_add(b as u8)).collect::<Vec<u8>>()
+            };
+            let hash_of = |p: u64, home: u64| 0xABC0_0000_0000_0000 | (p << 32) | (home.wrapping_sub(1) & 0xFFFF);
+            let mut homes: HashMap<u64, u64> = HashMap::new();
+            for (p, home, hops, add) in ops {
+                let home = *homes.entry(p).or_insert(home);
+                let (h, n) = (hash_of(p, home), name(p));
+                if add {
+                    let slot = match chunk.find(h, &n) {
+                        Some(s) => s,
+                        None => chunk.insert(h, &n, 3),
+                    };
+                    let mut v = Value { is_route: hops > 0, hops_len: hops as u8, ..Value::NONE };
+                    for k in 0..hops {
+                        v.hops[k] = NextHop { face: FaceId(p as u32), cost: k as u32 };
+                    }
+                    chunk.store(slot, &v);
+                    model.insert(p, hops);
+                } else if let Some(s) = chunk.find(h, &n) {
+                    chunk.remove(s);
+                    model.remove(&p);
+                }
+                check_chunk(&chunk);
+                for (&q, qh) in &homes {
+                    let got = chunk.get(hash_of(q, *qh), &name(q)).map(|e| chunk.hops_of(e).len());
+                    proptest::prop_assert_eq!(got, model.get(&q).copied(), "prefix {}", q);
+                    if let Some(e) = chunk.get(hash_of(q, *qh), &name(q)) {
+                        proptest::prop_assert_eq!(chunk.name_of(e), &name(q)[..]);
+                        let want = |k: usize| NextHop { face: FaceId(q as u32), cost: k as u32 };
+                        proptest::prop_assert!(chunk.hops_of(e).iter().enumerate().all(|(k, hop)| *hop == want(k)));
+                    }
+                }
+            }
+        }
     }
 }

@@ -485,7 +485,7 @@ pub struct Shard {
     counters: ShardCounters,
     rng: u64,
     /// Whether bursts prefetch the FIB a level past stage 1 (see [`Speculate`]); follows the
-    /// last burst's share of likely CS hits.
+    /// share of likely CS hits among the last 8 frames a burst tallied.
     deep_fib_prefetch: bool,
     scratch: Vec<u8>,
     matched: Vec<PitId>,
@@ -494,21 +494,27 @@ pub struct Shard {
     l2_name: Vec<u8>,
 }
 
-/// Frames decoded and hashed ahead of their pipelines in one burst group. Eight: a group's
-/// first prefetch pass asks for four or five lines per Interest, and more than a few dozen
-/// prefetches in flight are not all served (on the EPYC these numbers were measured on, a
-/// microbenchmark's prefetches stop hiding misses past about 16 outstanding lines): groups
-/// of 8 ran the worst case at 10^6 routes in 387 ns against 421 for groups of 32, and at 10^3
-/// routes in 276 against 291 (benches/README.md, eleventh pass).
-const BURST: usize = 8;
+/// How many frames apart a burst's pipeline stages are: a frame's first-level prefetches are
+/// issued `LEAD` frames before its second level reads them, and so on (see `Shard::burst`).
+/// Prefetches spread one frame's worth at a time among other frames' work hide a random DRAM
+/// line where a group of 8 issued back to back did not (benches/README.md, twelfth pass).
+const LEAD: usize = 1;
+
+/// Slots of a burst's pipeline ring: at least the `3 * LEAD + 1` frames in flight.
+const RING: usize = 4;
+
+/// Frames between revisions of the FIB speculation (see [`Speculate`]).
+const REVISE: usize = 8;
+
+const _: () = assert!(RING > 3 * LEAD);
 
 /// How far a burst's first passes prefetch the FIB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Speculate {
-    /// The stage-1 marker, and the stage-1 prefix's route bucket and entries.
+    /// The stage-1 marker, and the stage-1 prefix's route slot.
     Shallow,
-    /// The stage-1 marker, and the route bucket and entries one component deeper, where the
-    /// marker usually sends the lookup (the default, and while most Interests miss the CS).
+    /// The stage-1 marker, and the route slot one component deeper, where the marker
+    /// usually sends the lookup (the default, and while most Interests miss the CS).
     Deep,
 }
 
@@ -664,34 +670,68 @@ impl Shard {
     }
 
     /// The burst path, for lent frames or not: one copy of the code (the passes inline into
-    /// it once).
+    /// it once). A sliding pipeline: while frame `t` is decoded, hashed and its buckets
+    /// prefetched (level 1), frame `t - LEAD` has its second level prefetched, frame
+    /// `t - 2 * LEAD` its third, and frame `t - 3 * LEAD` runs through its pipeline, so each
+    /// prefetch is spread among other frames' work instead of issued with a whole group's.
+    /// (One loop: splitting off the drain duplicated the inlined passes, and the compiler
+    /// then called the stage and run passes out of line, 63 instructions more per exchange.)
     #[inline(never)]
     fn burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions, lend: bool) {
         let snap = self.fib.guard();
-        // One tag per slot (see `Staged`); `[const { .. }; BURST]` would copy each slot whole.
-        let mut staged: [Staged<'_>; BURST] = std::array::from_fn(|_| Staged::Other);
-        for group in frames.chunks(BURST) {
-            let speculate = if self.deep_fib_prefetch {
-                Speculate::Deep
-            } else {
-                Speculate::Shallow
-            };
-            for (slot, &(_, frame)) in staged.iter_mut().zip(group) {
-                self.stage(frame, &snap, speculate, slot);
+        // One tag per slot (see `Staged`); `[const { .. }; RING]` would copy each slot whole.
+        let mut ring: [Staged<'_>; RING] = std::array::from_fn(|_| Staged::Other);
+        let mut spec = [Speculate::Deep; RING];
+        let mut likely_hit = [false; RING];
+        let n = frames.len();
+        // Level-2 tallies since the speculation was last revised (every `REVISE` frames).
+        let (mut tallied, mut interests, mut hits) = (0, 0, 0);
+        for t in 0..n + 3 * LEAD {
+            if let Some(&(_, frame)) = frames.get(t) {
+                let s = t % RING;
+                spec[s] = if self.deep_fib_prefetch {
+                    Speculate::Deep
+                } else {
+                    Speculate::Shallow
+                };
+                self.stage(frame, &snap, spec[s], &mut ring[s]);
+                self.prefetch_buckets(&mut ring[s], &snap, spec[s]);
             }
-            let staged = &mut staged[..group.len()];
-            let (interests, likely_hits) = self.prefetch(staged, &snap, speculate);
-            // Mostly CS misses: the next burst prefetches the FIB a level deeper from the
-            // start. Mostly hits: it does not (the deeper prefix would be hashed and its lines
-            // fetched for nothing).
-            if interests > 0 {
-                self.deep_fib_prefetch = likely_hits * 2 < interests;
+            if let Some(u) = t.checked_sub(LEAD)
+                && u < n
+            {
+                let s = u % RING;
+                likely_hit[s] = false;
+                if let Some(hit) = self.prefetch_entries(&mut ring[s], &snap, spec[s]) {
+                    interests += 1;
+                    hits += usize::from(hit);
+                    likely_hit[s] = hit;
+                }
+                tallied += 1;
+                // Mostly CS misses: the frames staged next prefetch the FIB a level deeper
+                // from the start. Mostly hits: they do not (the deeper prefix would be hashed
+                // and its lines fetched for nothing).
+                if tallied == REVISE || u + 1 == n {
+                    if interests > 0 {
+                        self.deep_fib_prefetch = hits * 2 < interests;
+                    }
+                    (tallied, interests, hits) = (0, 0, 0);
+                }
             }
-            for (st, &(face, frame)) in staged.iter_mut().zip(group) {
+            if let Some(u) = t.checked_sub(2 * LEAD)
+                && u < n
+                && likely_hit[u % RING]
+                && let Staged::Interest(_, _, hashes) = &ring[u % RING]
+            {
+                self.cs.prefetch_hit(hashes.full(), true);
+            }
+            if let Some(u) = t.checked_sub(3 * LEAD)
+                && let Some(&(face, frame)) = frames.get(u)
+            {
                 if lend {
                     out.lend(frame);
                 }
-                self.run(now, face, frame, st, &snap, out);
+                self.run(now, face, frame, &mut ring[u % RING], &snap, out);
             }
         }
         out.input = None;
@@ -745,76 +785,71 @@ impl Shard {
         }
     }
 
-    /// Second pass: prefetches what the pipelines will read, up to three levels deep
-    /// (buckets; then the entries they point to; then a likely CS hit's whole Data and, with
-    /// LRU, its list neighbours), so the misses of the whole burst overlap. Each level reads
-    /// what the one before fetched; the first pass prefetched the FIB chunk descriptors the
-    /// bucket addresses are read from.
+    /// A frame's first prefetch level: the buckets of the PIT, CS and dead-nonce list, the
+    /// FIB's stage-1 marker, and the FIB's route slot where the lookup likely starts: one
+    /// level past stage 1 (where the marker usually sends it) when speculating deep, else
+    /// stage 1. A Data's PIT entry, by its token.
+    #[inline(always)]
+    fn prefetch_buckets(&self, st: &mut Staged<'_>, snap: &FibSnapshot, speculate: Speculate) {
+        let m = snap.stage1();
+        match st {
+            Staged::Interest(interest, _, hashes) => {
+                let full = hashes.full();
+                let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
+                self.pit.prefetch(pit_key(full, cbp, mbf));
+                self.cs.prefetch(full);
+                if let Some(nonce) = interest.nonce() {
+                    self.dnl.prefetch(full, nonce);
+                }
+                snap.prefetch_marker(hashes);
+                let guess = if speculate == Speculate::Deep {
+                    m + 1
+                } else {
+                    m
+                };
+                snap.prefetch(hashes, guess);
+            }
+            Staged::Data(_, token) => {
+                if let Some(t) = token {
+                    self.pit.prefetch_token(t);
+                }
+            }
+            Staged::Other => {}
+        }
+    }
+
+    /// A frame's second prefetch level, reading what the first brought in: a likely CS hit's
+    /// slot, else, when the marker says the FIB lookup starts elsewhere than guessed, the route
+    /// slot where it will start (a route table of 10^6 prefixes is far out of cache).
     ///
-    /// Returns the burst's Interests and how many of them are likely CS hits.
-    fn prefetch(
+    /// Returns, for an Interest, whether it is a likely CS hit.
+    #[inline(always)]
+    fn prefetch_entries(
         &self,
-        staged: &mut [Staged<'_>],
+        st: &mut Staged<'_>,
         snap: &FibSnapshot,
         speculate: Speculate,
-    ) -> (usize, usize) {
+    ) -> Option<bool> {
+        let Staged::Interest(_, _, hashes) = st else {
+            return None;
+        };
+        let full = hashes.full();
+        if self.cs.may_hold(full) {
+            self.cs.prefetch_entries(full);
+            return Some(true);
+        }
         let m = snap.stage1();
-        let deep = speculate == Speculate::Deep;
-        // Level 1: the buckets of the PIT, CS, dead-nonce list, the FIB's stage-1 marker, and
-        // the FIB's route bucket where the lookup likely starts: one level past stage 1 (where
-        // the marker usually sends it) when speculating deep, else stage 1.
-        for st in staged.iter_mut() {
-            match st {
-                Staged::Interest(interest, _, hashes) => {
-                    let full = hashes.full();
-                    let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
-                    self.pit.prefetch(pit_key(full, cbp, mbf));
-                    self.cs.prefetch(full);
-                    if let Some(nonce) = interest.nonce() {
-                        self.dnl.prefetch(full, nonce);
-                    }
-                    snap.prefetch_marker(hashes);
-                    snap.prefetch(hashes, if deep { m + 1 } else { m });
-                }
-                Staged::Data(_, token) => {
-                    if let Some(t) = token {
-                        self.pit.prefetch_token(t);
-                    }
-                }
-                Staged::Other => {}
+        let start = snap.lpm_start(hashes);
+        if start
+            != if speculate == Speculate::Deep {
+                m + 1
+            } else {
+                m
             }
+        {
+            snap.prefetch(hashes, start);
         }
-        // Level 2: a likely CS hit's slot, else the FIB entries the route bucket points to
-        // (an entry array of 10^6 prefixes is far out of cache) when the marker confirms the
-        // guess, else the bucket where the lookup will start.
-        let (mut interests, mut hits) = (0, 0);
-        for st in staged.iter_mut() {
-            if let Staged::Interest(_, _, hashes) = st {
-                interests += 1;
-                let full = hashes.full();
-                if self.cs.may_hold(full) {
-                    self.cs.prefetch_entries(full);
-                    hits += 1;
-                } else {
-                    let start = snap.lpm_start(hashes);
-                    if start == if deep { m + 1 } else { m } {
-                        snap.prefetch_entries(hashes, start);
-                    } else {
-                        snap.prefetch(hashes, start);
-                    }
-                }
-            }
-        }
-        // Level 3: a likely hit's whole Data (it is copied out), and with LRU the
-        // recency-list neighbours the hit will relink.
-        if hits > 0 {
-            for st in staged.iter() {
-                if let Staged::Interest(_, _, hashes) = st {
-                    self.cs.prefetch_hit(hashes.full(), true);
-                }
-            }
-        }
-        (interests, hits)
+        Some(false)
     }
 
     /// Third pass: one packet through its pipeline.
