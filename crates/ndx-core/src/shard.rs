@@ -661,9 +661,9 @@ impl Shard {
     }
 
     /// Handles a burst of frames received at `now` (ns), in order, with the same result as
-    /// calling [`process`](Self::process) on each: frames are decoded and their names hashed
-    /// first, then the PIT, CS, dead-nonce and FIB buckets of the whole burst are prefetched (the
-    /// CPU overlaps those cache misses), then the pipelines run.
+    /// calling [`process`](Self::process) on each: each frame is decoded and its name hashed,
+    /// and its PIT, CS, dead-nonce and FIB lines prefetched, a few frames before its pipeline
+    /// runs, so its cache misses overlap the work on the frames ahead of it.
     /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         self.burst(now, frames, out, false);
