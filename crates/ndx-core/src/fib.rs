@@ -461,11 +461,17 @@ impl Chunk {
         if name.len() <= INLINE_NAME {
             entry.inline[..name.len()].copy_from_slice(name);
         } else {
-            entry.inline[..4].copy_from_slice(&(self.names.len() as u32).to_le_bytes());
-            self.names.extend_from_slice(name);
+            self.spill_name(&mut entry, name);
         }
         self.live += 1;
         self.place(hash, entry)
+    }
+
+    /// Appends `name` (longer than [`INLINE_NAME`]) to the name array and records its offset
+    /// in `entry`, where [`name_of`](Self::name_of) reads it.
+    fn spill_name(&mut self, entry: &mut Entry, name: &[u8]) {
+        entry.inline[..4].copy_from_slice(&(self.names.len() as u32).to_le_bytes());
+        self.names.extend_from_slice(name);
     }
 
     /// Puts `entry` in the first empty slot of `hash`'s probe run.
@@ -528,8 +534,7 @@ impl Chunk {
             }
             let mut moved = *e;
             if usize::from(e.name_len) > INLINE_NAME {
-                moved.inline[..4].copy_from_slice(&(self.names.len() as u32).to_le_bytes());
-                self.names.extend_from_slice(old.name_of(e));
+                self.spill_name(&mut moved, old.name_of(e));
             }
             if usize::from(e.hops_len) > INLINE_HOPS {
                 self.more.push(old.more[e.more as usize]);
