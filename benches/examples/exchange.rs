@@ -25,7 +25,8 @@
 
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
 use ndx_core::{
-    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, PIT_TOKEN_LEN, Shard, ShardConfig,
+    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, PIT_TOKEN_LEN, Replacement, Shard,
+    ShardConfig,
 };
 
 /// The router's allocator: large tables on transparent huge pages (`NDX_BENCH_HUGE=0` gives
@@ -223,11 +224,20 @@ fn main() {
         .expect("route");
     }
     fib.publish();
+    // The CS's replacement policy (`NDX_EXAMPLE_CS_POLICY`: lru, the default, fifo or
+    // clock); every exchange evicts once the store is full.
+    let replacement = match std::env::var("NDX_EXAMPLE_CS_POLICY").as_deref() {
+        Err(_) | Ok("lru") => Replacement::Lru,
+        Ok("fifo") => Replacement::Fifo,
+        Ok("clock") => Replacement::Clock,
+        Ok(other) => panic!("NDX_EXAMPLE_CS_POLICY={other}: expected lru, fifo or clock"),
+    };
     let cfg = ShardConfig {
         pit_capacity: 1 << 16,
         cs: CsConfig {
             capacity: 1 << 12,
             slot_size: 1200,
+            replacement,
             ..CsConfig::default()
         },
         hash_key: key,

@@ -690,8 +690,33 @@ impl Cs {
                     self.log_eviction(victim);
                 }
                 self.detach(victim);
+                self.prefetch_clock_ahead();
                 victim
             }
+        }
+    }
+
+    /// CLOCK's counterpart of [`evict_tail`](Self::evict_tail)'s prefetches: the slot under
+    /// the hand is the next victim unless it is referenced or dead (its index buckets, for
+    /// the removal), and the slot after it the one after that (its stored Data's lines, for
+    /// the copy). A hit sets a reference bit and the hand then skips the slot, so these are
+    /// guesses; a wrong one wastes its hints. The metadata the hand reads is sequential.
+    #[inline(always)]
+    fn prefetch_clock_ahead(&self) {
+        let likely_victim = |slot: u32| {
+            self.meta
+                .get(slot as usize)
+                .filter(|m| m.live && !m.referenced)
+        };
+        if let Some(m) = likely_victim(self.hand) {
+            self.index.prefetch(m.hash);
+            if let Some((h, _)) = m.alias() {
+                self.index.prefetch(h);
+            }
+        }
+        let after = (self.hand + 1) % self.cfg.capacity as u32;
+        if let Some(m) = likely_victim(after) {
+            self.prefetch_stored(after, m, 0);
         }
     }
 
@@ -700,12 +725,14 @@ impl Cs {
     /// slot it returns for the caller to fill at once: the slot's metadata is left as it was
     /// (still marked live), since the caller overwrites all of it before anything reads it.
     ///
-    /// Then prefetches what the next eviction will touch, a step ahead each: the new tail's
-    /// index buckets (their removal) and slot (the copy into it), and the metadata of the
-    /// slot before it (the tail after that, read at the next eviction). Without it each
-    /// insertion into a large store waits on those misses one after another. Here rather
-    /// than after the insertion: the new tail's metadata is at hand, and only a full store
-    /// evicts. (With a capacity of one the list is empty here, and nothing is prefetched.)
+    /// Then prefetches what the next evictions will touch: the new tail's index buckets
+    /// (their removal, at the next eviction), the slot after it (the copy into it, two
+    /// evictions on: a Data's lines take longer than one packet's time to come from DRAM),
+    /// and the metadata of the slot after that (read at the next eviction, to size that
+    /// prefetch). Without it each insertion into a large store waits on those misses one
+    /// after another. Here rather than after the insertion: the new tail's metadata is at
+    /// hand, and only a full store evicts. (With a list this short there is less to
+    /// prefetch.)
     #[inline(always)]
     fn evict_tail(&mut self) -> u32 {
         let slot = self.tail;
@@ -735,10 +762,16 @@ impl Cs {
                 if let Some((h, _)) = p.alias() {
                     self.index.prefetch(h);
                 }
+                // Two steps ahead: the slot after the new tail (the copy into it waits on a
+                // line per 64 bytes, and one packet's time is not enough to bring them all
+                // from DRAM), sized by the Data it holds now, whose metadata the last
+                // eviction prefetched. Three ahead: the metadata of the slot after that.
                 if let Some(pp) = self.meta.get(p.prev as usize) {
-                    ndx_mem::prefetch(pp);
+                    if let Some(ppp) = self.meta.get(pp.prev as usize) {
+                        ndx_mem::prefetch(ppp);
+                    }
+                    self.prefetch_stored(p.prev, pp, 0);
                 }
-                self.prefetch_stored(prev, &p, 0);
             }
             None => self.head = NIL,
         }
