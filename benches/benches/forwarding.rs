@@ -127,9 +127,10 @@ fn report_sizes() {
         KEY,
     );
     eprintln!(
-        "bytes per entry: FIB {} (100k routes incl. index and names), PIT {} fixed + name, CS {} (1200-byte slots)",
+        "bytes per entry: FIB {} (100k routes incl. index and names), PIT {} (names to {} bytes in place), CS {} (1200-byte slots)",
         fib.memory_bytes() / fib.len(),
         pit.fixed_bytes_per_entry(),
+        ndx_core::PIT_NAME_INLINE,
         cs.bytes_per_entry()
     );
 }

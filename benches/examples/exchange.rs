@@ -109,7 +109,8 @@ impl Rx {
 /// The exchange loop; returns the nanoseconds spent inside the shard on the Interests and on
 /// the Data. The Data frames are
 /// built beforehand; only the token the router gave each forwarded Interest is written into
-/// its Data here, as a producer would echo it.
+/// its Data here, as a producer would echo it. Each burst's Data come back `lag` bursts
+/// after its Interests (0: at once), so that `lag` bursts of Interests are pending.
 #[inline(never)]
 fn run(
     shard: &mut Shard,
@@ -117,6 +118,7 @@ fn run(
     burst: usize,
     t0: u64,
     rx: &mut Rx,
+    lag: usize,
 ) -> [u128; 2] {
     let mut out = Actions::new();
     let mut inside = [0; 2];
@@ -125,25 +127,36 @@ fn run(
         f();
         inside[part] += t.elapsed().as_nanos();
     };
-    for (g, group) in frames.chunks_mut(burst).enumerate() {
+    let groups = frames.len().div_ceil(burst);
+    let n = frames.len();
+    let range = |g: usize| g * burst..((g + 1) * burst).min(n);
+    for g in 0..groups + lag {
         let t = t0 + g as u64 * 1000;
-        let interests = rx.receive(0, FaceId(1), group.iter().map(|(i, _, _)| &i[..]));
-        out.clear();
-        timed(0, &mut || {
-            if burst == 1 {
-                shard.process(t, interests[0].0, interests[0].1, &mut out);
-            } else {
-                shard.process_burst(t, &interests, &mut out);
-            }
-        });
-        // Echo each forwarded Interest's token in its Data (untimed, as the producer does).
-        for ((_, f), (_, data, off)) in out.sends().zip(group.iter_mut()) {
-            let lp = LpPacket::decode(f).expect("Interest forwarded in an LpPacket");
-            let token = lp.pit_token().expect("with our token");
-            if let Some(off) = *off {
-                data[off..off + PIT_TOKEN_LEN].copy_from_slice(token);
+        if g < groups {
+            let group = &mut frames[range(g)];
+            let interests = rx.receive(0, FaceId(1), group.iter().map(|(i, _, _)| &i[..]));
+            out.clear();
+            timed(0, &mut || {
+                if burst == 1 {
+                    shard.process(t, interests[0].0, interests[0].1, &mut out);
+                } else {
+                    shard.process_burst(t, &interests, &mut out);
+                }
+            });
+            // Echo each forwarded Interest's token in its Data (untimed, as the producer
+            // does).
+            for ((_, f), (_, data, off)) in out.sends().zip(group.iter_mut()) {
+                let lp = LpPacket::decode(f).expect("Interest forwarded in an LpPacket");
+                let token = lp.pit_token().expect("with our token");
+                if let Some(off) = *off {
+                    data[off..off + PIT_TOKEN_LEN].copy_from_slice(token);
+                }
             }
         }
+        let Some(d) = g.checked_sub(lag) else {
+            continue;
+        };
+        let group = &frames[range(d)];
         let lend = rx.lend;
         let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
         out.clear();
@@ -232,8 +245,16 @@ fn main() {
         Ok("clock") => Replacement::Clock,
         Ok(other) => panic!("NDX_EXAMPLE_CS_POLICY={other}: expected lru, fifo or clock"),
     };
+    // NDX_EXAMPLE_PENDING=p: each Data comes back once p more Interests have arrived (in
+    // whole bursts), as over a link whose round trip holds p Interests; their PIT entries
+    // are then that old when the Data reads them (default 0: at once, entries still in cache).
+    let pending: usize = std::env::var("NDX_EXAMPLE_PENDING")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let cfg_pit_capacity = (1 << 16).max((4 * pending).next_power_of_two());
     let cfg = ShardConfig {
-        pit_capacity: 1 << 16,
+        pit_capacity: cfg_pit_capacity,
         cs: CsConfig {
             capacity: 1 << 12,
             slot_size: 1200,
@@ -279,6 +300,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);
+    let lag = pending.div_ceil(burst);
+    assert!(
+        lag * burst < cfg_pit_capacity,
+        "NDX_EXAMPLE_PENDING={pending}: more than the PIT holds ({cfg_pit_capacity})"
+    );
     let mut rx = Rx::new(burst);
     let (mut best, mut split) = (f64::MAX, [0.0; 2]);
     for r in 0..repeat {
@@ -289,6 +315,7 @@ fn main() {
             burst,
             u64::from(r) * 10_000_000_000,
             &mut rx,
+            lag,
         );
         let total = (inside[0] + inside[1]) as f64 / n as f64;
         if total < best {

@@ -3,7 +3,7 @@
 use core::fmt;
 
 /// A face: one link to a neighbour or a local application. Ids are assigned by the router.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
 pub struct FaceId(pub u32);
 
 impl fmt::Display for FaceId {

@@ -72,7 +72,7 @@ impl TokenBuf {
 }
 
 /// A downstream that asked for this Interest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct InRecord {
     /// The downstream face.
     pub face: FaceId,
@@ -85,7 +85,7 @@ pub struct InRecord {
 }
 
 /// An upstream the Interest was forwarded to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OutRecord {
     /// The upstream face.
     pub face: FaceId,
@@ -97,8 +97,123 @@ pub struct OutRecord {
     pub nacked: Option<ndx_codec::NackReason>,
 }
 
-/// One pending Interest.
+/// A short list kept inside its owner: up to `N` items in place, so reading them is no
+/// pointer chase to another line; past `N` the whole list moves to the heap (whose capacity
+/// is kept for the next entry in the slot). A PIT entry's name and its in- and out-records
+/// are these: an entry is then one run of adjacent lines that a Data's prefetch brings in
+/// whole, instead of a slot and three separate allocations (each a dependent miss once the
+/// entry is a round-trip time old).
 #[derive(Debug, Clone)]
+pub struct InlineVec<T, const N: usize> {
+    len: u32,
+    inline: [T; N],
+    heap: Vec<T>,
+}
+
+impl<T: Copy + Default, const N: usize> InlineVec<T, N> {
+    /// An empty list.
+    pub fn new() -> Self {
+        Self {
+            len: 0,
+            inline: [T::default(); N],
+            heap: Vec::new(),
+        }
+    }
+
+    /// Whether the items are in place (not moved to the heap).
+    pub fn is_inline(&self) -> bool {
+        self.len as usize <= N
+    }
+
+    /// Appends `item`.
+    pub fn push(&mut self, item: T) {
+        let n = self.len as usize;
+        if n < N {
+            self.inline[n] = item;
+        } else {
+            if n == N {
+                self.heap.clear();
+                self.heap.extend_from_slice(&self.inline);
+            }
+            self.heap.push(item);
+        }
+        self.len += 1;
+    }
+
+    /// Replaces the items with `items`.
+    pub fn set(&mut self, items: &[T]) {
+        match self.inline.get_mut(..items.len()) {
+            Some(place) => place.copy_from_slice(items),
+            None => {
+                self.heap.clear();
+                self.heap.extend_from_slice(items);
+            }
+        }
+        self.len = items.len() as u32;
+    }
+
+    /// Removes every item (the heap's capacity stays).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+impl<T: Copy + Default, const N: usize> Default for InlineVec<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T, const N: usize> std::ops::Deref for InlineVec<T, N> {
+    type Target = [T];
+
+    #[inline]
+    fn deref(&self) -> &[T] {
+        let n = self.len as usize;
+        match self.inline.get(..n) {
+            Some(items) => items,
+            None => &self.heap,
+        }
+    }
+}
+
+impl<T, const N: usize> std::ops::DerefMut for InlineVec<T, N> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        let n = self.len as usize;
+        match self.inline.get_mut(..n) {
+            Some(items) => items,
+            None => &mut self.heap,
+        }
+    }
+}
+
+impl<'a, T, const N: usize> IntoIterator for &'a InlineVec<T, N> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl<'a, T, const N: usize> IntoIterator for &'a mut InlineVec<T, N> {
+    type Item = &'a mut T;
+    type IntoIter = std::slice::IterMut<'a, T>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter_mut()
+    }
+}
+
+/// Name bytes a PIT entry keeps in place (longer names go to the heap): room for the usual
+/// name of a few short components, and the whole entry stays five lines.
+pub const PIT_NAME_INLINE: usize = 96;
+
+/// One pending Interest: five whole cache lines (64-byte aligned, 320 bytes), its name
+/// (up to [`PIT_NAME_INLINE`] bytes) and first in- and out-record among them.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
 pub struct PitEntry {
     /// Bumped on insert and on erase: odd while the entry lives, so a [`PitId`] check is
     /// one compare and a slot's reuse is told from its former entry.
@@ -109,16 +224,16 @@ pub struct PitEntry {
     /// being threaded through the slab.
     next_free: u32,
     hash: u64,
-    name: Vec<u8>,
+    name: InlineVec<u8, PIT_NAME_INLINE>,
     components: usize,
     /// CanBePrefix (bit 0) and MustBeFresh (bit 1), [`selectors`]: one byte to write, test
     /// and compare.
     selectors: u8,
     expiry: u64,
-    /// Downstreams, one record per face.
-    pub in_records: Vec<InRecord>,
-    /// Upstreams, one record per face.
-    pub out_records: Vec<OutRecord>,
+    /// Downstreams, one record per face (the first in place).
+    pub in_records: InlineVec<InRecord, 1>,
+    /// Upstreams, one record per face (the first in place).
+    pub out_records: InlineVec<OutRecord, 1>,
     /// Scratch space for the entry's strategy (e.g. the index of the next hop tried last).
     pub strategy_state: u64,
 }
@@ -130,12 +245,12 @@ impl PitEntry {
             index_pos: 0,
             next_free,
             hash: 0,
-            name: Vec::new(),
+            name: InlineVec::new(),
             components: 0,
             selectors: 0,
             expiry: 0,
-            in_records: Vec::new(),
-            out_records: Vec::new(),
+            in_records: InlineVec::new(),
+            out_records: InlineVec::new(),
             strategy_state: 0,
         }
     }
@@ -298,8 +413,9 @@ impl Pit {
     }
 
     /// Approximate bytes per entry of fixed memory (slab, through which the free list is
-    /// threaded, + index + timer), excluding the name and record vectors, which grow to the
-    /// largest seen and are then reused.
+    /// threaded, + index + timer). An entry holds a name of up to [`PIT_NAME_INLINE`] bytes
+    /// and its first in- and out-record in place; only longer names and further records
+    /// take heap memory (kept per slot, for reuse).
     pub fn fixed_bytes_per_entry(&self) -> usize {
         let n = self.entries.len().max(1);
         (self.entries.len() * size_of::<PitEntry>() + self.index.memory_bytes()) / n
@@ -312,7 +428,8 @@ impl Pit {
         self.index.prefetch(key);
     }
 
-    /// Prefetches the entry a token of ours names.
+    /// Prefetches the entry a token of ours names: all its lines, which the Data reads (the
+    /// name to compare, the in-records to answer, the out-records to settle).
     #[inline]
     pub fn prefetch_token(&self, token: &[u8]) {
         let Some(t) = token.get(..PIT_TOKEN_LEN) else {
@@ -320,7 +437,7 @@ impl Pit {
         };
         let slot = u32::from_be_bytes([0, t[1], t[2], t[3]]);
         if let Some(e) = self.entries.get(slot as usize) {
-            ndx_mem::prefetch(e);
+            ndx_mem::prefetch_whole(e);
         }
     }
 
@@ -344,7 +461,7 @@ impl Pit {
             let hit = e.generation & 1 == 1
                 && e.hash == key
                 && e.selectors == selectors(cbp, mbf)
-                && e.name == bytes;
+                && *e.name == *bytes;
             if hit {
                 found = Some(PitId {
                     slot,
@@ -414,8 +531,7 @@ impl Pit {
         e.strategy_state = 0;
         e.expiry = expiry;
         // The name copy (a call) last: less to keep across it.
-        e.name.clear();
-        e.name.extend_from_slice(name.as_bytes());
+        e.name.set(name.as_bytes());
         id
     }
 
@@ -541,6 +657,52 @@ mod tests {
 
     fn n(s: &str) -> NameBuf {
         NameBuf::from_uri(s).unwrap()
+    }
+
+    /// An entry is whole lines, and a Data's prefetch of it (`prefetch_token`, all its lines)
+    /// covers its name and first records: no allocation is reached through it for a usual
+    /// name with one downstream and one upstream.
+    #[test]
+    fn entries_are_whole_lines_holding_a_usual_name_and_first_records() {
+        assert_eq!(align_of::<PitEntry>(), 64);
+        assert_eq!(size_of::<PitEntry>() % 64, 0);
+        assert!(size_of::<PitEntry>() <= 5 * 64, "{}", size_of::<PitEntry>());
+        let mut pit = Pit::new(1, 4, 0);
+        let name = n("/net/site1/host77/video/obj12345/seg=7");
+        let id = pit
+            .insert(7, &name.as_name(), false, false, 1_000_000)
+            .unwrap();
+        let e = pit.get_mut(id).unwrap();
+        e.in_records.push(InRecord::default());
+        e.out_records.push(OutRecord::default());
+        assert_eq!(e.name_bytes(), name.as_name().as_bytes());
+        let at =
+            e as *const PitEntry as usize..e as *const PitEntry as usize + size_of::<PitEntry>();
+        for inner in [
+            e.name_bytes().as_ptr() as usize,
+            e.in_records.as_ptr() as usize,
+            e.out_records.as_ptr() as usize,
+        ] {
+            assert!(at.contains(&inner), "kept out of the entry");
+        }
+        // A second downstream moves the in-records to the heap; the name past the inline
+        // room is kept there too, and both read back whole.
+        let e = pit.get_mut(id).unwrap();
+        let second = InRecord {
+            face: FaceId(9),
+            ..InRecord::default()
+        };
+        e.in_records.push(second);
+        assert_eq!(e.in_records.len(), 2);
+        assert_eq!(e.in_records[1], second);
+        let long = n(&format!("/{}", "a".repeat(PIT_NAME_INLINE + 10)));
+        let id2 = pit
+            .insert(8, &long.as_name(), false, false, 1_000_000)
+            .unwrap();
+        assert_eq!(
+            pit.get(id2).unwrap().name_bytes(),
+            long.as_name().as_bytes()
+        );
     }
 
     #[test]
@@ -691,6 +853,41 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// `InlineVec` holds what a `Vec` would under any sequence of pushes, whole
+        /// replacements (short and long), clears and in-place edits, across the move from
+        /// its inline items to the heap and back.
+        #[test]
+        fn inline_vec_matches_a_vec(ops in proptest::collection::vec((0u8..4, 0usize..12, proptest::prelude::any::<u8>()), 1..120)) {
+            let mut v: InlineVec<u8, 3> = InlineVec::new();
+            let mut model: Vec<u8> = Vec::new();
+            for (op, len, x) in ops {
+                match op {
+                    0 => {
+                        v.push(x);
+                        model.push(x);
+                    }
+                    1 => {
+                        let items: Vec<u8> = (0..len as u8).map(|i| i.wrapping_add(x)).collect();
+                        v.set(&items);
+                        model = items;
+                    }
+                    2 if len < 2 => {
+                        v.clear();
+                        model.clear();
+                    }
+                    _ => {
+                        for (a, b) in (&mut v).into_iter().zip(model.iter_mut()) {
+                            *a ^= x;
+                            *b ^= x;
+                        }
+                    }
+                }
+                proptest::prop_assert_eq!(&*v, &model[..]);
+                proptest::prop_assert_eq!(v.is_inline(), model.len() <= 3);
+                proptest::prop_assert_eq!((&v).into_iter().count(), model.len());
+            }
+        }
+
         /// The free list threaded through the slab hands out slots exactly as a stack of free
         /// slot numbers (slot 0 first) would: the most recently erased first, `PitFull` when
         /// none is left, and an erased slot's entry is gone while the others stay.

@@ -318,6 +318,29 @@ pub fn prefetch<T: ?Sized>(r: &T) {
     let _ = r;
 }
 
+/// [`prefetch`] of every 64-byte line of `*r` (of a type whose size is a few lines, aligned
+/// to 64 bytes so that each line is its own: a table entry read whole).
+#[inline(always)]
+pub fn prefetch_whole<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = (r as *const T).cast::<i8>();
+        let mut off = 0;
+        // SAFETY: PREFETCHT0 is a hint: it never faults and writes nothing; every address is
+        // inside `*r` besides (offsets below its size). SSE is part of the x86-64 baseline,
+        // so the target feature is present.
+        unsafe {
+            while off < size_of::<T>() {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off));
+                off += 64;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 /// [`prefetch`] of every 64-byte line a span of `len` bytes from `*first` on starts one in
 /// (offsets 0, 64, 128, … below `len`): 16 lines per step while a kilobyte remains, then one
 /// line per step. The span is given by its first byte and length rather than as a slice, and
