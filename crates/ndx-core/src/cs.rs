@@ -696,6 +696,15 @@ impl Cs {
         }
     }
 
+    /// Prefetches the index buckets a slot's removal touches: its name's and its alias's.
+    #[inline(always)]
+    fn prefetch_index_of(&self, m: &Meta) {
+        self.index.prefetch(m.hash);
+        if let Some((h, _)) = m.alias() {
+            self.index.prefetch(h);
+        }
+    }
+
     /// CLOCK's counterpart of [`evict_tail`](Self::evict_tail)'s prefetches: the slot under
     /// the hand is the next victim unless it is referenced or dead (its index buckets, for
     /// the removal), and the slot after it the one after that (its stored Data's lines, for
@@ -709,10 +718,7 @@ impl Cs {
                 .filter(|m| m.live && !m.referenced)
         };
         if let Some(m) = likely_victim(self.hand) {
-            self.index.prefetch(m.hash);
-            if let Some((h, _)) = m.alias() {
-                self.index.prefetch(h);
-            }
+            self.prefetch_index_of(m);
         }
         let after = (self.hand + 1) % self.cfg.capacity as u32;
         if let Some(m) = likely_victim(after) {
@@ -758,10 +764,7 @@ impl Cs {
             Some(p) => {
                 p.next = NIL;
                 let p = *p;
-                self.index.prefetch(p.hash);
-                if let Some((h, _)) = p.alias() {
-                    self.index.prefetch(h);
-                }
+                self.prefetch_index_of(&p);
                 // Two steps ahead: the slot after the new tail (the copy into it waits on a
                 // line per 64 bytes, and one packet's time is not enough to bring them all
                 // from DRAM), sized by the Data it holds now, whose metadata the last

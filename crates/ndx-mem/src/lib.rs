@@ -319,26 +319,11 @@ pub fn prefetch<T: ?Sized>(r: &T) {
 }
 
 /// [`prefetch`] of every 64-byte line of `*r` (of a type whose size is a few lines, aligned
-/// to 64 bytes so that each line is its own: a table entry read whole).
+/// to 64 bytes so that each line is its own: a table entry read whole): [`prefetch_lines`]
+/// over the value's bytes.
 #[inline(always)]
 pub fn prefetch_whole<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = (r as *const T).cast::<i8>();
-        let mut off = 0;
-        // SAFETY: PREFETCHT0 is a hint: it never faults and writes nothing; every address is
-        // inside `*r` besides (offsets below its size). SSE is part of the x86-64 baseline,
-        // so the target feature is present.
-        unsafe {
-            while off < size_of::<T>() {
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off));
-                off += 64;
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
+    prefetch_span((r as *const T).cast::<u8>(), size_of::<T>());
 }
 
 /// [`prefetch`] of every 64-byte line a span of `len` bytes from `*first` on starts one in
@@ -350,10 +335,16 @@ pub fn prefetch_whole<T>(r: &T) {
 /// span.) A no-op on targets without a prefetch instruction here.
 #[inline(always)]
 pub fn prefetch_lines(first: &u8, len: usize) {
+    prefetch_span(first, len);
+}
+
+/// The loops of [`prefetch_lines`] and [`prefetch_whole`], from any address.
+#[inline(always)]
+fn prefetch_span(first: *const u8, len: usize) {
     #[cfg(target_arch = "x86_64")]
     {
         use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = (first as *const u8).cast::<i8>();
+        let p = first.cast::<i8>();
         let mut off = 0;
         // SAFETY: PREFETCHT0 is a hint: it never faults and writes nothing, whatever the
         // address (computed with wrapping arithmetic, never dereferenced). SSE is part of
