@@ -1,6 +1,9 @@
 //! Runs N worst-case Interest/Data exchanges through one shard (CS miss, PIT insert, FIB LPM
 //! among `NDX_EXAMPLE_FIB` routes, default 10^3; Data echoing our PIT token) and prints the
-//! time spent inside the shard per exchange, best of `NDX_EXAMPLE_REPEAT` passes.
+//! time spent inside the shard per exchange, the fastest and the median of
+//! `NDX_EXAMPLE_REPEAT` passes. `NDX_EXAMPLE_FIB` may list several sizes
+//! (`1000,1000000`): each gets its own shard and exchanges, and their passes alternate, so
+//! that a shared host's noise falls on every size alike.
 //!
 //! The Data echo the PitToken the router put on each forwarded Interest, as NFD, ndnd and
 //! NDN-DPDK producers and forwarders do, so the router finds the PIT entry in O(1);
@@ -80,7 +83,7 @@ impl Rx {
     fn new(burst: usize) -> Self {
         Self {
             cold: std::env::var("NDX_EXAMPLE_COLD").is_ok_and(|v| v == "1"),
-            rings: [(); 2].map(|_| vec![Vec::with_capacity(2048); burst]),
+            rings: [(); 2].map(|_| (0..burst).map(|_| Vec::with_capacity(2048)).collect()),
             lend: std::env::var("NDX_EXAMPLE_LEND").map_or(true, |v| v != "0"),
         }
     }
@@ -213,17 +216,17 @@ fn cs_hits(shard: &mut Shard, frames: &[Exchange], burst: usize, repeat: u32) {
     );
 }
 
-fn main() {
-    ndx_benches::huge_pages_from_env();
-    let n: u64 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(20_000);
-    // Routes (default 1000; NDX_EXAMPLE_FIB=1000000 for the seed-001 worst case).
-    let routes: u64 = std::env::var("NDX_EXAMPLE_FIB")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1000);
+/// One FIB size's fixture: its shard (with its own FIB) and its exchanges.
+struct Setup {
+    routes: u64,
+    shard: Shard,
+    frames: Vec<Exchange>,
+    /// Each pass's time per exchange: total, Interests, Data (ns).
+    passes: Vec<[f64; 3]>,
+}
+
+/// The shard and `n` exchanges for a FIB of `routes` routes.
+fn setup(routes: u64, n: u64, env: &Env) -> Setup {
     let key = HashKey::new(1, 2);
     let (mut fib, reader) = Fib::new(key, 2);
     for i in 0..routes {
@@ -237,38 +240,21 @@ fn main() {
         .expect("route");
     }
     fib.publish();
-    // The CS's replacement policy (`NDX_EXAMPLE_CS_POLICY`: lru, the default, fifo or
-    // clock); every exchange evicts once the store is full.
-    let replacement = match std::env::var("NDX_EXAMPLE_CS_POLICY").as_deref() {
-        Err(_) | Ok("lru") => Replacement::Lru,
-        Ok("fifo") => Replacement::Fifo,
-        Ok("clock") => Replacement::Clock,
-        Ok(other) => panic!("NDX_EXAMPLE_CS_POLICY={other}: expected lru, fifo or clock"),
-    };
-    // NDX_EXAMPLE_PENDING=p: each Data comes back once p more Interests have arrived (in
-    // whole bursts), as over a link whose round trip holds p Interests; their PIT entries
-    // are then that old when the Data reads them (default 0: at once, entries still in cache).
-    let pending: usize = std::env::var("NDX_EXAMPLE_PENDING")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    let cfg_pit_capacity = (1 << 16).max((4 * pending).next_power_of_two());
     let cfg = ShardConfig {
-        pit_capacity: cfg_pit_capacity,
+        pit_capacity: env.pit_capacity,
         cs: CsConfig {
             capacity: 1 << 12,
             slot_size: 1200,
-            replacement,
+            replacement: env.replacement,
             ..CsConfig::default()
         },
         hash_key: key,
         ..ShardConfig::default()
     };
-    let tokens = std::env::var("NDX_EXAMPLE_TOKENS").map_or(true, |v| v != "0");
     let mut shard = Shard::new(cfg, reader, 0);
     shard.add_face(FaceId(1), FaceInfo::default());
     shard.add_face(FaceId(2), FaceInfo::default());
-    let mut frames: Vec<Exchange> = (0..n)
+    let frames = (0..n)
         .map(|j| {
             let mut nm = name(j.wrapping_mul(2_654_435_761) % routes);
             nm.push_generic(b"video")
@@ -281,7 +267,7 @@ fn main() {
             let mut d = DataRepr::new(nm, vec![0x42; 1000]);
             d.freshness_ms = Some(10_000);
             let d = d.to_vec().expect("Data");
-            let (d, off) = if tokens {
+            let (d, off) = if env.tokens {
                 let (lp, off) = data_with_token(&d);
                 (lp, Some(off))
             } else {
@@ -290,58 +276,144 @@ fn main() {
             (i.to_vec().expect("Interest"), d, off)
         })
         .collect();
+    Setup {
+        routes,
+        shard,
+        frames,
+        passes: Vec::new(),
+    }
+}
+
+/// The example's settings from the environment.
+struct Env {
+    /// `NDX_EXAMPLE_CS_POLICY`: lru (the default), fifo or clock; every exchange evicts once
+    /// the store is full.
+    replacement: Replacement,
+    /// `NDX_EXAMPLE_PENDING=p`: each Data comes back once p more Interests have arrived (in
+    /// whole bursts), as over a link whose round trip holds p Interests; their PIT entries
+    /// are then that old when the Data reads them (default 0: at once, entries still in
+    /// cache).
+    pending: usize,
+    pit_capacity: usize,
+    /// `NDX_EXAMPLE_TOKENS=0`: bare Data, matched by name.
+    tokens: bool,
+}
+
+impl Env {
+    fn from_env() -> Self {
+        let replacement = match std::env::var("NDX_EXAMPLE_CS_POLICY").as_deref() {
+            Err(_) | Ok("lru") => Replacement::Lru,
+            Ok("fifo") => Replacement::Fifo,
+            Ok("clock") => Replacement::Clock,
+            Ok(other) => panic!("NDX_EXAMPLE_CS_POLICY={other}: expected lru, fifo or clock"),
+        };
+        let pending: usize = std::env::var("NDX_EXAMPLE_PENDING")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        Self {
+            replacement,
+            pending,
+            pit_capacity: (1 << 16).max((4 * pending).next_power_of_two()),
+            tokens: std::env::var("NDX_EXAMPLE_TOKENS").map_or(true, |v| v != "0"),
+        }
+    }
+}
+
+/// The median of `xs` (sorted in place; the upper one of an even count).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    xs[xs.len() / 2]
+}
+
+fn main() {
+    ndx_benches::huge_pages_from_env();
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20_000);
+    // Routes (default 1000; NDX_EXAMPLE_FIB=1000000 for the seed-001 worst case). Several
+    // sizes, comma-separated, build one shard each and alternate their passes, so that the
+    // host's noise falls on all of them alike.
+    let sizes: Vec<u64> = std::env::var("NDX_EXAMPLE_FIB")
+        .unwrap_or_else(|_| "1000".into())
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("NDX_EXAMPLE_FIB={v}: expected route counts"))
+        })
+        .collect();
     let burst: usize = std::env::args()
         .nth(2)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1)
         .max(1);
-    // NDX_EXAMPLE_REPEAT=k: time k passes and print the fastest.
+    // NDX_EXAMPLE_REPEAT=k: time k passes (per FIB size) and print the fastest and median.
     let repeat: u32 = std::env::var("NDX_EXAMPLE_REPEAT")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
-    let lag = pending.div_ceil(burst);
+        .unwrap_or(1)
+        .max(1);
+    let env = Env::from_env();
+    let lag = env.pending.div_ceil(burst);
     assert!(
-        lag * burst < cfg_pit_capacity,
-        "NDX_EXAMPLE_PENDING={pending}: more than the PIT holds ({cfg_pit_capacity})"
+        lag * burst < env.pit_capacity,
+        "NDX_EXAMPLE_PENDING={}: more than the PIT holds ({})",
+        env.pending,
+        env.pit_capacity
     );
+    let mut setups: Vec<Setup> = sizes.iter().map(|&r| setup(r, n, &env)).collect();
     let mut rx = Rx::new(burst);
-    let (mut best, mut split) = (f64::MAX, [0.0; 2]);
     for r in 0..repeat {
-        // Passes 10 s apart: the dead-nonce list (6 s) has forgotten the previous pass.
-        let inside = run(
-            &mut shard,
-            &mut frames,
-            burst,
-            u64::from(r) * 10_000_000_000,
-            &mut rx,
-            lag,
-        );
-        let total = (inside[0] + inside[1]) as f64 / n as f64;
-        if total < best {
-            best = total;
-            split = inside.map(|ns| ns as f64 / n as f64);
+        for st in &mut setups {
+            // Passes 10 s apart: the dead-nonce list (6 s) has forgotten the previous pass.
+            let inside = run(
+                &mut st.shard,
+                &mut st.frames,
+                burst,
+                u64::from(r) * 10_000_000_000,
+                &mut rx,
+                lag,
+            );
+            let [i, d] = inside.map(|ns| ns as f64 / n as f64);
+            st.passes.push([i + d, i, d]);
         }
     }
-    eprintln!(
-        "fastest of {repeat}: {best:.0} ns per exchange ({:.2} M/s), burst {burst}, {routes} routes \
-         (Interests {:.0} ns, Data {:.0} ns)",
-        1e3 / best,
-        split[0],
-        split[1]
-    );
+    for st in &setups {
+        let best = st
+            .passes
+            .iter()
+            .copied()
+            .min_by(|a, b| a[0].total_cmp(&b[0]))
+            .expect("a pass");
+        let mut totals: Vec<f64> = st.passes.iter().map(|p| p[0]).collect();
+        eprintln!(
+            "fastest of {repeat}: {:.0} ns per exchange ({:.2} M/s), burst {burst}, {} routes \
+             (Interests {:.0} ns, Data {:.0} ns); median {:.0} ns",
+            best[0],
+            1e3 / best[0],
+            st.routes,
+            best[1],
+            best[2],
+            median(&mut totals),
+        );
+    }
+    let st = &mut setups[0];
     if std::env::var_os("NDX_EXAMPLE_CS_HIT").is_some() {
-        cs_hits(&mut shard, &frames, burst, repeat);
+        cs_hits(&mut st.shard, &st.frames, burst, repeat);
         return;
     }
-    let c = shard.counters();
-    assert_eq!(
-        (c.interests_out, c.data_out),
-        (n * u64::from(repeat), n * u64::from(repeat)),
-        "every exchange completed"
-    );
-    // Which path the Data took: by our token (O(1)) or, without tokens, by name.
-    let expect_by_token = if tokens { c.data_in } else { 0 };
-    assert_eq!(c.by_token, expect_by_token, "Data matched by token");
-    eprintln!("{n} exchanges: {c:?}");
+    for st in &setups {
+        let c = st.shard.counters();
+        assert_eq!(
+            (c.interests_out, c.data_out),
+            (n * u64::from(repeat), n * u64::from(repeat)),
+            "every exchange completed"
+        );
+        // Which path the Data took: by our token (O(1)) or, without tokens, by name.
+        let expect_by_token = if env.tokens { c.data_in } else { 0 };
+        assert_eq!(c.by_token, expect_by_token, "Data matched by token");
+        eprintln!("{n} exchanges, {} routes: {c:?}", st.routes);
+    }
 }
