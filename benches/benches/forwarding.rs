@@ -198,6 +198,29 @@ enum Rx {
     Cold,
 }
 
+/// A burst of the frames `built[i]` for `i` in `ids`, received on `face`: copied into `ring`
+/// first ([`Rx::Ring`]), or where they were built ([`Rx::Cold`]).
+fn receive<'a>(
+    rx: Rx,
+    ring: &'a mut [Vec<u8>],
+    built: &'a [(Vec<u8>, usize)],
+    ids: impl Iterator<Item = usize>,
+    face: FaceId,
+) -> Vec<(FaceId, &'a [u8])> {
+    match rx {
+        Rx::Ring => {
+            let mut n = 0;
+            for (buf, i) in ring.iter_mut().zip(ids) {
+                buf.clear();
+                buf.extend_from_slice(&built[i].0);
+                n += 1;
+            }
+            ring[..n].iter().map(|b| (face, b.as_slice())).collect()
+        }
+        Rx::Cold => ids.map(|i| (face, built[i].0.as_slice())).collect(),
+    }
+}
+
 /// The worst-case exchanges (seed 001's red and blue paths): Interests under random routes
 /// among the FIB's, each with a fresh nonce per round, and their Data, which echo the token
 /// the shard gave the forwarded Interest, as an NDNLPv2 upstream does.
@@ -247,26 +270,13 @@ impl WorstCase {
         if burst == 1 {
             return self.one_at_a_time(s, iters, rx);
         }
+        assert!(burst <= self.rings[0].len(), "bursts of at most 64");
         let mut inside = Duration::ZERO;
         for _ in 0..iters {
             let (first, now) = self.take(burst);
             let at = |j: usize| (first + j) % WORST_N;
             let [ring_i, ring_d] = &mut self.rings;
-            let receive = |ring: &mut Vec<Vec<u8>>, frame: &[u8], j: usize| {
-                ring[j].clear();
-                ring[j].extend_from_slice(frame);
-            };
-            if rx == Rx::Ring {
-                for j in 0..burst {
-                    receive(ring_i, &self.interests[at(j)].0, j);
-                }
-            }
-            let frames: Vec<(FaceId, &[u8])> = (0..burst)
-                .map(|j| match rx {
-                    Rx::Ring => (DOWN, ring_i[j].as_slice()),
-                    Rx::Cold => (DOWN, self.interests[at(j)].0.as_slice()),
-                })
-                .collect();
+            let frames = receive(rx, ring_i, &self.interests, (0..burst).map(at), DOWN);
             self.out.clear();
             let t = Instant::now();
             s.process_burst(now, &frames, &mut self.out);
@@ -278,17 +288,7 @@ impl WorstCase {
                     d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(tok);
                 }
             }
-            if rx == Rx::Ring {
-                for j in 0..burst {
-                    receive(ring_d, &self.datas[at(j)].0, j);
-                }
-            }
-            let frames: Vec<(FaceId, &[u8])> = (0..burst)
-                .map(|j| match rx {
-                    Rx::Ring => (UP, ring_d[j].as_slice()),
-                    Rx::Cold => (UP, self.datas[at(j)].0.as_slice()),
-                })
-                .collect();
+            let frames = receive(rx, ring_d, &self.datas, (0..burst).map(at), UP);
             self.out.clear();
             let t = Instant::now();
             match rx {
