@@ -77,6 +77,33 @@ struct Rx {
     /// worker does, so each Data is sent down from its frame; `NDX_EXAMPLE_LEND=0` has the
     /// shard copy it into the action list instead (the reference).
     lend: bool,
+    /// Let the CS keep the Data frames it admits (`Shard::process_burst_keeping`) instead
+    /// of copying the Data into its slab; `NDX_EXAMPLE_KEEP=0` copies (the reference, and
+    /// what the router's worker does until it keeps UMEM frames). The Data are then received
+    /// into frames taken from `pool`, and the frames the CS does not keep, or lets go, go
+    /// back to it.
+    keep: bool,
+    /// Free frames: 2 KiB pieces of one region on huge pages, as a UMEM's frames are.
+    pool: Vec<Frame>,
+    /// The frames of the Data burst being received, and their lengths (`None`: kept by
+    /// the CS).
+    held: Vec<(Option<Frame>, usize)>,
+}
+
+/// A receive frame the CS may keep: a piece of a region that lives as long as the process.
+type Frame = &'static mut [u8];
+
+/// The CS's slots (each exchange evicts once it is full).
+const CS_SLOTS: usize = 1 << 12;
+
+/// Frame size of the example's "UMEM".
+const FRAME: usize = 2048;
+
+/// `n` frames of [`FRAME`] bytes, cut from one region (allocated once, on huge pages, and
+/// never freed).
+fn frames(n: usize) -> Vec<Frame> {
+    let region: &'static mut [u8] = Box::leak(vec![0u8; n * FRAME].into_boxed_slice());
+    region.chunks_exact_mut(FRAME).collect()
 }
 
 impl Rx {
@@ -85,7 +112,44 @@ impl Rx {
             cold: std::env::var("NDX_EXAMPLE_COLD").is_ok_and(|v| v == "1"),
             rings: [(); 2].map(|_| (0..burst).map(|_| Vec::with_capacity(2048)).collect()),
             lend: std::env::var("NDX_EXAMPLE_LEND").map_or(true, |v| v != "0"),
+            keep: std::env::var("NDX_EXAMPLE_KEEP").map_or(true, |v| v != "0"),
+            pool: Vec::new(),
+            held: Vec::with_capacity(burst),
         }
+    }
+
+    /// Whether the Data frames are received into frames the CS may keep.
+    fn keeping(&self, burst: usize) -> bool {
+        self.keep && self.lend && !self.cold && burst > 1
+    }
+
+    /// The Data burst `frames`, received on `face` into frames from the pool (as the kernel
+    /// writes a frame into a UMEM frame the fill ring gave it).
+    fn receive_keepable<'a>(
+        &'a mut self,
+        face: FaceId,
+        frames: impl Iterator<Item = &'a [u8]>,
+    ) -> Vec<(FaceId, &'a [u8])> {
+        debug_assert!(self.held.is_empty());
+        for f in frames {
+            let buf = self
+                .pool
+                .pop()
+                .expect("a free frame: the pool has the CS's capacity and two bursts more");
+            buf[..f.len()].copy_from_slice(f);
+            self.held.push((Some(buf), f.len()));
+        }
+        self.held
+            .iter()
+            .map(|(b, len)| (face, b.as_deref().map_or(&[][..], |b| &b[..*len])))
+            .collect()
+    }
+
+    /// After a kept burst: the frames the shard did not keep, and those it let go, back to
+    /// the pool.
+    fn recycle(&mut self, released: &mut Vec<Frame>) {
+        self.pool.extend(self.held.drain(..).filter_map(|(f, _)| f));
+        self.pool.append(released);
     }
 
     /// The burst `frames`, received on `face`: copied into ring `ring`, or where they are.
@@ -124,6 +188,7 @@ fn run(
     lag: usize,
 ) -> [u128; 2] {
     let mut out = Actions::new();
+    let mut released: Vec<Frame> = Vec::new();
     let mut inside = [0; 2];
     let mut timed = |part: usize, f: &mut dyn FnMut()| {
         let t = std::time::Instant::now();
@@ -161,6 +226,23 @@ fn run(
         };
         let group = &frames[range(d)];
         let lend = rx.lend;
+        if rx.keeping(burst) {
+            let data = rx.receive_keepable(FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
+            out.clear();
+            timed(1, &mut || {
+                shard.process_burst_keeping(t + 500, &data, &mut out)
+            });
+            let down = out.sends_with(|k| data[k as usize].1).count();
+            assert_eq!(down, data.len(), "every Data sent down");
+            drop(data);
+            let held = &mut rx.held;
+            timed(1, &mut || {
+                shard.keep_frames(|k| held.get_mut(k as usize).and_then(|(f, _)| f.take()));
+                released.extend(shard.released_frames());
+            });
+            rx.recycle(&mut released);
+            continue;
+        }
         let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
         out.clear();
         timed(1, &mut || match (burst, lend) {
@@ -243,7 +325,7 @@ fn setup(routes: u64, n: u64, env: &Env) -> Setup {
     let cfg = ShardConfig {
         pit_capacity: env.pit_capacity,
         cs: CsConfig {
-            capacity: 1 << 12,
+            capacity: CS_SLOTS,
             slot_size: 1200,
             replacement: env.replacement,
             ..CsConfig::default()
@@ -251,7 +333,8 @@ fn setup(routes: u64, n: u64, env: &Env) -> Setup {
         hash_key: key,
         ..ShardConfig::default()
     };
-    let mut shard = Shard::new(cfg, reader, 0);
+    // Its CS may keep the Vec frames the Data are received into (`Rx::keep`).
+    let mut shard = Shard::with_frames::<Frame>(cfg, reader, 0);
     shard.add_face(FaceId(1), FaceInfo::default());
     shard.add_face(FaceId(2), FaceInfo::default());
     let frames = (0..n)
@@ -365,6 +448,10 @@ fn main() {
     );
     let mut setups: Vec<Setup> = sizes.iter().map(|&r| setup(r, n, &env)).collect();
     let mut rx = Rx::new(burst);
+    if rx.keeping(burst) {
+        // Every shard's CS may hold a frame per slot, and a burst is in flight.
+        rx.pool = frames(setups.len() * CS_SLOTS + 2 * burst);
+    }
     for r in 0..repeat {
         for st in &mut setups {
             // Passes 10 s apart: the dead-nonce list (6 s) has forgotten the previous pass.
@@ -380,6 +467,11 @@ fn main() {
             st.passes.push([i + d, i, d]);
         }
     }
+    let admission = if rx.keeping(burst) {
+        "frames kept"
+    } else {
+        "Data copied"
+    };
     for st in &setups {
         let best = st
             .passes
@@ -390,7 +482,7 @@ fn main() {
         let mut totals: Vec<f64> = st.passes.iter().map(|p| p[0]).collect();
         eprintln!(
             "fastest of {repeat}: {:.0} ns per exchange ({:.2} M/s), burst {burst}, {} routes \
-             (Interests {:.0} ns, Data {:.0} ns); median {:.0} ns",
+             (Interests {:.0} ns, Data {:.0} ns); median {:.0} ns; CS: {admission}",
             best[0],
             1e3 / best[0],
             st.routes,
@@ -414,6 +506,15 @@ fn main() {
         // Which path the Data took: by our token (O(1)) or, without tokens, by name.
         let expect_by_token = if env.tokens { c.data_in } else { 0 };
         assert_eq!(c.by_token, expect_by_token, "Data matched by token");
-        eprintln!("{n} exchanges, {} routes: {c:?}", st.routes);
+        let cs = st.shard.cs().counters();
+        if rx.keeping(burst) {
+            // Zero-copy admission: every Data stored in the frame it came in, and the store
+            // holds no more frames than slots.
+            assert_eq!(cs.kept, cs.insertions, "every admitted Data kept its frame");
+            assert!(st.shard.cs().frames_held() <= st.shard.cs().len());
+        } else {
+            assert_eq!(cs.kept, 0, "no frame kept");
+        }
+        eprintln!("{n} exchanges, {} routes: {c:?}; {cs:?}", st.routes);
     }
 }

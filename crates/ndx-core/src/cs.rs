@@ -83,9 +83,17 @@ pub struct CsCounters {
     pub rejected: u64,
     /// Data larger than a slot.
     pub too_large: u64,
+    /// Data stored in the receive frame they arrived in, which the CS kept instead of
+    /// copying the Data into a slot ([`Cs::insert_kept`]).
+    pub kept: u64,
 }
 
 const NIL: u32 = u32::MAX;
+
+/// [`Meta::src`] of a Data copied into the slot's bytes in the slab.
+const SLAB: u32 = u32::MAX;
+/// [`Meta::src`] of a Data in a frame the CS holds (`Cs::kept`, at the slot's index).
+const HELD: u32 = u32::MAX - 1;
 
 /// [`Meta::name_pos`] or [`Meta::alias_pos`] of an entry the index does not hold: out of
 /// the index's range, so [`HashIndex::remove_pos`] ignores it.
@@ -117,6 +125,12 @@ struct Meta {
     fresh_until: u64,
     prev: u32,
     next: u32,
+    /// Where the Data's bytes are: [`SLAB`], [`HELD`], or the number of the lent frame
+    /// they are in, until the caller hands that frame over ([`Cs::keep_frames`]): a
+    /// *pending* slot, which lookups pass over (its bytes are out of reach).
+    src: u32,
+    /// Where the Data starts in its frame ([`HELD`] and pending slots).
+    off: u16,
     referenced: bool,
 }
 
@@ -124,6 +138,12 @@ struct Meta {
 const NO_ALIAS: u32 = u32::MAX;
 
 impl Meta {
+    /// Whether the Data's bytes are within the store's reach (not pending).
+    #[inline(always)]
+    fn readable(&self) -> bool {
+        self.src >= HELD
+    }
+
     /// The CanBePrefix prefix this slot is also indexed under, by hash and length.
     #[inline(always)]
     fn alias(&self) -> Option<(u64, u32)> {
@@ -141,11 +161,34 @@ pub struct CsHit<'c> {
 }
 
 /// The L1 content store of one shard.
+///
+/// # Kept frames
+/// A Data is usually copied into a slot of the slab. A caller that receives into frames it
+/// can part with (the UMEM frames of an AF_XDP socket; any owned buffer) may instead let
+/// the store keep the frame a Data arrived in (of the type given to
+/// [`with_frames`](Self::with_frames)): [`insert_kept`](Self::insert_kept)
+/// indexes the Data at once but marks its slot *pending*, since the frame is still the
+/// caller's (it is sending the Data down from it); [`keep_frames`](Self::keep_frames) then
+/// takes the frames over, and the slots become readable. A frame the store lets go (its Data
+/// evicted or replaced) waits in [`released`](Self::released) for the caller to recycle.
+/// Seeds 001 and NDN-DPDK keep the packet buffer the same way: a worst-case Data then costs
+/// no copy of its bytes and no slab lines brought in to receive them.
+///
+/// The frames are held behind one trait object, so that the store and the shard are not
+/// generic (their code stays compiled, and inlined, in this crate); only handing frames over
+/// and back is.
 #[derive(Debug)]
 pub struct Cs {
     cfg: CsConfig,
     key: HashKey,
     slab: Vec<u8>,
+    /// The frames of [`HELD`] slots, and those let go; None for a store that keeps none.
+    kept: Option<Box<dyn Frames>>,
+    /// Slots waiting for their frame: (lent frame number, slot).
+    pending: Vec<(u32, u32)>,
+    /// Whether the last insertion kept its frame: the next victim's slab lines are then not
+    /// prefetched for a copy.
+    keeping: bool,
     meta: Vec<Meta>,
     index: HashIndex,
     free: Vec<u32>,
@@ -164,8 +207,57 @@ pub struct Cs {
     evicted: Vec<(u64, std::ops::Range<usize>)>,
 }
 
+/// The frames a store keeps, by slot, and those it let go: [`KeptFrames`] of the caller's
+/// frame type, behind a trait object.
+trait Frames: std::any::Any + Send + std::fmt::Debug {
+    /// The frame of `slot`.
+    fn frame(&self, slot: u32) -> Option<&[u8]>;
+    /// For [`Cs::keep_frames`] and [`Cs::released`], which know the frame type.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+    /// Moves `slot`'s frame, if any, to the released ones.
+    fn let_go(&mut self, slot: u32);
+    /// Prefetches `slot`'s handle.
+    fn prefetch(&self, slot: u32);
+    /// Frames held.
+    fn held(&self) -> usize;
+}
+
+/// The frames of type `F` a store keeps.
+#[derive(Debug)]
+struct KeptFrames<F> {
+    slots: Vec<Option<F>>,
+    released: Vec<F>,
+}
+
+impl<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static> Frames for KeptFrames<F> {
+    fn frame(&self, slot: u32) -> Option<&[u8]> {
+        Some(self.slots.get(slot as usize)?.as_ref()?.as_ref())
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+
+    fn let_go(&mut self, slot: u32) {
+        if let Some(f) = self.slots.get_mut(slot as usize).and_then(Option::take) {
+            self.released.push(f);
+        }
+    }
+
+    fn prefetch(&self, slot: u32) {
+        if let Some(k) = self.slots.get(slot as usize) {
+            ndx_mem::prefetch(k);
+        }
+    }
+
+    fn held(&self) -> usize {
+        self.slots.iter().filter(|f| f.is_some()).count()
+    }
+}
+
 impl Cs {
-    /// A CS with all its memory allocated now.
+    /// A CS with all its memory allocated now, which copies every Data it stores (see
+    /// [`with_frames`](Self::with_frames)).
     pub fn new(cfg: CsConfig, key: HashKey) -> Self {
         let capacity = cfg.capacity.clamp(1, NIL as usize - 1);
         let window = match cfg.admission {
@@ -176,6 +268,9 @@ impl Cs {
             cfg: CsConfig { capacity, ..cfg },
             key,
             slab: vec![0; capacity * cfg.slot_size],
+            kept: None,
+            pending: Vec::new(),
+            keeping: false,
             meta: vec![
                 Meta {
                     live: false,
@@ -190,6 +285,8 @@ impl Cs {
                     fresh_until: 0,
                     prev: NIL,
                     next: NIL,
+                    src: SLAB,
+                    off: 0,
                     referenced: false,
                 };
                 capacity
@@ -209,6 +306,28 @@ impl Cs {
             evicted_bytes: Vec::new(),
             evicted: Vec::new(),
         }
+    }
+
+    /// [`new`](Self::new), for a store that may keep receive frames of type `F` (see
+    /// [`insert_kept`](Self::insert_kept)).
+    pub fn with_frames<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static>(
+        cfg: CsConfig,
+        key: HashKey,
+    ) -> Self {
+        let mut cs = Self::new(cfg, key);
+        let slots = std::iter::repeat_with(|| None)
+            .take(cs.cfg.capacity)
+            .collect();
+        cs.kept = Some(Box::new(KeptFrames::<F> {
+            slots,
+            released: Vec::new(),
+        }));
+        cs
+    }
+
+    /// Whether the store may keep receive frames ([`with_frames`](Self::with_frames)).
+    pub fn keeps_frames(&self) -> bool {
+        self.kept.is_some()
     }
 
     /// Counters.
@@ -232,18 +351,43 @@ impl Cs {
     }
 
     fn slot_bytes(&self, slot: u32) -> &[u8] {
-        let m = &self.meta[slot as usize];
-        let start = slot as usize * self.cfg.slot_size;
-        self.slab.get(start..start + m.len as usize).unwrap_or(&[])
+        self.meta
+            .get(slot as usize)
+            .map_or(&[], |m| self.stored(slot, m))
+    }
+
+    /// The Data stored in `slot` (metadata `m`): in the slab, or in a kept frame; empty for
+    /// a pending slot.
+    #[inline(always)]
+    fn stored(&self, slot: u32, m: &Meta) -> &[u8] {
+        let len = m.len as usize;
+        if m.src == SLAB {
+            let start = slot as usize * self.cfg.slot_size;
+            return self.slab.get(start..start + len).unwrap_or(&[]);
+        }
+        self.held(slot, m).unwrap_or(&[])
+    }
+
+    /// The Data of a [`HELD`] slot, out of line (the slab is the usual case).
+    #[inline(never)]
+    fn held(&self, slot: u32, m: &Meta) -> Option<&[u8]> {
+        if m.src != HELD {
+            return None;
+        }
+        let off = usize::from(m.off);
+        let frame = self.kept.as_ref()?.frame(slot)?;
+        frame.get(off..off + m.len as usize)
     }
 
     /// Whether the name of the Data in `slot` (metadata `m`) starts with `bytes`: the stored
     /// bytes from the name's first on, so no end offset to compute and check.
     #[inline(always)]
     fn name_starts_with(&self, slot: u32, m: &Meta, bytes: &[u8]) -> bool {
-        let start = slot as usize * self.cfg.slot_size + m.name_off as usize;
         bytes.len() <= m.name_len as usize
-            && self.slab.get(start..).is_some_and(|s| s.starts_with(bytes))
+            && self
+                .stored(slot, m)
+                .get(m.name_off as usize..)
+                .is_some_and(|s| s.starts_with(bytes))
     }
 
     /// Prefetches the index bucket of `hash` (see the shard's burst path).
@@ -266,6 +410,7 @@ impl Cs {
             if let Some(m) = self.meta.get(slot as usize) {
                 ndx_mem::prefetch(m);
             }
+            // The slab's line: a kept frame's address is in the metadata, not yet at hand.
             if let Some(b) = self.slab.get(slot as usize * self.cfg.slot_size) {
                 ndx_mem::prefetch(b);
             }
@@ -310,12 +455,27 @@ impl Cs {
     /// `first_line` on.
     #[inline]
     fn prefetch_stored(&self, slot: u32, m: &Meta, first_line: usize) {
+        if m.src != SLAB {
+            if let Some(d) = self.held(slot, m).and_then(|d| d.get(first_line * 64..))
+                && let Some(b) = d.first()
+            {
+                ndx_mem::prefetch_lines(b, d.len());
+            }
+            return;
+        }
+        self.prefetch_slab(slot, m.len as usize, first_line);
+    }
+
+    /// Prefetches `len` bytes of `slot`'s bytes in the slab from its 64-byte line
+    /// `first_line` on.
+    #[inline]
+    fn prefetch_slab(&self, slot: u32, len: usize, first_line: usize) {
         // In range by construction (a slot below the capacity, a Data no larger than a
         // slot), and a prefetch past it would be a wasted hint, not a fault: only the first
         // byte is checked.
         let first = slot as usize * self.cfg.slot_size + first_line * 64;
         if let Some(b) = self.slab.get(first) {
-            ndx_mem::prefetch_lines(b, (m.len as usize).saturating_sub(first_line * 64));
+            ndx_mem::prefetch_lines(b, len.saturating_sub(first_line * 64));
         }
     }
 
@@ -369,16 +529,20 @@ impl Cs {
         match slot {
             Some(slot) => {
                 self.counters.hits += 1;
-                // The Data's length, read before `mark_used` writes the metadata.
-                let len = self.meta.get(slot as usize).map_or(0, |m| m.len as usize);
+                // The Data's place, read before `mark_used` writes the metadata.
+                let m = self.meta.get(slot as usize).copied();
                 self.mark_used(slot);
-                // In range by construction (a slot below the capacity, a Data no larger than
-                // a slot): indexing, unlike a checked `get`, needs no select of a fallback.
-                let start = slot as usize * self.cfg.slot_size;
-                Some(CsHit {
-                    data: &self.slab[start..][..len],
-                    slot,
-                })
+                let data = match m {
+                    // In range by construction (a slot below the capacity, a Data no larger
+                    // than a slot): indexing, unlike a checked `get`, needs no select of a
+                    // fallback.
+                    Some(m) if m.src == SLAB => {
+                        &self.slab[slot as usize * self.cfg.slot_size..][..m.len as usize]
+                    }
+                    Some(m) => self.held(slot, &m).unwrap_or(&[]),
+                    None => &[],
+                };
+                Some(CsHit { data, slot })
             }
             None => {
                 self.counters.misses += 1;
@@ -437,7 +601,7 @@ impl Cs {
         let m = &self.meta[slot as usize];
         // Metadata first (hash, lengths), the stored name (another line) only when it may
         // match.
-        if !m.live || (mbf && now >= m.fresh_until) {
+        if !m.live || !m.readable() || (mbf && now >= m.fresh_until) {
             return false;
         }
         (m.hash == hash
@@ -482,6 +646,43 @@ impl Cs {
         data: &Data<'_>,
         name_hash: u64,
         prefix: Option<(&Name<'_>, u64)>,
+    ) -> bool {
+        self.store(now, data, name_hash, prefix, None)
+    }
+
+    /// [`insert_hashed`](Self::insert_hashed) of a Data that the caller received in a
+    /// frame it can part with: lent frame number `frame` (see the shard's
+    /// `process_burst_keeping`), the Data starting at byte `offset` of it. The store keeps
+    /// the frame instead of copying the Data: the Data is indexed now, its slot pending
+    /// (lookups pass over it) until [`keep_frames`](Self::keep_frames) hands the frame
+    /// over. An offset beyond 16 bits copies the Data instead.
+    pub fn insert_kept(
+        &mut self,
+        now: u64,
+        data: &Data<'_>,
+        name_hash: u64,
+        prefix: Option<(&Name<'_>, u64)>,
+        frame: u32,
+        offset: usize,
+    ) -> bool {
+        match u16::try_from(offset) {
+            Ok(off) if frame < HELD && self.kept.is_some() => {
+                self.store(now, data, name_hash, prefix, Some((frame, off)))
+            }
+            _ => self.store(now, data, name_hash, prefix, None),
+        }
+    }
+
+    /// The insertion: a copy into the slot when `keep` is None, else (lent frame number,
+    /// offset) of the frame to keep.
+    #[inline(always)]
+    fn store(
+        &mut self,
+        now: u64,
+        data: &Data<'_>,
+        name_hash: u64,
+        prefix: Option<(&Name<'_>, u64)>,
+        keep: Option<(u32, u16)>,
     ) -> bool {
         if data.wire().len() > self.cfg.slot_size {
             self.counters.too_large += 1;
@@ -535,6 +736,8 @@ impl Cs {
                 fresh_until,
                 prev: NIL,
                 next: head,
+                src: keep.map_or(SLAB, |(frame, _)| frame),
+                off: keep.map_or(0, |(_, off)| off),
                 referenced: false,
             };
         }
@@ -544,6 +747,11 @@ impl Cs {
         }
         *links.head = slot;
         self.counters.insertions += 1;
+        self.keeping = keep.is_some();
+        if let Some((frame, _)) = keep {
+            self.pending.push((frame, slot));
+            return true;
+        }
         // The copy last: the bookkeeping before it keeps the store's fields in registers
         // (the copy is an opaque call that could write to them, as far as the compiler
         // knows).
@@ -576,12 +784,115 @@ impl Cs {
 
     fn log_eviction(&mut self, slot: u32) {
         let hash = self.meta[slot as usize].hash;
-        let start = slot as usize * self.cfg.slot_size;
-        let len = self.meta[slot as usize].len as usize;
-        let at = self.evicted_bytes.len();
-        if let Some(bytes) = self.slab.get(start..start + len) {
-            self.evicted_bytes.extend_from_slice(bytes);
-            self.evicted.push((hash, at..at + len));
+        let mut log = std::mem::take(&mut self.evicted_bytes);
+        let at = log.len();
+        // A pending slot's bytes are still the caller's: nothing to log.
+        log.extend_from_slice(self.slot_bytes(slot));
+        if log.len() > at {
+            self.evicted.push((hash, at..log.len()));
+        }
+        self.evicted_bytes = log;
+    }
+
+    /// Hands over the frames of the slots [`insert_kept`](Self::insert_kept) left pending
+    /// since the last call: `take(n)` gives lent frame `n` (None if the caller cannot part
+    /// with it after all). Each slot whose Data was not evicted or replaced meanwhile becomes
+    /// readable; a slot whose frame does not come, or is too short for the Data, is removed.
+    /// Call it once the Data have been sent down from those frames, before lending the next.
+    ///
+    /// `F` is the type the store was made with ([`with_frames`](Self::with_frames)); with
+    /// another, no frame is taken and the pending Data are removed.
+    pub fn keep_frames<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static>(
+        &mut self,
+        mut take: impl FnMut(u32) -> Option<F>,
+    ) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut kept = self.kept.take();
+        let mut frames = kept
+            .as_mut()
+            .and_then(|k| k.as_any_mut().downcast_mut::<KeptFrames<F>>());
+        let mut pending = std::mem::take(&mut self.pending);
+        for &(frame, slot) in &pending {
+            let Some(m) = self.meta.get_mut(slot as usize) else {
+                continue;
+            };
+            if !m.live || m.src != frame {
+                continue;
+            }
+            let end = usize::from(m.off) + m.len as usize;
+            let Some(frames) = frames.as_deref_mut() else {
+                self.remove(slot);
+                continue;
+            };
+            match take(frame) {
+                Some(f) if f.as_ref().len() >= end => {
+                    m.src = HELD;
+                    if let Some(k) = frames.slots.get_mut(slot as usize) {
+                        *k = Some(f);
+                    }
+                    self.counters.kept += 1;
+                }
+                Some(f) => {
+                    frames.released.push(f);
+                    self.remove(slot);
+                }
+                None => self.remove(slot),
+            }
+        }
+        pending.clear();
+        self.pending = pending;
+        self.kept = kept;
+    }
+
+    /// Removes the Data of slots still pending (their frames did not come: a new action
+    /// list began without [`keep_frames`](Self::keep_frames)).
+    pub fn discard_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for &(frame, slot) in &pending {
+            if self
+                .meta
+                .get(slot as usize)
+                .is_some_and(|m| m.live && m.src == frame)
+            {
+                self.remove(slot);
+            }
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// Whether slots wait for their frames.
+    #[inline]
+    pub fn has_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The frames the store let go (their Data evicted, replaced or removed), for the caller
+    /// to recycle.
+    /// `F` is the type the store was made with; with another, there are none.
+    pub fn released<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static>(
+        &mut self,
+    ) -> impl Iterator<Item = F> + '_ {
+        self.kept
+            .as_mut()
+            .and_then(|k| k.as_any_mut().downcast_mut::<KeptFrames<F>>())
+            .map(|k| k.released.drain(..))
+            .into_iter()
+            .flatten()
+    }
+
+    /// Frames the store holds.
+    pub fn frames_held(&self) -> usize {
+        self.kept.as_ref().map_or(0, |k| k.held())
+    }
+
+    /// Lets go of the frame of `slot`, if it holds one.
+    #[inline(always)]
+    fn let_go(&mut self, slot: u32) {
+        if let Some(k) = self.kept.as_mut() {
+            k.let_go(slot);
         }
     }
 
@@ -680,6 +991,8 @@ impl Cs {
 
     /// Makes room for one Data when no slot is free: evicts the replacement policy's victim
     /// and returns its slot, for the caller to fill (it never goes through the free list).
+    /// Inlined into both insertions (the copy and the keep).
+    #[inline(always)]
     fn evict(&mut self) -> u32 {
         self.counters.evictions += 1;
         match self.cfg.replacement {
@@ -721,8 +1034,10 @@ impl Cs {
             self.prefetch_index_of(m);
         }
         let after = (self.hand + 1) % self.cfg.capacity as u32;
-        if let Some(m) = likely_victim(after) {
-            self.prefetch_stored(after, m, 0);
+        if let Some(m) = likely_victim(after)
+            && !self.keeping
+        {
+            self.prefetch_slab(after, m.len as usize, 0);
         }
     }
 
@@ -752,6 +1067,9 @@ impl Cs {
         let (hash, name_pos, alias_pos, alias_hash) =
             (m.hash, m.name_pos, m.alias_pos, m.alias_hash);
         let prev = m.prev;
+        if m.src == HELD {
+            self.let_go(slot);
+        }
         // The index first: what it needs is then dead before the prefetches.
         self.index.remove_pos(hash, name_pos);
         // Usually no alias: one compare settles it (`remove_pos` would find `NO_POS` past
@@ -769,11 +1087,17 @@ impl Cs {
                 // line per 64 bytes, and one packet's time is not enough to bring them all
                 // from DRAM), sized by the Data it holds now, whose metadata the last
                 // eviction prefetched. Three ahead: the metadata of the slot after that.
+                // Not while frames are kept: the next Data will likely not be copied.
                 if let Some(pp) = self.meta.get(p.prev as usize) {
                     if let Some(ppp) = self.meta.get(pp.prev as usize) {
                         ndx_mem::prefetch(ppp);
                     }
-                    self.prefetch_stored(p.prev, pp, 0);
+                    if !self.keeping {
+                        self.prefetch_slab(p.prev, pp.len as usize, 0);
+                    } else if let Some(k) = &self.kept {
+                        // Its frame's handle, which the eviction moves out.
+                        k.prefetch(p.prev);
+                    }
                 }
             }
             None => self.head = NIL,
@@ -796,7 +1120,12 @@ impl Cs {
         m.live = false;
         let (hash, alias_hash) = (m.hash, m.alias_hash);
         let (name_pos, alias_pos) = (m.name_pos, m.alias_pos);
+        let held = m.src == HELD;
+        m.src = SLAB;
         links.unlink(slot);
+        if held {
+            self.let_go(slot);
+        }
         // By position: no search of the bucket chains (`remove_pos` ignores `NO_POS`, the
         // alias position of a slot without one).
         self.index.remove_pos(hash, name_pos);

@@ -492,6 +492,8 @@ pub struct Shard {
     l2: Option<L2State>,
     parked: Parked,
     l2_name: Vec<u8>,
+    /// Whether the burst running lends its frames for the CS to keep.
+    keep_lent: bool,
 }
 
 /// How many frames apart a burst's pipeline stages are: a frame's first-level prefetches are
@@ -559,9 +561,23 @@ struct Incoming<'a> {
 }
 
 impl Shard {
-    /// A shard reading routes from `fib`; all tables are allocated now.
+    /// A shard reading routes from `fib`; all tables are allocated now. Its CS copies every
+    /// Data it stores (see [`with_frames`](Self::with_frames)).
     pub fn new(cfg: ShardConfig, fib: FibReader, now: u64) -> Self {
-        let mut cs = Cs::new(cfg.cs, cfg.hash_key);
+        Self::with_cs(cfg, fib, now, Cs::new(cfg.cs, cfg.hash_key))
+    }
+
+    /// [`new`](Self::new), for a shard whose CS may keep the receive frames, of type `F`,
+    /// that Data arrive in (see [`process_burst_keeping`](Self::process_burst_keeping)).
+    pub fn with_frames<F: AsRef<[u8]> + std::marker::Send + std::fmt::Debug + 'static>(
+        cfg: ShardConfig,
+        fib: FibReader,
+        now: u64,
+    ) -> Self {
+        Self::with_cs(cfg, fib, now, Cs::with_frames::<F>(cfg.cs, cfg.hash_key))
+    }
+
+    fn with_cs(cfg: ShardConfig, fib: FibReader, now: u64, mut cs: Cs) -> Self {
         cs.set_eviction_log(cfg.l2.is_some());
         Self {
             pit: Pit::new(cfg.shard, cfg.pit_capacity, now),
@@ -579,6 +595,7 @@ impl Shard {
             l2: cfg.l2.map(L2State::new),
             parked: Parked::default(),
             l2_name: Vec::new(),
+            keep_lent: false,
             cfg,
         }
     }
@@ -642,6 +659,49 @@ impl Shard {
     /// [`Actions::lent`]` + i`, counting from its value before this call.
     pub fn process_burst_lent(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         self.burst(now, frames, out, true);
+    }
+
+    /// Like [`process_burst_lent`](Self::process_burst_lent), and the caller can part with
+    /// the frames: a Data the CS admits is not copied, its frame is kept instead (zero-copy
+    /// admission, as seed 001 and NDN-DPDK keep the packet buffer). A shard made with
+    /// [`Shard::new`] copies as [`process_burst_lent`](Self::process_burst_lent) does.
+    ///
+    /// Once it has sent the actions, and before it lends frames again, the caller calls
+    /// [`keep_frames`](Self::keep_frames), which takes over the frames the CS chose (until
+    /// then their Data are indexed but not served); it recycles the others, and those that
+    /// [`released_frames`](Self::released_frames) hands back as the CS lets them go.
+    pub fn process_burst_keeping(
+        &mut self,
+        now: u64,
+        frames: &[(FaceId, &[u8])],
+        out: &mut Actions,
+    ) {
+        // A new action list with slots still pending: their frames will never come.
+        if out.lent == 0 && self.cs.has_pending() {
+            self.cs.discard_pending();
+        }
+        self.keep_lent = true;
+        self.burst(now, frames, out, true);
+        self.keep_lent = false;
+    }
+
+    /// Hands the CS the frames it chose to keep in the bursts since the last call:
+    /// `take(n)` gives lent frame number `n` (as in [`Actions::sends_with`]), or None if the
+    /// caller cannot part with it after all (its Data is then dropped from the CS). `F` is
+    /// the type the shard was made with ([`with_frames`](Self::with_frames)).
+    pub fn keep_frames<F: AsRef<[u8]> + std::marker::Send + std::fmt::Debug + 'static>(
+        &mut self,
+        take: impl FnMut(u32) -> Option<F>,
+    ) {
+        self.cs.keep_frames(take);
+    }
+
+    /// The kept frames the CS let go since the last call (their Data evicted or replaced),
+    /// for the caller to recycle.
+    pub fn released_frames<F: AsRef<[u8]> + std::marker::Send + std::fmt::Debug + 'static>(
+        &mut self,
+    ) -> impl Iterator<Item = F> + '_ {
+        self.cs.released()
     }
 
     /// Handles one frame received on `face` at `now` (ns): a burst of one.
@@ -1289,9 +1349,18 @@ impl Shard {
             (name.prefix(k), h)
         });
         let name_hash = name_hash.unwrap_or_else(|| key.name(&name));
-        let cached =
-            self.cs
-                .insert_hashed(now, data, name_hash, alias.as_ref().map(|(p, h)| (p, *h)));
+        let alias = alias.as_ref().map(|(p, h)| (p, *h));
+        let keep = if self.keep_lent {
+            out.lent_part(data.wire())
+        } else {
+            None
+        };
+        let cached = match keep {
+            Some(l) => self
+                .cs
+                .insert_kept(now, data, name_hash, alias, l.input, l.start as usize),
+            None => self.cs.insert_hashed(now, data, name_hash, alias),
+        };
         self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         // A Data received in a lent frame is sent from there: only the heads are written.
