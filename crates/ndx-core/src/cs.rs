@@ -207,6 +207,12 @@ pub struct Cs {
     evicted: Vec<(u64, std::ops::Range<usize>)>,
 }
 
+/// A receive frame a store may keep (see [`Cs::with_frames`]): any owned buffer that can
+/// move to the shard's thread; for the data path, a handle on one UMEM frame.
+pub trait Frame: AsRef<[u8]> + Send + std::fmt::Debug + 'static {}
+
+impl<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static> Frame for F {}
+
 /// The frames a store keeps, by slot, and those it let go: [`KeptFrames`] of the caller's
 /// frame type, behind a trait object.
 trait Frames: std::any::Any + Send + std::fmt::Debug {
@@ -226,10 +232,22 @@ trait Frames: std::any::Any + Send + std::fmt::Debug {
 #[derive(Debug)]
 struct KeptFrames<F> {
     slots: Vec<Option<F>>,
+    /// Slots holding a frame.
+    held: usize,
     released: Vec<F>,
 }
 
-impl<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static> Frames for KeptFrames<F> {
+impl<F: Frame> KeptFrames<F> {
+    /// Puts `f` in `slot`.
+    fn hold(&mut self, slot: u32, f: F) {
+        if let Some(k) = self.slots.get_mut(slot as usize) {
+            self.held += usize::from(k.is_none());
+            *k = Some(f);
+        }
+    }
+}
+
+impl<F: Frame> Frames for KeptFrames<F> {
     fn frame(&self, slot: u32) -> Option<&[u8]> {
         Some(self.slots.get(slot as usize)?.as_ref()?.as_ref())
     }
@@ -240,6 +258,7 @@ impl<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static> Frames for KeptFrames<F>
 
     fn let_go(&mut self, slot: u32) {
         if let Some(f) = self.slots.get_mut(slot as usize).and_then(Option::take) {
+            self.held -= 1;
             self.released.push(f);
         }
     }
@@ -251,7 +270,7 @@ impl<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static> Frames for KeptFrames<F>
     }
 
     fn held(&self) -> usize {
-        self.slots.iter().filter(|f| f.is_some()).count()
+        self.held
     }
 }
 
@@ -310,16 +329,14 @@ impl Cs {
 
     /// [`new`](Self::new), for a store that may keep receive frames of type `F` (see
     /// [`insert_kept`](Self::insert_kept)).
-    pub fn with_frames<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static>(
-        cfg: CsConfig,
-        key: HashKey,
-    ) -> Self {
+    pub fn with_frames<F: Frame>(cfg: CsConfig, key: HashKey) -> Self {
         let mut cs = Self::new(cfg, key);
         let slots = std::iter::repeat_with(|| None)
             .take(cs.cfg.capacity)
             .collect();
         cs.kept = Some(Box::new(KeptFrames::<F> {
             slots,
+            held: 0,
             released: Vec::new(),
         }));
         cs
@@ -802,10 +819,7 @@ impl Cs {
     ///
     /// `F` is the type the store was made with ([`with_frames`](Self::with_frames)); with
     /// another, no frame is taken and the pending Data are removed.
-    pub fn keep_frames<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static>(
-        &mut self,
-        mut take: impl FnMut(u32) -> Option<F>,
-    ) {
+    pub fn keep_frames<F: Frame>(&mut self, mut take: impl FnMut(u32) -> Option<F>) {
         if self.pending.is_empty() {
             return;
         }
@@ -829,9 +843,7 @@ impl Cs {
             match take(frame) {
                 Some(f) if f.as_ref().len() >= end => {
                     m.src = HELD;
-                    if let Some(k) = frames.slots.get_mut(slot as usize) {
-                        *k = Some(f);
-                    }
+                    frames.hold(slot, f);
                     self.counters.kept += 1;
                 }
                 Some(f) => {
@@ -849,18 +861,8 @@ impl Cs {
     /// Removes the Data of slots still pending (their frames did not come: a new action
     /// list began without [`keep_frames`](Self::keep_frames)).
     pub fn discard_pending(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        for &(frame, slot) in &pending {
-            if self
-                .meta
-                .get(slot as usize)
-                .is_some_and(|m| m.live && m.src == frame)
-            {
-                self.remove(slot);
-            }
-        }
-        self.pending = pending;
-        self.pending.clear();
+        // A handover in which no frame comes (of whatever type: none is taken).
+        self.keep_frames(|_| Option::<Vec<u8>>::None);
     }
 
     /// Whether slots wait for their frames.
@@ -872,9 +874,7 @@ impl Cs {
     /// The frames the store let go (their Data evicted, replaced or removed), for the caller
     /// to recycle.
     /// `F` is the type the store was made with; with another, there are none.
-    pub fn released<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static>(
-        &mut self,
-    ) -> impl Iterator<Item = F> + '_ {
+    pub fn released<F: Frame>(&mut self) -> impl Iterator<Item = F> + '_ {
         self.kept
             .as_mut()
             .and_then(|k| k.as_any_mut().downcast_mut::<KeptFrames<F>>())

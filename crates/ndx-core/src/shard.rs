@@ -14,7 +14,7 @@ use ndx_codec::{
     Writer, types,
 };
 
-use crate::cs::{Cs, CsConfig};
+use crate::cs::{Cs, CsConfig, Frame};
 use crate::dispatch::content_of;
 use crate::dnl::DeadNonceList;
 use crate::face::{FaceId, FaceTable};
@@ -569,11 +569,7 @@ impl Shard {
 
     /// [`new`](Self::new), for a shard whose CS may keep the receive frames, of type `F`,
     /// that Data arrive in (see [`process_burst_keeping`](Self::process_burst_keeping)).
-    pub fn with_frames<F: AsRef<[u8]> + std::marker::Send + std::fmt::Debug + 'static>(
-        cfg: ShardConfig,
-        fib: FibReader,
-        now: u64,
-    ) -> Self {
+    pub fn with_frames<F: Frame>(cfg: ShardConfig, fib: FibReader, now: u64) -> Self {
         Self::with_cs(cfg, fib, now, Cs::with_frames::<F>(cfg.cs, cfg.hash_key))
     }
 
@@ -689,18 +685,13 @@ impl Shard {
     /// `take(n)` gives lent frame number `n` (as in [`Actions::sends_with`]), or None if the
     /// caller cannot part with it after all (its Data is then dropped from the CS). `F` is
     /// the type the shard was made with ([`with_frames`](Self::with_frames)).
-    pub fn keep_frames<F: AsRef<[u8]> + std::marker::Send + std::fmt::Debug + 'static>(
-        &mut self,
-        take: impl FnMut(u32) -> Option<F>,
-    ) {
+    pub fn keep_frames<F: Frame>(&mut self, take: impl FnMut(u32) -> Option<F>) {
         self.cs.keep_frames(take);
     }
 
     /// The kept frames the CS let go since the last call (their Data evicted or replaced),
     /// for the caller to recycle.
-    pub fn released_frames<F: AsRef<[u8]> + std::marker::Send + std::fmt::Debug + 'static>(
-        &mut self,
-    ) -> impl Iterator<Item = F> + '_ {
+    pub fn released_frames<F: Frame>(&mut self) -> impl Iterator<Item = F> + '_ {
         self.cs.released()
     }
 
