@@ -103,6 +103,16 @@ fn shard(reader: ndx_core::FibReader, cs_capacity: usize) -> Shard {
 }
 
 fn shard_with(reader: ndx_core::FibReader, cs_capacity: usize, pit_capacity: usize) -> Shard {
+    shard_keeping(reader, cs_capacity, pit_capacity, false)
+}
+
+/// A shard whose CS keeps the frames its Data arrive in ([`KeptFrame`]s) when `keeps`.
+fn shard_keeping(
+    reader: ndx_core::FibReader,
+    cs_capacity: usize,
+    pit_capacity: usize,
+    keeps: bool,
+) -> Shard {
     let cfg = ShardConfig {
         pit_capacity,
         cs: CsConfig {
@@ -113,7 +123,11 @@ fn shard_with(reader: ndx_core::FibReader, cs_capacity: usize, pit_capacity: usi
         hash_key: KEY,
         ..ShardConfig::default()
     };
-    let mut s = Shard::new(cfg, reader, 0);
+    let mut s = if keeps {
+        Shard::with_frames::<KeptFrame>(cfg, reader, 0)
+    } else {
+        Shard::new(cfg, reader, 0)
+    };
     s.add_face(DOWN, FaceInfo::default());
     s.add_face(UP, FaceInfo::default());
     s
@@ -196,6 +210,23 @@ enum Rx {
     /// Every frame is read where it was built (WORST_N exchanges are 78 MB, so from DRAM),
     /// and the Data are copied into the action list.
     Cold,
+    /// As [`Rx::Ring`], but the Data are received into frames from a pool (2 KiB pieces of
+    /// one region, as a UMEM's frames are) that the CS keeps instead of copying the Data
+    /// (`Shard::process_burst_keeping`, then `keep_frames`, as the router's worker does);
+    /// the frames it does not keep, and those it lets go, go back to the pool.
+    Kept,
+}
+
+/// A receive frame the CS may keep: a piece of a region that lives as long as the process.
+type KeptFrame = &'static mut [u8];
+
+/// Bytes per [`KeptFrame`].
+const KEPT_FRAME: usize = 2048;
+
+/// `n` frames of [`KEPT_FRAME`] bytes, cut from one region (allocated once, never freed).
+fn kept_frames(n: usize) -> Vec<KeptFrame> {
+    let region: &'static mut [u8] = Box::leak(vec![0u8; n * KEPT_FRAME].into_boxed_slice());
+    region.chunks_exact_mut(KEPT_FRAME).collect()
 }
 
 /// A burst of the frames `built[i]` for `i` in `ids`, received on `face`: copied into `ring`
@@ -218,6 +249,7 @@ fn receive<'a>(
             ring[..n].iter().map(|b| (face, b.as_slice())).collect()
         }
         Rx::Cold => ids.map(|i| (face, built[i].0.as_slice())).collect(),
+        Rx::Kept => unreachable!("kept frames are received by `WorstCase::receive_kept`"),
     }
 }
 
@@ -234,6 +266,11 @@ struct WorstCase {
     /// Receive rings for [`Rx::Ring`]: Interests, Data.
     rings: [Vec<Vec<u8>>; 2],
     out: Actions,
+    /// [`Rx::Kept`]'s free frames, the Data burst's frames with their lengths (`None`:
+    /// kept by the CS), and the frames the CS let go.
+    pool: Vec<KeptFrame>,
+    held: Vec<(Option<KeptFrame>, usize)>,
+    released: Vec<KeptFrame>,
 }
 
 impl WorstCase {
@@ -259,7 +296,33 @@ impl WorstCase {
             round: 0,
             rings: [(); 2].map(|_| (0..64).map(|_| Vec::with_capacity(2048)).collect()),
             out: Actions::new(),
+            pool: kept_frames(WORST_CS + 2 * 64),
+            held: Vec::with_capacity(64),
+            released: Vec::with_capacity(64),
         }
+    }
+
+    /// The Data of the exchanges `ids`, received on `face` into frames from the pool (as
+    /// the kernel writes a packet into a UMEM frame the fill ring gave it).
+    fn receive_kept(
+        &mut self,
+        ids: impl Iterator<Item = usize>,
+        face: FaceId,
+    ) -> Vec<(FaceId, &[u8])> {
+        debug_assert!(self.held.is_empty());
+        for i in ids {
+            let d = &self.datas[i].0;
+            let buf = self
+                .pool
+                .pop()
+                .expect("a free frame: the pool has the CS's capacity and two bursts more");
+            buf[..d.len()].copy_from_slice(d);
+            self.held.push((Some(buf), d.len()));
+        }
+        self.held
+            .iter()
+            .map(|(b, len)| (face, b.as_deref().map_or(&[][..], |b| &b[..*len])))
+            .collect()
     }
 
     /// Runs `iters` bursts of `burst` exchanges (B Interests, then their B Data) through
@@ -276,7 +339,8 @@ impl WorstCase {
             let (first, now) = self.take(burst);
             let at = |j: usize| (first + j) % WORST_N;
             let [ring_i, ring_d] = &mut self.rings;
-            let frames = receive(rx, ring_i, &self.interests, (0..burst).map(at), DOWN);
+            let irx = if rx == Rx::Kept { Rx::Ring } else { rx };
+            let frames = receive(irx, ring_i, &self.interests, (0..burst).map(at), DOWN);
             self.out.clear();
             let t = Instant::now();
             s.process_burst(now, &frames, &mut self.out);
@@ -288,16 +352,45 @@ impl WorstCase {
                     d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(tok);
                 }
             }
+            if rx == Rx::Kept {
+                inside += self.data_kept(s, now + 50, (0..burst).map(at));
+                continue;
+            }
             let frames = receive(rx, ring_d, &self.datas, (0..burst).map(at), UP);
             self.out.clear();
             let t = Instant::now();
             match rx {
                 Rx::Ring => s.process_burst_lent(now + 50, &frames, &mut self.out),
-                Rx::Cold => s.process_burst(now + 50, &frames, &mut self.out),
+                Rx::Cold | Rx::Kept => s.process_burst(now + 50, &frames, &mut self.out),
             }
             inside += t.elapsed();
             black_box(self.out.sends_with(|k| frames[k as usize].1).count());
         }
+        inside
+    }
+
+    /// A Data burst received into pool frames that the CS keeps; returns the time spent
+    /// inside the shard: the pipeline and the handover (`keep_frames`, collecting the
+    /// frames it let go).
+    fn data_kept(&mut self, s: &mut Shard, now: u64, ids: impl Iterator<Item = usize>) -> Duration {
+        let mut out = std::mem::take(&mut self.out);
+        let mut released = std::mem::take(&mut self.released);
+        let frames = self.receive_kept(ids, UP);
+        out.clear();
+        let t = Instant::now();
+        s.process_burst_keeping(now, &frames, &mut out);
+        let mut inside = t.elapsed();
+        black_box(out.sends_with(|k| frames[k as usize].1).count());
+        drop(frames);
+        let held = &mut self.held;
+        let t = Instant::now();
+        s.keep_frames(|k| held.get_mut(k as usize).and_then(|(f, _)| f.take()));
+        released.extend(s.released_frames::<KeptFrame>());
+        inside += t.elapsed();
+        self.pool.extend(self.held.drain(..).filter_map(|(f, _)| f));
+        self.pool.append(&mut released);
+        self.out = out;
+        self.released = released;
         inside
     }
 
@@ -322,7 +415,8 @@ impl WorstCase {
         )
     }
 
-    /// `iters` exchanges through `Shard::process`, in timed groups of up to 64.
+    /// `iters` exchanges through `Shard::process`, in timed groups of up to 64 (one at a
+    /// time, nothing is kept: [`Rx::Kept`] receives as [`Rx::Ring`]).
     fn one_at_a_time(&mut self, s: &mut Shard, iters: u64, rx: Rx) -> Duration {
         let mut inside = Duration::ZERO;
         let mut left = iters as usize;
@@ -332,7 +426,7 @@ impl WorstCase {
             let (first, now) = self.take(group);
             let at = |j: usize| (first + j) % WORST_N;
             let [ring_i, ring_d] = &mut self.rings;
-            if rx == Rx::Ring {
+            if rx != Rx::Cold {
                 for j in 0..group {
                     ring_i[j].clear();
                     ring_i[j].extend_from_slice(&self.interests[at(j)].0);
@@ -344,7 +438,7 @@ impl WorstCase {
             for j in 0..group {
                 let off = self.datas[at(j)].1;
                 let (int, d) = match rx {
-                    Rx::Ring => (ring_i[j].as_slice(), ring_d[j].as_mut_slice()),
+                    Rx::Ring | Rx::Kept => (ring_i[j].as_slice(), ring_d[j].as_mut_slice()),
                     Rx::Cold => (
                         self.interests[at(j)].0.as_slice(),
                         self.datas[at(j)].0.as_mut_slice(),
@@ -357,7 +451,9 @@ impl WorstCase {
                 }
                 self.out.clear();
                 match rx {
-                    Rx::Ring => s.process_lent(now + j as u64 + 50, UP, d, &mut self.out),
+                    Rx::Ring | Rx::Kept => {
+                        s.process_lent(now + j as u64 + 50, UP, d, &mut self.out)
+                    }
                     Rx::Cold => s.process(now + j as u64 + 50, UP, d, &mut self.out),
                 }
                 black_box(self.out.sends_with(|_| d).count());
@@ -397,12 +493,17 @@ fn pipeline(c: &mut Criterion) {
             Rx::Ring,
         ),
         (
+            BenchmarkId::new("exchange_worst_case_burst_kept", 64),
+            64,
+            Rx::Kept,
+        ),
+        (
             BenchmarkId::new("exchange_worst_case_burst_cold", 64),
             64,
             Rx::Cold,
         ),
     ] {
-        let mut s = shard_with(reader.clone(), WORST_CS, WORST_PIT);
+        let mut s = shard_keeping(reader.clone(), WORST_CS, WORST_PIT, rx == Rx::Kept);
         g.throughput(Throughput::Elements(burst as u64));
         g.bench_function(id, |b| {
             b.iter_custom(|iters| wc.run(&mut s, iters, burst, rx))
@@ -420,6 +521,12 @@ fn pipeline(c: &mut Criterion) {
         assert_eq!(c.interests_out, c.interests_in, "every Interest forwarded");
         assert_eq!(c.by_token, c.data_in, "Data matched by token");
         assert_eq!(c.data_out, c.data_in, "every Data sent down");
+        let cs = s.cs().counters();
+        if rx == Rx::Kept {
+            assert_eq!(cs.kept, cs.insertions, "every admitted Data kept its frame");
+        } else {
+            assert_eq!(cs.kept, 0);
+        }
     }
 
     // CS hits: Interests for Data already cached.

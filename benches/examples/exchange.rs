@@ -78,8 +78,9 @@ struct Rx {
     /// shard copy it into the action list instead (the reference).
     lend: bool,
     /// Let the CS keep the Data frames it admits (`Shard::process_burst_keeping`) instead
-    /// of copying the Data into its slab; `NDX_EXAMPLE_KEEP=0` copies (the reference, and
-    /// what the router's worker does until it keeps UMEM frames). The Data are then received
+    /// of copying the Data into its slab, as the router's worker keeps its UMEM frames;
+    /// `NDX_EXAMPLE_KEEP=0` copies (the reference, and the worker with
+    /// `cs.keep_frames = false`). The Data are then received
     /// into frames taken from `pool`, and the frames the CS does not keep, or lets go, go
     /// back to it.
     keep: bool,

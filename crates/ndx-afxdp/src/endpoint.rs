@@ -4,12 +4,13 @@
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use xdpilone::xdp::XdpDesc;
 use xdpilone::{CompletionQueue, FillQueue, RingRx, RingTx, User};
 
 use crate::spsc::{Consumer, Producer};
-use crate::umem::{Frame, FrameMut, MAX_SEGMENTS, Region, RxFrame, Umem};
+use crate::umem::{Frame, FrameMut, KeptFrame, MAX_SEGMENTS, Region, RxFrame, Umem};
 
 /// `XDP_PKT_CONTD`: set on every descriptor of a multi-buffer packet but the last.
 pub const XDP_PKT_CONTD: u32 = 1;
@@ -122,6 +123,9 @@ pub struct Endpoint {
     partial: Option<RxFrame>,
     dropping_chain: bool,
     outstanding: u64,
+    /// Frames kept here ([`Endpoint::keep`]) less those given back here
+    /// ([`Endpoint::release_kept`]); added to the region's balance on drop.
+    kept: i64,
     layout: Layout,
     counters: Counters,
     user: User,
@@ -139,6 +143,15 @@ impl std::fmt::Debug for Endpoint {
             .field("owner", &self.owner.is_some())
             .field("fd", &self.as_raw_fd())
             .finish()
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        // The port's memory stays mapped while a kept frame may still point into it.
+        if self.kept != 0 {
+            self.region.kept.fetch_add(self.kept, Ordering::Relaxed);
+        }
     }
 }
 
@@ -185,6 +198,7 @@ impl Endpoint {
             partial: None,
             dropping_chain: false,
             outstanding: 0,
+            kept: 0,
             layout: p.layout,
             counters: Counters::default(),
             user: p.user,
@@ -257,6 +271,16 @@ impl Endpoint {
             n += o.free_rx.len() + o.fill.pending() as usize;
         }
         n
+    }
+
+    /// The port's receive frames (its frames less every socket's transmit frames).
+    pub fn rx_frames(&self) -> u32 {
+        self.layout.rx_frames
+    }
+
+    /// Sockets sharing the port (this one included).
+    pub fn sockets(&self) -> u32 {
+        self.layout.sockets
     }
 
     /// Received frames handed out by this endpoint and not yet given back to it.
@@ -363,6 +387,46 @@ impl Endpoint {
         for i in 0..frame.nseg as usize {
             self.give_back_addr(self.region.frame_base(frame.addrs[i]));
         }
+    }
+
+    /// Keeps a received single-buffer frame past its burst, as the bytes of its first
+    /// segment from `start` on (the NDN packet past the link headers): the content store
+    /// holds it instead of copying the Data out. The frame stays out of the pool until
+    /// [`Endpoint::release_kept`]. Gives the handle back when the packet spans several
+    /// buffers or `start` is not inside it.
+    pub fn keep(&mut self, frame: RxFrame, start: usize) -> Result<KeptFrame, RxFrame> {
+        assert_eq!(frame.port, self.region.id, "frame of another port");
+        let (addr, len) = frame.seg(0);
+        if frame.nseg != 1 || start >= len as usize {
+            return Err(frame);
+        }
+        self.kept += 1;
+        // SAFETY: the address was validated when the handle was built, `start < len`
+        // keeps the range (and its first byte) in the frame, the handle is consumed here (the kept frame takes
+        // over its ownership), and `kept` counts it for the region's balance.
+        Ok(unsafe {
+            KeptFrame::new(
+                self.region.ptr(addr + start as u64),
+                len - start as u32,
+                self.region.id,
+            )
+        })
+    }
+
+    /// Gives a kept frame back (on any endpoint of its port), like [`Endpoint::release`].
+    /// Panics if the frame belongs to another port.
+    pub fn release_kept(&mut self, frame: KeptFrame) {
+        assert_eq!(frame.port(), self.region.id, "frame of another port");
+        debug_assert!(self.region.contains(frame.as_ptr()));
+        self.kept -= 1;
+        self.outstanding = self.outstanding.saturating_sub(1);
+        self.give_back_addr(self.region.frame_of(frame.as_ptr()));
+    }
+
+    /// Frames kept on this endpoint less those given back to it (over all endpoints of a
+    /// port, the kept frames still out).
+    pub fn kept(&self) -> i64 {
+        self.kept
     }
 
     fn give_back_addr(&mut self, base: u64) {

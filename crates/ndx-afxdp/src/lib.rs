@@ -27,13 +27,16 @@ pub use endpoint::{Counters, Endpoint, KernelStats, TxError, XDP_PKT_CONTD};
 pub use error::Error;
 pub use exchange::{Exchange, ExchangeReceiver, ExchangeSender};
 pub use port::{Port, PortConfig, XDP_USE_SG};
-pub use umem::{Frame, FrameMut, MAX_SEGMENTS, RxFrame, Umem, UmemConfig, XDP_PACKET_HEADROOM};
+pub use umem::{
+    Frame, FrameMut, KeptFrame, MAX_SEGMENTS, RxFrame, Umem, UmemConfig, XDP_PACKET_HEADROOM,
+};
 
 // Compile-time guarantees the shard design relies on.
 const _: () = {
     const fn send<T: Send>() {}
     send::<Endpoint>();
     send::<RxFrame>();
+    send::<KeptFrame>();
     send::<ExchangeSender>();
     send::<ExchangeReceiver>();
     send::<Umem>();

@@ -10,7 +10,7 @@
 
 use std::ptr::NonNull;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
 use crate::Error;
 
@@ -69,6 +69,10 @@ pub(crate) struct Region {
     pub(crate) frame_count: u32,
     pub(crate) headroom: u32,
     pub(crate) meta_len: u32,
+    /// Frames kept ([`crate::Endpoint::keep`]) and not given back, summed over the
+    /// endpoints dropped so far (each adds its own balance when it goes). Non-zero when the
+    /// region is dropped: some [`KeptFrame`] may still point into it, so it stays mapped.
+    pub(crate) kept: AtomicI64,
 }
 
 // SAFETY: `Region` is a raw allocation; all access to its bytes goes through
@@ -129,7 +133,26 @@ impl Region {
             frame_count: cfg.frame_count,
             headroom: cfg.headroom,
             meta_len: cfg.meta_len,
+            kept: AtomicI64::new(0),
         })
+    }
+
+    /// Whether `ptr` points into the region.
+    pub(crate) fn contains(&self, ptr: *const u8) -> bool {
+        let base = self.base.as_ptr() as usize;
+        (base..base + self.len).contains(&(ptr as usize))
+    }
+
+    /// Base address of the frame `ptr` points into (which must be in the region).
+    pub(crate) fn frame_of(&self, ptr: *const u8) -> u64 {
+        self.frame_base((ptr as usize - self.base.as_ptr() as usize) as u64)
+    }
+
+    /// The address of byte `addr` of the region.
+    pub(crate) fn ptr(&self, addr: u64) -> NonNull<u8> {
+        debug_assert!(addr < self.len as u64);
+        // SAFETY: in bounds of the mapping (callers pass validated addresses).
+        unsafe { self.base.add(addr as usize) }
     }
 
     /// The whole area, for registration with the kernel.
@@ -191,6 +214,11 @@ impl Region {
 
 impl Drop for Region {
     fn drop(&mut self) {
+        if *self.kept.get_mut() != 0 {
+            // A kept frame that never came back may still be read: leave the memory mapped
+            // (leaked) rather than let it dangle.
+            return;
+        }
         // SAFETY: we mapped exactly this range; every socket registered on it
         // is closed (endpoints hold an `Arc<Region>` and drop their rings first).
         unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
@@ -390,6 +418,66 @@ impl<'a> FrameMut<'a> {
         // SAFETY: validated address; the handle is exclusively borrowed, so this
         // is the only reference to these bytes for the returned lifetime.
         unsafe { self.region.bytes_mut(addr, len) }
+    }
+}
+
+/// A received frame kept past its burst: the content store holds the Data in it instead of
+/// a copy (see `ndx_core::Cs::with_frames`). Made from an [`RxFrame`] by
+/// [`crate::Endpoint::keep`], which owns the frame exactly like the handle did (neither the
+/// kernel nor the pool touches it) until it comes back through
+/// [`crate::Endpoint::release_kept`] on an endpoint of the same port.
+///
+/// Its bytes are the frame's packet from a start chosen when it was kept (the NDN packet,
+/// past the link headers). 16 bytes, `Send`, neither `Clone` nor `Copy`. Dropping one leaks
+/// its frame from the port's pool, and then keeps the port's memory mapped when the port
+/// closes, since a frame that never came back may still be read (never unsound).
+#[must_use = "release the frame or it leaks from the port's pool"]
+pub struct KeptFrame {
+    ptr: NonNull<u8>,
+    len: u32,
+    port: u32,
+}
+
+// SAFETY: the handle owns its bytes alone (see the type's documentation) and the memory stays
+// mapped while it lives, so it may move to another thread like an `RxFrame`.
+unsafe impl Send for KeptFrame {}
+// SAFETY: `&KeptFrame` only reads the bytes, which nobody writes while the handle lives.
+unsafe impl Sync for KeptFrame {}
+
+impl KeptFrame {
+    /// # Safety
+    /// `[ptr, ptr + len)` must lie in one frame of port `port`'s region, owned by the caller
+    /// (taken from an `RxFrame` that is consumed), and the port's kept balance must count it.
+    pub(crate) unsafe fn new(ptr: NonNull<u8>, len: u32, port: u32) -> Self {
+        KeptFrame { ptr, len, port }
+    }
+
+    /// Id of the port (UMEM) the frame belongs to.
+    pub fn port(&self) -> u32 {
+        self.port
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl AsRef<[u8]> for KeptFrame {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: in one frame of a region that stays mapped while a kept frame lives (its
+        // endpoints counted it; `Region::drop` leaves the memory mapped while the count is
+        // not zero); the frame is owned by this handle alone, so nothing writes it.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len as usize) }
+    }
+}
+
+impl std::fmt::Debug for KeptFrame {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptFrame")
+            .field("port", &self.port)
+            .field("len", &self.len)
+            .finish()
     }
 }
 

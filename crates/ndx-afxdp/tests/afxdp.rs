@@ -12,7 +12,7 @@ use common::{
 };
 use ndx_afxdp::wire::{self, Encap, UdpHeaders};
 use ndx_afxdp::xdp::{META_MAGIC, RedirectProgram};
-use ndx_afxdp::{Endpoint, Exchange, Port, PortConfig, RxFrame, UmemConfig};
+use ndx_afxdp::{Endpoint, Exchange, KeptFrame, Port, PortConfig, RxFrame, UmemConfig};
 
 fn small_cfg(sockets: u32) -> PortConfig {
     PortConfig {
@@ -400,6 +400,113 @@ fn exchange_hands_frames_to_another_thread_without_leaks() {
     assert!(seen.iter().all(|s| s.starts_with("ndx-")));
     assert_eq!(outstanding, 0);
     assert_eq!(free0, free1, "frames leaked");
+}
+
+/// Kept frames (the content store's zero-copy Data) stay out of the pool and unchanged while
+/// many times the pool's frames cycle through the fill ring, come back whole, and keep the
+/// port's memory mapped if one outlives the port.
+#[test]
+fn kept_frames_outlive_their_burst_and_come_back() {
+    if !root_or_skip() {
+        return;
+    }
+    let pair = Pair::new(1500);
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let (go_tx, go_rx) = mpsc::channel::<usize>();
+    let (done_tx, done_rx) = mpsc::channel::<()>();
+    let b = spawn_in(&pair.b.0, move || {
+        // 768 receive frames: the churn below recycles each of them several times.
+        let cfg = PortConfig {
+            umem: UmemConfig {
+                frame_count: 1024,
+                ..UmemConfig::default()
+            },
+            ..PortConfig::default()
+        };
+        let mut ep = Port::open("b0", 0, &cfg)
+            .unwrap()
+            .into_endpoints()
+            .remove(0);
+        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
+        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let free0 = ep.free_frames();
+        let mut kept: Vec<(String, KeptFrame)> = Vec::new();
+        let mut fr = Vec::new();
+        let mut refused = 0;
+        let mut churned = 0;
+        ready_tx.send(()).unwrap();
+        // Phase 1: keep the first 100 test datagrams, each from its UDP payload on.
+        let n = go_rx.recv().unwrap();
+        wait_until(10, || {
+            drain(&mut ep, &mut fr);
+            for f in fr.drain(..) {
+                let start = ours(ep.frame(&f).first(), f.len()).map(|p| p.payload);
+                match start {
+                    Some(p) if kept.len() < n => {
+                        let len = f.len();
+                        // A start past the packet is refused and the handle comes back.
+                        let f = match ep.keep(f, len) {
+                            Err(f) => {
+                                refused += 1;
+                                f
+                            }
+                            Ok(k) => panic!("kept an empty frame: {k:?}"),
+                        };
+                        let k = ep.keep(f, p.start).expect("single-buffer frame");
+                        let text = String::from_utf8(k.as_ref().to_vec()).unwrap();
+                        kept.push((text, k));
+                    }
+                    _ => ep.release(f),
+                }
+            }
+            kept.len() >= n
+        });
+        let held = (ep.kept(), ep.free_frames());
+        // Phase 2: churn the pool; kept frames must not be handed to the kernel meanwhile.
+        let m = go_rx.recv().unwrap();
+        wait_until(20, || {
+            drain(&mut ep, &mut fr);
+            for f in fr.drain(..) {
+                if ours(ep.frame(&f).first(), f.len()).is_some() {
+                    churned += 1;
+                }
+                ep.release(f);
+            }
+            churned >= m
+        });
+        let intact = kept
+            .iter()
+            .filter(|(text, k)| k.as_ref() == text.as_bytes())
+            .count();
+        // Phase 3: all but one come back; the last outlives the port.
+        let last = kept.pop().unwrap();
+        for (_, k) in kept.drain(..) {
+            ep.release_kept(k);
+        }
+        ep.poll();
+        let back = (ep.kept(), ep.free_frames(), ep.outstanding());
+        drop(prog);
+        drop(ep);
+        let after_close = last.1.as_ref() == last.0.as_bytes();
+        done_tx.send(()).unwrap();
+        (free0, held, refused, intact, back, after_close)
+    });
+    ready_rx.recv().unwrap();
+    go_tx.send(100).unwrap();
+    send_from_a(&pair, 100, 0);
+    go_tx.send(3000).unwrap();
+    send_from_a(&pair, 3000, 200);
+    done_rx.recv_timeout(Duration::from_secs(60)).unwrap();
+    let (free0, (kept, free_held), refused, intact, back, after_close) = b.join().unwrap();
+    assert_eq!(kept, 100);
+    assert_eq!(refused, 100, "a start past the packet is refused");
+    assert_eq!(free_held, free0 - 100, "kept frames are out of the pool");
+    assert_eq!(intact, 100, "a kept frame was reused while kept");
+    assert_eq!(back, (1, free0 - 1, 1), "all but one kept frame came back");
+    assert!(
+        after_close,
+        "the last kept frame reads the same after the port closed"
+    );
 }
 
 /// Frames built by `wire::build_udp` (IPv4 and IPv6) and sent with `tx_burst`

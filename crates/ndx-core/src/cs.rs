@@ -883,6 +883,22 @@ impl Cs {
             .flatten()
     }
 
+    /// Removes every Data that lives in a kept frame (and those still pending), so that
+    /// [`released`](Self::released) hands back every frame the store held: for the frames'
+    /// owner to take them all back before it goes away (a worker that stops).
+    pub fn let_go_frames(&mut self) {
+        self.discard_pending();
+        if self.frames_held() == 0 {
+            return;
+        }
+        for slot in 0..self.meta.len() {
+            let m = &self.meta[slot];
+            if m.live && m.src == HELD {
+                self.remove(slot as u32);
+            }
+        }
+    }
+
     /// Frames the store holds.
     pub fn frames_held(&self) -> usize {
         self.kept.as_ref().map_or(0, |k| k.held())

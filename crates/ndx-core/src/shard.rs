@@ -695,6 +695,13 @@ impl Shard {
         self.cs.released()
     }
 
+    /// Removes every Data the CS holds in a kept frame, so that
+    /// [`released_frames`](Self::released_frames) hands them all back (see
+    /// [`Cs::let_go_frames`]).
+    pub fn let_go_frames(&mut self) {
+        self.cs.let_go_frames();
+    }
+
     /// Handles one frame received on `face` at `now` (ns): a burst of one.
     pub fn process(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
         // No staging: with nothing to prefetch for, the packet goes straight to its pipeline

@@ -166,6 +166,30 @@ fn pending_slots_need_their_frames() {
 }
 
 #[test]
+fn letting_go_of_all_frames_keeps_the_copies() {
+    let mut cs = Cs::with_frames::<Vec<u8>>(config(8, Replacement::Lru), KEY);
+    let kept: Vec<Vec<u8>> = ["/a", "/b"].iter().map(|n| framed(&data(n, 40))).collect();
+    offer(&mut cs, &kept);
+    let mut slots: Vec<Option<Vec<u8>>> = kept.iter().cloned().map(Some).collect();
+    cs.keep_frames(|k| slots[k as usize].take());
+    // A copied Data, and one still pending.
+    assert!(cs.insert(0, &Data::decode(&data("/c", 40)).unwrap(), None));
+    offer(&mut cs, &[framed(&data("/d", 40))]);
+    assert_eq!((cs.len(), cs.frames_held()), (4, 2));
+    cs.let_go_frames();
+    assert!(!cs.has_pending());
+    assert_eq!((cs.len(), cs.frames_held()), (1, 0));
+    let mut back: Vec<Vec<u8>> = cs.released::<Vec<u8>>().collect();
+    back.sort();
+    assert_eq!(back, kept, "every held frame comes back once");
+    assert_eq!(get(&mut cs, "/c"), Some(data("/c", 40)), "copies stay");
+    assert_eq!(get(&mut cs, "/a"), None);
+    // Nothing more to let go of.
+    cs.let_go_frames();
+    assert_eq!(cs.released::<Vec<u8>>().count(), 0);
+}
+
+#[test]
 fn a_store_made_without_frames_copies() {
     let mut cs = Cs::new(config(4, Replacement::Lru), KEY);
     assert!(!cs.keeps_frames());

@@ -140,6 +140,7 @@ struct RawCs {
     admission: String,
     admission_probability: f64,
     second_hit_window: usize,
+    keep_frames: bool,
     l2: RawL2,
 }
 
@@ -153,6 +154,7 @@ impl Default for RawCs {
             admission: "always".into(),
             admission_probability: 0.5,
             second_hit_window: 1 << 16,
+            keep_frames: true,
             l2: RawL2::default(),
         }
     }
@@ -499,6 +501,9 @@ pub struct Config {
     pub frames: u32,
     /// Per-shard table configuration (shard number filled in per shard).
     pub shard: ShardConfig,
+    /// Whether the CS keeps the receive frames Data arrive in rather than copying them
+    /// (`cs.keep_frames`; bounded per port, see `ARCHITECTURE.md` "CS: kept frames").
+    pub keep_frames: bool,
     /// FIB first-stage depth.
     pub fib_stage1: usize,
     /// Whether the large tables get transparent huge pages (`tables.huge_pages`).
@@ -1010,6 +1015,7 @@ impl RawConfig {
             xdp_classify,
             frames: r.frames,
             shard,
+            keep_frames: c.keep_frames,
             fib_stage1: tb.fib_stage1,
             huge_pages: tb.huge_pages,
             udp_ports: u.ports.clone(),
@@ -1296,6 +1302,8 @@ mod tests {
         assert_eq!(c.frames, d.frames);
         assert_eq!(c.shard.pit_capacity, d.shard.pit_capacity);
         assert_eq!(c.shard.cs, d.shard.cs);
+        assert!(c.keep_frames && d.keep_frames, "the CS keeps frames by default");
+        assert!(!parse("[cs]\nkeep_frames = false").unwrap().keep_frames);
         assert_eq!(c.shard.dnl_lifetime_ns, d.shard.dnl_lifetime_ns);
         assert_eq!(c.udp_ports, d.udp_ports);
         assert_eq!(c.interfaces[0].xdp_mode, XdpMode::Auto);

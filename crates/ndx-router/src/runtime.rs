@@ -193,10 +193,7 @@ impl Router {
                         .map_err(xerr)?;
                 }
                 for (ep, &s) in endpoints.into_iter().zip(on_q) {
-                    eps[s as usize].push(Ep {
-                        ep,
-                        ifindex: info.ifindex,
-                    });
+                    eps[s as usize].push(Ep::new(ep, info.ifindex, cfg.keep_frames));
                 }
             }
             let mode = attach_mode(ic.xdp_mode);
@@ -332,14 +329,15 @@ impl Router {
         let core_ids = core_affinity::get_core_ids().unwrap_or_default();
         let mut workers = Vec::new();
         for (s, ((eps, to), from)) in eps.into_iter().zip(to).zip(from).enumerate() {
-            let mut shard = Shard::new(
-                ShardConfig {
-                    shard: s as u8,
-                    ..cfg.shard
-                },
-                fib_reader.clone(),
-                0,
-            );
+            let shard_cfg = ShardConfig {
+                shard: s as u8,
+                ..cfg.shard
+            };
+            let mut shard = if cfg.keep_frames {
+                Shard::with_frames::<ndx_afxdp::KeptFrame>(shard_cfg, fib_reader.clone(), 0)
+            } else {
+                Shard::new(shard_cfg, fib_reader.clone(), 0)
+            };
             for f in plane.faces.table().iter() {
                 shard.add_face(f.id, f.info);
             }

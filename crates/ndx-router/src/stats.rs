@@ -54,6 +54,8 @@ pub const COUNTERS: &[&str] = &[
     "cs_lookup_misses",
     "cs_insertions",
     "cs_evictions",
+    "cs_kept",
+    "cs_frames_held",
     "l2_parked",
     "l2_reads",
     "l2_prefetches",
@@ -120,7 +122,7 @@ pub enum Io {
 }
 
 const CORE_BASE: usize = 18;
-const L2_BASE: usize = CORE_BASE + 25;
+const L2_BASE: usize = CORE_BASE + 27;
 
 /// One shard's published counters.
 #[derive(Debug)]
@@ -175,6 +177,7 @@ impl Snapshot {
         pit: usize,
         cs_len: usize,
         cs: ndx_core::CsCounters,
+        frames_held: usize,
     ) {
         let v = [
             c.interests_in,
@@ -202,6 +205,8 @@ impl Snapshot {
             cs.misses,
             cs.insertions,
             cs.evictions,
+            cs.kept,
+            frames_held as u64,
         ];
         self.0[CORE_BASE..CORE_BASE + v.len()].copy_from_slice(&v);
     }
@@ -292,9 +297,10 @@ mod tests {
         c.drops[DropReason::Idle as usize] = 9;
         let cs = ndx_core::CsCounters {
             evictions: 5,
+            kept: 4,
             ..Default::default()
         };
-        s.set_core(&c, 11, 12, cs);
+        s.set_core(&c, 11, 12, cs, 3);
         s.add(Io::RxFrames, 4);
         s.add(Io::Loops, 1);
         assert_eq!(s.get("interests_in"), Some(7));
@@ -305,6 +311,8 @@ mod tests {
         assert_eq!(s.get("pit_entries"), Some(11));
         assert_eq!(s.get("cs_entries"), Some(12));
         assert_eq!(s.get("cs_evictions"), Some(5));
+        assert_eq!(s.get("cs_kept"), Some(4));
+        assert_eq!(s.get("cs_frames_held"), Some(3));
         assert_eq!(s.get("rx_frames"), Some(4));
         assert_eq!(s.get("loops"), Some(1));
         assert_eq!(s.get("cs_lookup_hits"), Some(0));

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use ndx_afxdp::wire::{self, Encap, UdpHeaders};
-use ndx_afxdp::{Endpoint, ExchangeReceiver, ExchangeSender, RxFrame, TxError, Umem};
+use ndx_afxdp::{Endpoint, ExchangeReceiver, ExchangeSender, KeptFrame, RxFrame, TxError, Umem};
 use ndx_codec::{Fragmenter, LpHeaders, Packet, Reassembled, Reassembler, ReassemblerConfig};
 use ndx_core::{Actions, Dispatch, FaceId, FaceInfo, Shard, token_shard};
 use ndx_xdp::{How, Kind, XdpMeta};
@@ -72,6 +72,30 @@ pub struct Ep {
     pub ep: Endpoint,
     /// Its interface.
     pub ifindex: u32,
+    /// Most of the port's receive frames this shard's CS may keep (0: Data are copied).
+    pub keep_max: usize,
+}
+
+impl Ep {
+    /// A socket whose shard's CS may keep up to half of its share of the port's receive
+    /// frames when `keep` (the other half keeps the fill ring fed).
+    pub fn new(ep: Endpoint, ifindex: u32, keep: bool) -> Self {
+        let keep_max = if keep {
+            (ep.rx_frames() / ep.sockets() / 2) as usize
+        } else {
+            0
+        };
+        Self {
+            ep,
+            ifindex,
+            keep_max,
+        }
+    }
+
+    /// Whether the CS may keep `n` more of this port's frames.
+    fn may_keep(&self, n: usize) -> bool {
+        self.ep.kept().max(0) as usize + n <= self.keep_max
+    }
 }
 
 /// A reassembled packet handed to the shard that owns it (fragments are steered by source,
@@ -240,6 +264,7 @@ impl Core {
             self.shard.pit().len(),
             cs.len(),
             cs.counters(),
+            cs.frames_held(),
         );
         self.snap.set_l2(
             self.shard.l2_counters(),
@@ -347,6 +372,7 @@ impl Worker {
             if !self.core.actions.is_empty() {
                 self.core.transmit(&mut self.eps, &table, &|_| &[]);
             }
+            self.reclaim_frames();
             for e in &mut self.eps {
                 e.ep.poll();
             }
@@ -392,6 +418,9 @@ impl Worker {
             l2.reset();
             self.core.actions.clear();
         }
+        // Every kept frame goes back before the sockets close.
+        self.core.shard.let_go_frames();
+        self.reclaim_frames();
         self.core.publish_sockets(&self.eps);
         self.core.publish(&self.stats);
         self.core.snap
@@ -420,6 +449,9 @@ impl Worker {
             }
         }
         let ifindex = self.eps[ep].ifindex;
+        // The CS keeps the frames the burst's Data arrived in (rather than copying them)
+        // while it holds few enough of this port's.
+        let keeping = self.core.shard.cs().keeps_frames() && self.eps[ep].may_keep(mine.len());
         // The single-buffer frames are lent to the pipeline: a Data in one is sent from
         // there, copied once into its transmit frame, so the frames are released only after
         // the burst's output is sent. `lent[k]` is lent frame k: its index in `mine` and
@@ -436,8 +468,7 @@ impl Worker {
                 let frame = endpoint.frame(f);
                 if f.segments() > 1 {
                     if n > 0 {
-                        core.shard
-                            .process_burst_lent(now, &batch[..n], &mut core.actions);
+                        core.burst(now, &batch[..n], keeping);
                         n = 0;
                     }
                     let mut copy = std::mem::take(&mut core.copy);
@@ -465,15 +496,13 @@ impl Worker {
                     lent.push((at, range.start));
                     n += 1;
                     if n == BURST {
-                        core.shard
-                            .process_burst_lent(now, &batch[..n], &mut core.actions);
+                        core.burst(now, &batch[..n], keeping);
                         n = 0;
                     }
                 }
             }
             if n > 0 {
-                core.shard
-                    .process_burst_lent(now, &batch[..n], &mut core.actions);
+                core.burst(now, &batch[..n], keeping);
             }
             debug_assert_eq!(core.actions.lent() as usize, lent.len());
         }
@@ -489,10 +518,41 @@ impl Worker {
             };
             self.core.transmit(&mut self.eps, table, &bytes);
         }
-        for f in mine.drain(..) {
-            self.eps[ep].ep.release(f);
+        let endpoint = &mut self.eps[ep].ep;
+        if keeping {
+            // The Data are sent: the CS takes the frames it admitted Data from (in the order
+            // they were lent, which is `mine`'s); every other frame goes back.
+            let mut rest = mine.drain(..).enumerate().peekable();
+            self.core.shard.keep_frames(|k| {
+                let &(at, start) = lent.get(k as usize)?;
+                while let Some((_, f)) = rest.next_if(|&(i, _)| i < at) {
+                    endpoint.release(f);
+                }
+                let (_, f) = rest.next_if(|&(i, _)| i == at)?;
+                endpoint
+                    .keep(f, start)
+                    .map_err(|f| endpoint.release(f))
+                    .ok()
+            });
+            for (_, f) in rest {
+                endpoint.release(f);
+            }
+        } else {
+            for f in mine.drain(..) {
+                endpoint.release(f);
+            }
         }
         self.core.lent = lent;
+    }
+
+    /// Gives the kept frames the CS let go of (their Data evicted or replaced) back to their
+    /// ports.
+    fn reclaim_frames(&mut self) {
+        for f in self.core.shard.released_frames::<KeptFrame>() {
+            if let Some(e) = self.eps.iter_mut().find(|e| e.ep.port() == f.port()) {
+                e.ep.release_kept(f);
+            }
+        }
     }
 
     /// Hands a frame that belongs to another shard to it (or drops it when its ring is full);
@@ -545,6 +605,18 @@ impl Worker {
 }
 
 impl Core {
+    /// Runs the pipeline on a burst of lent frames, the CS keeping its Data's frames when
+    /// `keeping` (then [`Shard::keep_frames`] must follow the transmission).
+    #[inline]
+    fn burst(&mut self, now: u64, batch: &[(FaceId, &[u8])], keeping: bool) {
+        if keeping {
+            self.shard
+                .process_burst_keeping(now, batch, &mut self.actions);
+        } else {
+            self.shard.process_burst_lent(now, batch, &mut self.actions);
+        }
+    }
+
     /// Finds (or creates) the face of a frame and runs the pipeline on its NDN bytes.
     fn ingest(&mut self, now: u64, ifindex: u32, bytes: &[u8], total: usize, table: &FaceTable) {
         if let Some((face, ndn)) = self.classify(now, ifindex, bytes, total, None, table)

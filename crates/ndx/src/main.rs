@@ -132,6 +132,16 @@ fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
     if let (Some(l2), Some(core)) = (&c.l2, &c.shard.l2) {
         println!("  {}", l2.describe(core));
     }
+    if c.keep_frames {
+        println!(
+            "  CS keeps Data in their receive frames: up to {} of each queue's {} frames, shared \
+             by its shards (cs.keep_frames)",
+            (c.frames - c.frames / 4) / 2,
+            c.frames
+        );
+    } else {
+        println!("  CS copies every Data (cs.keep_frames = false)");
+    }
     let thp = ndx_mem::thp_mode().unwrap_or_else(|| "absent".into());
     match (c.huge_pages, thp.as_str()) {
         (false, _) => println!("  tables on base pages (tables.huge_pages = false)"),

@@ -266,6 +266,97 @@ fn second_fetch_is_served_from_the_content_store() {
     assert!(total(&after, "cs_entries") >= n);
 }
 
+/// Zero-copy admission through the AF_XDP data path: the CS keeps the UMEM frames Data
+/// arrive in, serves later Interests from them, and gives each frame back to the fill ring
+/// when its Data is evicted. With 1024 frames (768 for receiving, 384 of which the CS may
+/// keep) and a CS of 256, a 2048-segment object is kept whole only if evicted frames come
+/// back; otherwise the bound stops the keeping after 384 Data.
+#[test]
+fn the_content_store_keeps_receive_frames_and_gives_them_back() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    let extra = "frames = 1024\n[cs]\ncapacity = 256\nslot_size = 2048\n";
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), extra));
+    // 200 segments: all stay in the CS, each in the frame it arrived in.
+    let (small, small_data) = line.content("small", 200 * 1000, 5);
+    let producer = line.put(
+        "/t/keep",
+        &small,
+        &["-f", "600000", "--version", "1", "--segment-size", "1000"],
+    );
+    let out1 = line.scratch.path("got1");
+    let got = line.get("/t/keep/v=1", &out1, &[]);
+    ok(&got, "first ndx get");
+    same_bytes(&out1, &small_data);
+    let n = segments(&got);
+    let first = router.settle(|s| total(s, "cs_kept") >= n);
+    let c = &first["counters"];
+    assert!(total(&first, "cs_kept") >= n, "Data not kept: {c}");
+    assert_eq!(
+        total(&first, "cs_kept"),
+        total(&first, "cs_insertions"),
+        "every Data kept its frame: {c}"
+    );
+    assert_eq!(
+        total(&first, "cs_frames_held"),
+        total(&first, "cs_entries"),
+        "{c}"
+    );
+    drop(producer);
+    // Served from the kept frames alone.
+    let out2 = line.scratch.path("got2");
+    let got = line.get("/t/keep/v=1", &out2, &[]);
+    ok(&got, "second ndx get (producer stopped)");
+    same_bytes(&out2, &small_data);
+    let second = router.settle(|s| total(s, "cs_hits") >= total(&first, "cs_hits") + n);
+    let c = &second["counters"];
+    assert!(
+        total(&second, "cs_hits") >= total(&first, "cs_hits") + n,
+        "{c}"
+    );
+    assert_eq!(
+        total(&second, "interests_out"),
+        total(&first, "interests_out"),
+        "the second fetch forwarded Interests: {c}"
+    );
+
+    // 2048 segments through a CS of 256: the evicted Data's frames must come back for the
+    // later ones to be kept.
+    let (big, big_data) = line.content("big", 2048 * 1000, 6);
+    let _producer = line.put(
+        "/t/keep",
+        &big,
+        &["-f", "600000", "--version", "2", "--segment-size", "1000"],
+    );
+    let out3 = line.scratch.path("got3");
+    let got = line.get("/t/keep/v=2", &out3, &[]);
+    ok(&got, "third ndx get");
+    same_bytes(&out3, &big_data);
+    let m = segments(&got);
+    assert_eq!(m, 2048);
+    let third = router.settle(|s| total(s, "cs_kept") >= total(&second, "cs_kept") + m);
+    let c = &third["counters"];
+    assert!(
+        total(&third, "cs_kept") >= total(&second, "cs_kept") + m,
+        "kept frames were not given back: {c}"
+    );
+    assert!(total(&third, "cs_evictions") >= m - 256, "{c}");
+    assert!(total(&third, "cs_frames_held") <= 256, "{c}");
+    assert_eq!(total(&third, "xsk_fill_starved"), 0, "{c}");
+    // A clean stop: every kept frame goes back before the sockets close.
+    let log = router.log.clone();
+    let stopped = router.proc.stop("INT");
+    assert!(
+        stopped.status.success(),
+        "ndx run exit on SIGINT: {:?}\n{}",
+        stopped.status,
+        std::fs::read_to_string(log).unwrap_or_default()
+    );
+}
+
 #[test]
 fn interest_without_route_gets_nack_no_route() {
     if skip() {
