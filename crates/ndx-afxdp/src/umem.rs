@@ -554,6 +554,28 @@ mod tests {
         }
     }
 
+    /// Whether `[addr, addr + len)` is mapped (`msync` fails with ENOMEM where it is not).
+    fn mapped(addr: usize, len: usize) -> bool {
+        // SAFETY: msync only inspects the range; nothing is read or written.
+        unsafe { libc::msync(addr as *mut libc::c_void, len, libc::MS_ASYNC) == 0 }
+    }
+
+    #[test]
+    fn a_region_with_kept_frames_out_stays_mapped() {
+        let r = Region::map(&cfg(2048, 16)).unwrap();
+        let (addr, len) = (r.base.as_ptr() as usize, r.len);
+        assert!(mapped(addr, len));
+        drop(r);
+        assert!(!mapped(addr, len), "a region with none out is unmapped");
+        let r = Region::map(&cfg(2048, 16)).unwrap();
+        let (addr, len) = (r.base.as_ptr() as usize, r.len);
+        r.kept.store(1, Ordering::Relaxed);
+        drop(r);
+        assert!(mapped(addr, len), "a kept frame may still point into it");
+        // SAFETY: the leaked mapping is ours; nothing refers to it any more.
+        unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+    }
+
     #[test]
     fn clear_meta_zeroes_only_the_metadata_area() {
         let r = Region::map(&cfg(2048, 2)).unwrap();

@@ -27,10 +27,15 @@ fn small_cfg(sockets: u32) -> PortConfig {
 
 /// Sends `n` datagrams "ndx-<i>" (padded to `size`) from A_IP:5000 to B_IP:6363.
 fn send_from_a(pair: &Pair, n: usize, size: usize) {
+    send_tagged(pair, "ndx", n, size);
+}
+
+/// Sends `n` datagrams "<tag>-<i>" (padded to `size`) from A_IP:5000 to B_IP:6363.
+fn send_tagged(pair: &Pair, tag: &'static str, n: usize, size: usize) {
     spawn_in(&pair.a.0, move || {
         let s = udp_a(5000);
         for i in 0..n {
-            let mut p = format!("ndx-{i}").into_bytes();
+            let mut p = format!("{tag}-{i}").into_bytes();
             p.resize(size.max(p.len()), b'.');
             s.send_to(&p, (B_IP, 6363)).expect("send");
             if i % 32 == 31 {
@@ -403,8 +408,8 @@ fn exchange_hands_frames_to_another_thread_without_leaks() {
 }
 
 /// Kept frames (the content store's zero-copy Data) stay out of the pool and unchanged while
-/// many times the pool's frames cycle through the fill ring, come back whole, and keep the
-/// port's memory mapped if one outlives the port.
+/// the pool's frames cycle through the fill ring several times, come back whole on either
+/// socket of the port, and keep the port's memory mapped if one outlives the port.
 #[test]
 fn kept_frames_outlive_their_burst_and_come_back() {
     if !root_or_skip() {
@@ -413,31 +418,32 @@ fn kept_frames_outlive_their_burst_and_come_back() {
     let pair = Pair::new(1500);
     let (ready_tx, ready_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<usize>();
-    let (done_tx, done_rx) = mpsc::channel::<()>();
     let b = spawn_in(&pair.b.0, move || {
-        // 768 receive frames: the churn below recycles each of them several times.
+        // 768 receive frames: the churn below recycles each of them several times. Two
+        // sockets: kept frames may come back on either.
         let cfg = PortConfig {
             umem: UmemConfig {
                 frame_count: 1024,
                 ..UmemConfig::default()
             },
+            sockets: 2,
             ..PortConfig::default()
         };
-        let mut ep = Port::open("b0", 0, &cfg)
-            .unwrap()
-            .into_endpoints()
-            .remove(0);
+        let mut eps = Port::open("b0", 0, &cfg).unwrap().into_endpoints();
+        let mut other = eps.pop().unwrap();
+        let mut ep = eps.pop().unwrap();
         let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
         prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
-        let free0 = ep.free_frames();
+        let free = |a: &Endpoint, b: &Endpoint| a.free_frames() + b.free_frames();
+        let free0 = free(&ep, &other);
         let mut kept: Vec<(String, KeptFrame)> = Vec::new();
         let mut fr = Vec::new();
         let mut refused = 0;
         let mut churned = 0;
         ready_tx.send(()).unwrap();
-        // Phase 1: keep the first 100 test datagrams, each from its UDP payload on.
+        // Phase 1: keep the first 100 test datagrams ("ndx-<i>"), each from its payload on.
         let n = go_rx.recv().unwrap();
-        wait_until(10, || {
+        let phase1 = wait_until(10, || {
             drain(&mut ep, &mut fr);
             for f in fr.drain(..) {
                 let start = ours(ep.frame(&f).first(), f.len()).map(|p| p.payload);
@@ -461,11 +467,14 @@ fn kept_frames_outlive_their_burst_and_come_back() {
             }
             kept.len() >= n
         });
-        let held = (ep.kept(), ep.free_frames());
-        // Phase 2: churn the pool; kept frames must not be handed to the kernel meanwhile.
+        let held = (ep.kept(), free(&ep, &other));
+        ready_tx.send(()).unwrap();
+        // Phase 2: churn the pool with datagrams "zzz-<i>"; a kept frame handed to the kernel
+        // meanwhile would be overwritten.
         let m = go_rx.recv().unwrap();
-        wait_until(20, || {
+        let phase2 = wait_until(20, || {
             drain(&mut ep, &mut fr);
+            other.poll();
             for f in fr.drain(..) {
                 if ours(ep.frame(&f).first(), f.len()).is_some() {
                     churned += 1;
@@ -478,31 +487,53 @@ fn kept_frames_outlive_their_burst_and_come_back() {
             .iter()
             .filter(|(text, k)| k.as_ref() == text.as_bytes())
             .count();
-        // Phase 3: all but one come back; the last outlives the port.
+        // Phase 3: half come back on the other socket, all but one of the rest on this one;
+        // the last outlives the port.
         let last = kept.pop().unwrap();
-        for (_, k) in kept.drain(..) {
-            ep.release_kept(k);
+        for (i, (_, k)) in kept.drain(..).enumerate() {
+            if i % 2 == 0 {
+                other.release_kept(k);
+            } else {
+                ep.release_kept(k);
+            }
         }
+        other.poll();
         ep.poll();
-        let back = (ep.kept(), ep.free_frames(), ep.outstanding());
+        let back = (ep.kept() + other.kept(), free(&ep, &other));
         drop(prog);
         drop(ep);
+        drop(other);
         let after_close = last.1.as_ref() == last.0.as_bytes();
-        done_tx.send(()).unwrap();
-        (free0, held, refused, intact, back, after_close)
+        (
+            free0,
+            (phase1, phase2, churned),
+            held,
+            refused,
+            intact,
+            back,
+            after_close,
+        )
     });
     ready_rx.recv().unwrap();
     go_tx.send(100).unwrap();
     send_from_a(&pair, 100, 0);
+    ready_rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("phase 1 done");
     go_tx.send(3000).unwrap();
-    send_from_a(&pair, 3000, 200);
-    done_rx.recv_timeout(Duration::from_secs(60)).unwrap();
-    let (free0, (kept, free_held), refused, intact, back, after_close) = b.join().unwrap();
+    send_tagged(&pair, "zzz", 3000, 200);
+    let (free0, (phase1, phase2, churned), (kept, free_held), refused, intact, back, after_close) =
+        b.join().unwrap();
+    assert!(phase1, "100 datagrams not received");
+    assert!(
+        phase2 && churned >= 3000,
+        "{churned} of 3000 churn datagrams"
+    );
     assert_eq!(kept, 100);
     assert_eq!(refused, 100, "a start past the packet is refused");
     assert_eq!(free_held, free0 - 100, "kept frames are out of the pool");
     assert_eq!(intact, 100, "a kept frame was reused while kept");
-    assert_eq!(back, (1, free0 - 1, 1), "all but one kept frame came back");
+    assert_eq!(back, (1, free0 - 1), "all but one kept frame came back");
     assert!(
         after_close,
         "the last kept frame reads the same after the port closed"

@@ -1302,7 +1302,10 @@ mod tests {
         assert_eq!(c.frames, d.frames);
         assert_eq!(c.shard.pit_capacity, d.shard.pit_capacity);
         assert_eq!(c.shard.cs, d.shard.cs);
-        assert!(c.keep_frames && d.keep_frames, "the CS keeps frames by default");
+        assert!(
+            c.keep_frames && d.keep_frames,
+            "the CS keeps frames by default"
+        );
         assert!(!parse("[cs]\nkeep_frames = false").unwrap().keep_frames);
         assert_eq!(c.shard.dnl_lifetime_ns, d.shard.dnl_lifetime_ns);
         assert_eq!(c.udp_ports, d.udp_ports);

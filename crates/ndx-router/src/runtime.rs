@@ -193,6 +193,9 @@ impl Router {
                         .map_err(xerr)?;
                 }
                 for (ep, &s) in endpoints.into_iter().zip(on_q) {
+                    // One socket per port and shard: kept frames go back to the socket that
+                    // kept them (`Worker::reclaim_frames`).
+                    debug_assert!(eps[s as usize].iter().all(|e| e.ep.port() != ep.port()));
                     eps[s as usize].push(Ep::new(ep, info.ifindex, cfg.keep_frames));
                 }
             }

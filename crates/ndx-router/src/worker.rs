@@ -421,6 +421,17 @@ impl Worker {
         // Every kept frame goes back before the sockets close.
         self.core.shard.let_go_frames();
         self.reclaim_frames();
+        for e in &self.eps {
+            if e.ep.kept() != 0 {
+                eprintln!(
+                    "ndx: shard {}: {} kept frames not returned to port {} (its memory stays \
+                     mapped)",
+                    self.me,
+                    e.ep.kept(),
+                    e.ep.port()
+                );
+            }
+        }
         self.core.publish_sockets(&self.eps);
         self.core.publish(&self.stats);
         self.core.snap
@@ -546,7 +557,8 @@ impl Worker {
     }
 
     /// Gives the kept frames the CS let go of (their Data evicted or replaced) back to their
-    /// ports.
+    /// ports: to this shard's socket on the port, the one that kept them (a shard has one
+    /// socket per port, so each socket's count of kept frames is exact).
     fn reclaim_frames(&mut self) {
         for f in self.core.shard.released_frames::<KeptFrame>() {
             if let Some(e) = self.eps.iter_mut().find(|e| e.ep.port() == f.port()) {
