@@ -9,6 +9,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use ndx_benches::{FramePool, PoolFrame};
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf, Packet};
 use ndx_core::{
     Actions, Admission, Cs, CsConfig, DeadNonceList, FaceId, FaceInfo, Fib, HashKey,
@@ -106,7 +107,7 @@ fn shard_with(reader: ndx_core::FibReader, cs_capacity: usize, pit_capacity: usi
     shard_keeping(reader, cs_capacity, pit_capacity, false)
 }
 
-/// A shard whose CS keeps the frames its Data arrive in ([`KeptFrame`]s) when `keeps`.
+/// A shard whose CS keeps the frames its Data arrive in ([`PoolFrame`]s) when `keeps`.
 fn shard_keeping(
     reader: ndx_core::FibReader,
     cs_capacity: usize,
@@ -124,7 +125,7 @@ fn shard_keeping(
         ..ShardConfig::default()
     };
     let mut s = if keeps {
-        Shard::with_frames::<KeptFrame>(cfg, reader, 0)
+        Shard::with_frames::<PoolFrame>(cfg, reader, 0)
     } else {
         Shard::new(cfg, reader, 0)
     };
@@ -217,18 +218,6 @@ enum Rx {
     Kept,
 }
 
-/// A receive frame the CS may keep: a piece of a region that lives as long as the process.
-type KeptFrame = &'static mut [u8];
-
-/// Bytes per [`KeptFrame`].
-const KEPT_FRAME: usize = 2048;
-
-/// `n` frames of [`KEPT_FRAME`] bytes, cut from one region (allocated once, never freed).
-fn kept_frames(n: usize) -> Vec<KeptFrame> {
-    let region: &'static mut [u8] = Box::leak(vec![0u8; n * KEPT_FRAME].into_boxed_slice());
-    region.chunks_exact_mut(KEPT_FRAME).collect()
-}
-
 /// A burst of the frames `built[i]` for `i` in `ids`, received on `face`: copied into `ring`
 /// first ([`Rx::Ring`]), or where they were built ([`Rx::Cold`]).
 fn receive<'a>(
@@ -266,11 +255,8 @@ struct WorstCase {
     /// Receive rings for [`Rx::Ring`]: Interests, Data.
     rings: [Vec<Vec<u8>>; 2],
     out: Actions,
-    /// [`Rx::Kept`]'s free frames, the Data burst's frames with their lengths (`None`:
-    /// kept by the CS), and the frames the CS let go.
-    pool: Vec<KeptFrame>,
-    held: Vec<(Option<KeptFrame>, usize)>,
-    released: Vec<KeptFrame>,
+    /// [`Rx::Kept`]'s receive frames.
+    pool: FramePool,
 }
 
 impl WorstCase {
@@ -296,33 +282,8 @@ impl WorstCase {
             round: 0,
             rings: [(); 2].map(|_| (0..64).map(|_| Vec::with_capacity(2048)).collect()),
             out: Actions::new(),
-            pool: kept_frames(WORST_CS + 2 * 64),
-            held: Vec::with_capacity(64),
-            released: Vec::with_capacity(64),
+            pool: FramePool::new(WORST_CS + 2 * 64),
         }
-    }
-
-    /// The Data of the exchanges `ids`, received on `face` into frames from the pool (as
-    /// the kernel writes a packet into a UMEM frame the fill ring gave it).
-    fn receive_kept(
-        &mut self,
-        ids: impl Iterator<Item = usize>,
-        face: FaceId,
-    ) -> Vec<(FaceId, &[u8])> {
-        debug_assert!(self.held.is_empty());
-        for i in ids {
-            let d = &self.datas[i].0;
-            let buf = self
-                .pool
-                .pop()
-                .expect("a free frame: the pool has the CS's capacity and two bursts more");
-            buf[..d.len()].copy_from_slice(d);
-            self.held.push((Some(buf), d.len()));
-        }
-        self.held
-            .iter()
-            .map(|(b, len)| (face, b.as_deref().map_or(&[][..], |b| &b[..*len])))
-            .collect()
     }
 
     /// Runs `iters` bursts of `burst` exchanges (B Interests, then their B Data) through
@@ -373,24 +334,18 @@ impl WorstCase {
     /// inside the shard: the pipeline and the handover (`keep_frames`, collecting the
     /// frames it let go).
     fn data_kept(&mut self, s: &mut Shard, now: u64, ids: impl Iterator<Item = usize>) -> Duration {
-        let mut out = std::mem::take(&mut self.out);
-        let mut released = std::mem::take(&mut self.released);
-        let frames = self.receive_kept(ids, UP);
-        out.clear();
+        let datas = &self.datas;
+        let frames = self.pool.receive(UP, ids.map(|i| datas[i].0.as_slice()));
+        self.out.clear();
         let t = Instant::now();
-        s.process_burst_keeping(now, &frames, &mut out);
+        s.process_burst_keeping(now, &frames, &mut self.out);
         let mut inside = t.elapsed();
-        black_box(out.sends_with(|k| frames[k as usize].1).count());
+        black_box(self.out.sends_with(|k| frames[k as usize].1).count());
         drop(frames);
-        let held = &mut self.held;
         let t = Instant::now();
-        s.keep_frames(|k| held.get_mut(k as usize).and_then(|(f, _)| f.take()));
-        released.extend(s.released_frames::<KeptFrame>());
+        self.pool.hand_over(s);
         inside += t.elapsed();
-        self.pool.extend(self.held.drain(..).filter_map(|(f, _)| f));
-        self.pool.append(&mut released);
-        self.out = out;
-        self.released = released;
+        self.pool.recycle();
         inside
     }
 

@@ -26,6 +26,7 @@
 //! ```
 //! Divide the total by the number of exchanges (`BURST` > 1 uses `Shard::process_burst`).
 
+use ndx_benches::{FramePool, PoolFrame};
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
 use ndx_core::{
     Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, PIT_TOKEN_LEN, Replacement, Shard,
@@ -80,32 +81,14 @@ struct Rx {
     /// Let the CS keep the Data frames it admits (`Shard::process_burst_keeping`) instead
     /// of copying the Data into its slab, as the router's worker keeps its UMEM frames;
     /// `NDX_EXAMPLE_KEEP=0` copies (the reference, and the worker with
-    /// `cs.keep_frames = false`). The Data are then received
-    /// into frames taken from `pool`, and the frames the CS does not keep, or lets go, go
-    /// back to it.
+    /// `cs.keep_frames = false`). The Data are then received into frames of `pool`.
     keep: bool,
-    /// Free frames: 2 KiB pieces of one region on huge pages, as a UMEM's frames are.
-    pool: Vec<Frame>,
-    /// The frames of the Data burst being received, and their lengths (`None`: kept by
-    /// the CS).
-    held: Vec<(Option<Frame>, usize)>,
+    /// The frames the CS may keep (empty unless it keeps them).
+    pool: FramePool,
 }
-
-/// A receive frame the CS may keep: a piece of a region that lives as long as the process.
-type Frame = &'static mut [u8];
 
 /// The CS's slots (each exchange evicts once it is full).
 const CS_SLOTS: usize = 1 << 12;
-
-/// Frame size of the example's "UMEM".
-const FRAME: usize = 2048;
-
-/// `n` frames of [`FRAME`] bytes, cut from one region (allocated once, on huge pages, and
-/// never freed).
-fn frames(n: usize) -> Vec<Frame> {
-    let region: &'static mut [u8] = Box::leak(vec![0u8; n * FRAME].into_boxed_slice());
-    region.chunks_exact_mut(FRAME).collect()
-}
 
 impl Rx {
     fn new(burst: usize) -> Self {
@@ -114,43 +97,13 @@ impl Rx {
             rings: [(); 2].map(|_| (0..burst).map(|_| Vec::with_capacity(2048)).collect()),
             lend: std::env::var("NDX_EXAMPLE_LEND").map_or(true, |v| v != "0"),
             keep: std::env::var("NDX_EXAMPLE_KEEP").map_or(true, |v| v != "0"),
-            pool: Vec::new(),
-            held: Vec::with_capacity(burst),
+            pool: FramePool::new(0),
         }
     }
 
     /// Whether the Data frames are received into frames the CS may keep.
     fn keeping(&self, burst: usize) -> bool {
         self.keep && self.lend && !self.cold && burst > 1
-    }
-
-    /// The Data burst `frames`, received on `face` into frames from the pool (as the kernel
-    /// writes a frame into a UMEM frame the fill ring gave it).
-    fn receive_keepable<'a>(
-        &'a mut self,
-        face: FaceId,
-        frames: impl Iterator<Item = &'a [u8]>,
-    ) -> Vec<(FaceId, &'a [u8])> {
-        debug_assert!(self.held.is_empty());
-        for f in frames {
-            let buf = self
-                .pool
-                .pop()
-                .expect("a free frame: the pool has the CS's capacity and two bursts more");
-            buf[..f.len()].copy_from_slice(f);
-            self.held.push((Some(buf), f.len()));
-        }
-        self.held
-            .iter()
-            .map(|(b, len)| (face, b.as_deref().map_or(&[][..], |b| &b[..*len])))
-            .collect()
-    }
-
-    /// After a kept burst: the frames the shard did not keep, and those it let go, back to
-    /// the pool.
-    fn recycle(&mut self, released: &mut Vec<Frame>) {
-        self.pool.extend(self.held.drain(..).filter_map(|(f, _)| f));
-        self.pool.append(released);
     }
 
     /// The burst `frames`, received on `face`: copied into ring `ring`, or where they are.
@@ -189,7 +142,6 @@ fn run(
     lag: usize,
 ) -> [u128; 2] {
     let mut out = Actions::new();
-    let mut released: Vec<Frame> = Vec::new();
     let mut inside = [0; 2];
     let mut timed = |part: usize, f: &mut dyn FnMut()| {
         let t = std::time::Instant::now();
@@ -228,7 +180,9 @@ fn run(
         let group = &frames[range(d)];
         let lend = rx.lend;
         if rx.keeping(burst) {
-            let data = rx.receive_keepable(FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
+            let data = rx
+                .pool
+                .receive(FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
             out.clear();
             timed(1, &mut || {
                 shard.process_burst_keeping(t + 500, &data, &mut out)
@@ -236,12 +190,9 @@ fn run(
             let down = out.sends_with(|k| data[k as usize].1).count();
             assert_eq!(down, data.len(), "every Data sent down");
             drop(data);
-            let held = &mut rx.held;
-            timed(1, &mut || {
-                shard.keep_frames(|k| held.get_mut(k as usize).and_then(|(f, _)| f.take()));
-                released.extend(shard.released_frames());
-            });
-            rx.recycle(&mut released);
+            let pool = &mut rx.pool;
+            timed(1, &mut || pool.hand_over(shard));
+            rx.pool.recycle();
             continue;
         }
         let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
@@ -335,7 +286,7 @@ fn setup(routes: u64, n: u64, env: &Env) -> Setup {
         ..ShardConfig::default()
     };
     // Its CS may keep the Vec frames the Data are received into (`Rx::keep`).
-    let mut shard = Shard::with_frames::<Frame>(cfg, reader, 0);
+    let mut shard = Shard::with_frames::<PoolFrame>(cfg, reader, 0);
     shard.add_face(FaceId(1), FaceInfo::default());
     shard.add_face(FaceId(2), FaceInfo::default());
     let frames = (0..n)
@@ -451,7 +402,7 @@ fn main() {
     let mut rx = Rx::new(burst);
     if rx.keeping(burst) {
         // Every shard's CS may hold a frame per slot, and a burst is in flight.
-        rx.pool = frames(setups.len() * CS_SLOTS + 2 * burst);
+        rx.pool = FramePool::new(setups.len() * CS_SLOTS + 2 * burst);
     }
     for r in 0..repeat {
         for st in &mut setups {

@@ -88,3 +88,73 @@ pub fn huge_pages_from_env() {
         );
     });
 }
+
+/// A receive frame a CS may keep: a piece of one region that lives as long as the process,
+/// as a UMEM's frames are pieces of one mapping.
+pub type PoolFrame = &'static mut [u8];
+
+/// Bytes per [`PoolFrame`].
+pub const POOL_FRAME: usize = 2048;
+
+/// Receive frames for a shard whose CS keeps them (`Shard::with_frames::<PoolFrame>`), used
+/// as the router's worker uses its UMEM frames: a Data burst is received into free frames
+/// ([`receive`](Self::receive), as the kernel writes packets into the frames the fill ring
+/// gave it); once the burst's actions are sent, [`hand_over`](Self::hand_over) gives the CS
+/// the frames it admitted Data from and collects the ones it let go, and
+/// [`recycle`](Self::recycle) returns the others to the free list.
+#[derive(Debug)]
+pub struct FramePool {
+    free: Vec<PoolFrame>,
+    /// The burst's frames and their lengths (`None`: taken by the CS).
+    held: Vec<(Option<PoolFrame>, usize)>,
+    released: Vec<PoolFrame>,
+}
+
+impl FramePool {
+    /// `n` frames of [`POOL_FRAME`] bytes cut from one region, allocated once (on huge pages
+    /// when the bench's allocator gives them) and never freed.
+    pub fn new(n: usize) -> Self {
+        let region: &'static mut [u8] = Box::leak(vec![0u8; n * POOL_FRAME].into_boxed_slice());
+        Self {
+            free: region.chunks_exact_mut(POOL_FRAME).collect(),
+            held: Vec::with_capacity(64),
+            released: Vec::with_capacity(64),
+        }
+    }
+
+    /// The burst `packets`, received on `face` into free frames. Panics when none is free:
+    /// size the pool for the CS's capacity and two bursts more.
+    pub fn receive<'p>(
+        &mut self,
+        face: ndx_core::FaceId,
+        packets: impl Iterator<Item = &'p [u8]>,
+    ) -> Vec<(ndx_core::FaceId, &[u8])> {
+        debug_assert!(self.held.is_empty(), "recycle the last burst first");
+        for p in packets {
+            let buf = self
+                .free
+                .pop()
+                .expect("a free frame: the pool has the CS's capacity and two bursts more");
+            buf[..p.len()].copy_from_slice(p);
+            self.held.push((Some(buf), p.len()));
+        }
+        self.held
+            .iter()
+            .map(|(b, len)| (face, b.as_deref().map_or(&[][..], |b| &b[..*len])))
+            .collect()
+    }
+
+    /// After the burst's actions are sent: the CS takes the frames it admitted Data from
+    /// (`Shard::keep_frames`), and the frames it let go are collected.
+    pub fn hand_over(&mut self, shard: &mut ndx_core::Shard) {
+        let held = &mut self.held;
+        shard.keep_frames(|k| held.get_mut(k as usize).and_then(|(f, _)| f.take()));
+        self.released.extend(shard.released_frames::<PoolFrame>());
+    }
+
+    /// The burst's frames the CS did not take, and those it let go, back to the free list.
+    pub fn recycle(&mut self) {
+        self.free.extend(self.held.drain(..).filter_map(|(f, _)| f));
+        self.free.append(&mut self.released);
+    }
+}

@@ -27,13 +27,15 @@ fn small_cfg(sockets: u32) -> PortConfig {
 
 /// Sends `n` datagrams "ndx-<i>" (padded to `size`) from A_IP:5000 to B_IP:6363.
 fn send_from_a(pair: &Pair, n: usize, size: usize) {
-    send_tagged(pair, "ndx", n, size);
+    send_tagged(pair, 5000, "ndx", n, size);
 }
 
-/// Sends `n` datagrams "<tag>-<i>" (padded to `size`) from A_IP:5000 to B_IP:6363.
-fn send_tagged(pair: &Pair, tag: &'static str, n: usize, size: usize) {
+/// Sends `n` datagrams "<tag>-<i>" (padded to `size`) from A_IP:`port` to B_IP:6363.
+/// (A second sender in one test takes another port: a process that another test's thread
+/// forks may hold the first socket, and its port, until it execs.)
+fn send_tagged(pair: &Pair, port: u16, tag: &'static str, n: usize, size: usize) {
     spawn_in(&pair.a.0, move || {
-        let s = udp_a(5000);
+        let s = udp_a(port);
         for i in 0..n {
             let mut p = format!("{tag}-{i}").into_bytes();
             p.resize(size.max(p.len()), b'.');
@@ -521,7 +523,7 @@ fn kept_frames_outlive_their_burst_and_come_back() {
         .recv_timeout(Duration::from_secs(30))
         .expect("phase 1 done");
     go_tx.send(3000).unwrap();
-    send_tagged(&pair, "zzz", 3000, 200);
+    send_tagged(&pair, 5001, "zzz", 3000, 200);
     let (free0, (phase1, phase2, churned), (kept, free_held), refused, intact, back, after_close) =
         b.join().unwrap();
     assert!(phase1, "100 datagrams not received");
