@@ -529,29 +529,24 @@ impl Worker {
             };
             self.core.transmit(&mut self.eps, table, &bytes);
         }
+        // The Data are sent: the CS takes the frames it admitted Data from (in the order
+        // they were lent, which is `mine`'s; none when the burst did not keep); every other
+        // frame goes back.
         let endpoint = &mut self.eps[ep].ep;
-        if keeping {
-            // The Data are sent: the CS takes the frames it admitted Data from (in the order
-            // they were lent, which is `mine`'s); every other frame goes back.
-            let mut rest = mine.drain(..).enumerate().peekable();
-            self.core.shard.keep_frames(|k| {
-                let &(at, start) = lent.get(k as usize)?;
-                while let Some((_, f)) = rest.next_if(|&(i, _)| i < at) {
-                    endpoint.release(f);
-                }
-                let (_, f) = rest.next_if(|&(i, _)| i == at)?;
-                endpoint
-                    .keep(f, start)
-                    .map_err(|f| endpoint.release(f))
-                    .ok()
-            });
-            for (_, f) in rest {
+        let mut rest = mine.drain(..).enumerate().peekable();
+        self.core.shard.keep_frames(|k| {
+            let &(at, start) = lent.get(k as usize)?;
+            while let Some((_, f)) = rest.next_if(|&(i, _)| i < at) {
                 endpoint.release(f);
             }
-        } else {
-            for f in mine.drain(..) {
-                endpoint.release(f);
-            }
+            let (_, f) = rest.next_if(|&(i, _)| i == at)?;
+            endpoint
+                .keep(f, start)
+                .map_err(|f| endpoint.release(f))
+                .ok()
+        });
+        for (_, f) in rest {
+            endpoint.release(f);
         }
         self.core.lent = lent;
     }
