@@ -156,6 +156,21 @@ pub(crate) fn after_receive_interest(
     }
     let mut out = FaceList::new();
     match kind {
+        StrategyKind::BestRoute if fresh_entry => {
+            // A new entry's only record is the ingress's in-record and it has no out-records:
+            // the usable next hops are those other than the ingress, all untried, so the pick
+            // is the lowest cost (the first of equals), without reading the records.
+            debug_assert!(entry.out_records.is_empty() && entry.in_records.len() == 1);
+            let mut pick: Option<NextHop> = None;
+            for &h in ctx.nexthops {
+                if h.face != ctx.ingress && pick.is_none_or(|p| h.cost < p.cost) {
+                    pick = Some(h);
+                }
+            }
+            if let Some(h) = pick {
+                out.push(h.face);
+            }
+        }
         StrategyKind::Multicast => {
             for h in usable(ctx, entry) {
                 out.push(h.face);
@@ -243,4 +258,68 @@ pub(crate) fn after_receive_nack(
         return Decision::Nack(reason);
     }
     Decision::Suppress
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::face::FaceTable;
+    use crate::pit::{InRecord, Pit, TokenBuf, pit_key};
+    use ndx_codec::NameBuf;
+    use proptest::prelude::*;
+
+    /// Best-route on a new entry, as the general loop over usable next hops ranks them: the
+    /// lowest cost among the faces other than the ingress, the first of equals.
+    fn reference(nexthops: &[NextHop], ingress: FaceId) -> Option<FaceId> {
+        let mut pick: Option<(u32, FaceId)> = None;
+        for h in nexthops.iter().filter(|h| h.face != ingress) {
+            if pick.is_none_or(|(cost, _)| h.cost < cost) {
+                pick = Some((h.cost, h.face));
+            }
+        }
+        pick.map(|(_, f)| f)
+    }
+
+    proptest! {
+        #[test]
+        fn a_new_entry_goes_to_the_cheapest_next_hop_other_than_the_ingress(
+            hops in proptest::collection::vec((0u32..6, 0u32..4), 0..=MAX_NEXTHOPS),
+            ingress in 0u32..6,
+        ) {
+            let nexthops: Vec<NextHop> = hops
+                .iter()
+                .map(|&(face, cost)| NextHop { face: FaceId(face), cost })
+                .collect();
+            let mut pit = Pit::new(0, 4, 0);
+            let name = NameBuf::from_uri("/a/b").unwrap();
+            let id = pit
+                .insert(pit_key(7, false, false), &name.as_name(), false, false, 1_000_000)
+                .unwrap();
+            let entry = pit.get_mut(id).unwrap();
+            entry.in_records.push(InRecord {
+                face: FaceId(ingress),
+                nonce: 1,
+                expiry: 1_000_000,
+                token: TokenBuf::new(None),
+            });
+            let pending = FaceTable::default();
+            let mut rng = 1;
+            let mut ctx = Ctx {
+                now: 0,
+                ingress: FaceId(ingress),
+                nexthops: &nexthops,
+                pending: &pending,
+                rng: &mut rng,
+            };
+            let decision = after_receive_interest(StrategyKind::BestRoute, &mut ctx, entry, true);
+            match reference(&nexthops, FaceId(ingress)) {
+                Some(face) => prop_assert_eq!(decision, Decision::Forward({
+                    let mut l = FaceList::new();
+                    l.push(face);
+                    l
+                })),
+                None => prop_assert_eq!(decision, Decision::Nack(NackReason::NoRoute)),
+            }
+        }
+    }
 }
