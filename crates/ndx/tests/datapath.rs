@@ -49,6 +49,16 @@ fn same_bytes(out: &PathBuf, want: &[u8]) {
     assert!(got == want, "fetched object differs from the served one");
 }
 
+/// `ndx get` of `prefix` into the scratch file `file`: asserts it succeeded (`what` names
+/// it) and fetched `want`; returns its output (for the segment counts).
+fn fetch(line: &Line, prefix: &str, file: &str, extra: &[&str], want: &[u8], what: &str) -> Output {
+    let out = line.scratch.path(file);
+    let got = line.get(prefix, &out, extra);
+    ok(&got, what);
+    same_bytes(&out, want);
+    got
+}
+
 /// One fetch of a multi-megabyte object over UDP through ndx; bytes and counters checked.
 fn forward_over_udp(family: Family) {
     if skip() {
@@ -59,10 +69,7 @@ fn forward_over_udp(family: Family) {
     let router =
         line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
     let _producer = line.put("/t/obj", &file, &[]);
-    let out = line.scratch.path("got");
-    let got = line.get("/t/obj", &out, &[]);
-    ok(&got, "ndx get");
-    same_bytes(&out, &data);
+    let got = fetch(&line, "/t/obj", "got", &[], &data, "ndx get");
     let n = segments(&got);
     assert_eq!(n, (3u64 << 20).div_ceil(8000));
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -162,10 +169,7 @@ fn forward_over_ethernet(echo_token: bool) {
     // XDP classification on with one shard: the XDP program's per-kind counters are checked.
     let router =
         line.start_router(&line.config(1, &format!("ether://{mac}"), "xdp_classify = \"always\""));
-    let out = line.scratch.path("got");
-    let got = line.get("/t/eth", &out, &[]);
-    ok(&got, "ndx get");
-    same_bytes(&out, &data);
+    let got = fetch(&line, "/t/eth", "got", &[], &data, "ndx get");
     let n = segments(&got);
     assert_eq!(n, 300);
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -236,10 +240,7 @@ fn second_fetch_is_served_from_the_content_store() {
     // Fresh for a minute: the second fetch's discovery (MustBeFresh) is answered by the CS
     // however slow the machine.
     let producer = line.put("/t/cs", &file, &["-f", "60000", "--version", "5"]);
-    let out1 = line.scratch.path("got1");
-    let got = line.get("/t/cs", &out1, &[]);
-    ok(&got, "first ndx get");
-    same_bytes(&out1, &data);
+    let got = fetch(&line, "/t/cs", "got1", &[], &data, "first ndx get");
     let n = segments(&got);
     let before = router.settle(|s| total(s, "data_out") >= n);
     // The producer is gone: only ndx's CS can answer now.
@@ -291,10 +292,14 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
         &small,
         &["-f", "600000", "--version", "1", "--segment-size", "1000"],
     );
-    let out1 = line.scratch.path("got1");
-    let got = line.get("/t/keep/v=1", &out1, &[]);
-    ok(&got, "first ndx get");
-    same_bytes(&out1, &small_data);
+    let got = fetch(
+        &line,
+        "/t/keep/v=1",
+        "got1",
+        &[],
+        &small_data,
+        "first ndx get",
+    );
     let n = segments(&got);
     let first = router.settle(|s| total(s, "cs_kept") >= n);
     let c = &first["counters"];
@@ -311,10 +316,14 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
     );
     drop(producer);
     // Served from the kept frames alone.
-    let out2 = line.scratch.path("got2");
-    let got = line.get("/t/keep/v=1", &out2, &[]);
-    ok(&got, "second ndx get (producer stopped)");
-    same_bytes(&out2, &small_data);
+    fetch(
+        &line,
+        "/t/keep/v=1",
+        "got2",
+        &[],
+        &small_data,
+        "second ndx get (producer stopped)",
+    );
     let second = router.settle(|s| total(s, "cs_hits") >= total(&first, "cs_hits") + n);
     let c = &second["counters"];
     assert!(
@@ -335,10 +344,14 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
         &big,
         &["-f", "600000", "--version", "2", "--segment-size", "1000"],
     );
-    let out3 = line.scratch.path("got3");
-    let got = line.get("/t/keep/v=2", &out3, &[]);
-    ok(&got, "third ndx get");
-    same_bytes(&out3, &big_data);
+    let got = fetch(
+        &line,
+        "/t/keep/v=2",
+        "got3",
+        &[],
+        &big_data,
+        "third ndx get",
+    );
     let m = segments(&got);
     assert_eq!(m, 2048);
     let third = router.settle(|s| total(s, "cs_insertions") >= total(&second, "cs_insertions") + m);
@@ -490,10 +503,14 @@ fn jumbo_data_crosses_in_single_multi_buffer_frames() {
         "xdp_classify = \"always\"",
     ));
     let _producer = line.put("/t/jumbo", &file, &["-s", "8800", "--mtu", "9000"]);
-    let out = line.scratch.path("got");
-    let got = line.get("/t/jumbo", &out, &["--mtu", "9000"]);
-    ok(&got, "ndx get");
-    same_bytes(&out, &data);
+    let got = fetch(
+        &line,
+        "/t/jumbo",
+        "got",
+        &["--mtu", "9000"],
+        &data,
+        "ndx get",
+    );
     let n = segments(&got);
     assert_eq!(n, (2u64 << 20).div_ceil(8800));
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -529,10 +546,7 @@ fn data_larger_than_the_downstream_mtu_leave_in_fragments() {
         line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
     // 3000-byte segments: one 4 KiB UMEM frame each on the producer link.
     let _producer = line.put("/t/mixed", &file, &["-s", "3000", "--mtu", "9000"]);
-    let out = line.scratch.path("got");
-    let got = line.get("/t/mixed", &out, &[]);
-    ok(&got, "ndx get");
-    same_bytes(&out, &data);
+    let got = fetch(&line, "/t/mixed", "got", &[], &data, "ndx get");
     let n = segments(&got);
     assert_eq!(n, 300_000u64.div_ceil(3000));
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -578,10 +592,10 @@ fn ping_and_tcp_still_work_through_the_attached_interface() {
         ])
         .arg(&line.scratch.0);
     let _server = spawn_logged(server, "http.server", &line.scratch.path("http.log"));
-    let fetch = "import sys, urllib.request\nfor _ in range(100):\n    try:\n        \
+    let script = "import sys, urllib.request\nfor _ in range(100):\n    try:\n        \
                  print(urllib.request.urlopen('http://10.0.1.2:8080/page.txt', timeout=5).read().decode(), end='')\n        \
                  sys.exit(0)\n    except OSError:\n        import time; time.sleep(0.1)\nsys.exit(1)";
-    let got = line.c.try_run(&["python3", "-c", fetch]);
+    let got = line.c.try_run(&["python3", "-c", script]);
     ok(&got, "TCP (HTTP) through an XDP-attached interface");
     assert_eq!(
         String::from_utf8_lossy(&got.stdout),
@@ -590,9 +604,7 @@ fn ping_and_tcp_still_work_through_the_attached_interface() {
     // The router's NDN traffic still flows next to it.
     let (file, data) = line.content("obj", 200_000, 6);
     let _producer = line.put("/t/side", &file, &[]);
-    let out = line.scratch.path("got");
-    ok(&line.get("/t/side", &out, &[]), "ndx get");
-    same_bytes(&out, &data);
+    fetch(&line, "/t/side", "got", &[], &data, "ndx get");
     let s = router.status();
     assert!(
         xdp(&s, "passed-not-ndn") >= 6,
@@ -659,10 +671,7 @@ fn two_shards_steer_data_back_by_pit_token() {
         "dispatch = \"batch:4\"",
     ));
     let _producer = line.put("/t/shards", &file, &["-s", "1200", "--version", "3"]);
-    let out = line.scratch.path("got");
-    let got = line.get("/t/shards", &out, &[]);
-    ok(&got, "ndx get");
-    same_bytes(&out, &data);
+    let got = fetch(&line, "/t/shards", "got", &[], &data, "ndx get");
     let n = segments(&got);
     let s = router.settle(|s| total(s, "data_out") >= n);
     eprintln!("{}\n{}", s["shards"], s["xdp"]);
@@ -715,10 +724,7 @@ fn first_interests_to_a_resolved_face_are_sent() {
         "the producer face never resolved: {}",
         router.status()["faces"]
     );
-    let out = line.scratch.path("got");
-    let got = line.get("/t/first", &out, &[]);
-    ok(&got, "ndx get");
-    same_bytes(&out, &data);
+    let got = fetch(&line, "/t/first", "got", &[], &data, "ndx get");
     let s = router.settle(|s| total(s, "data_out") >= segments(&got));
     assert_eq!(total(&s, "unresolved_face"), 0, "{}", s["counters"]);
     assert_eq!(retransmissions(&got), 0);
@@ -750,10 +756,7 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
         &file,
         &["-f", "600000", "--version", "5", "--segment-size", "1000"],
     );
-    let out1 = line.scratch.path("got1");
-    let got = line.get("/t/l2/v=5", &out1, &[]);
-    ok(&got, "first ndx get");
-    same_bytes(&out1, &data);
+    let got = fetch(&line, "/t/l2/v=5", "got1", &[], &data, "first ndx get");
     let n = segments(&got);
     assert_eq!(n, 2048);
     // All but the batches still in L1 are written to L2 (the stage timeout flushes any
@@ -769,10 +772,14 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
     drop(producer);
 
     // Second fetch: the producer is gone; L1 holds only the object's tail.
-    let out2 = line.scratch.path("got2");
-    let got = line.get("/t/l2/v=5", &out2, &[]);
-    ok(&got, "second ndx get (producer stopped)");
-    same_bytes(&out2, &data);
+    fetch(
+        &line,
+        "/t/l2/v=5",
+        "got2",
+        &[],
+        &data,
+        "second ndx get (producer stopped)",
+    );
     let after = router.settle(|s| total(s, "cs_hits") >= total(&before, "cs_hits") + n);
     let c = &after["counters"];
     eprintln!("second fetch (from L2): {c}");
@@ -801,10 +808,14 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
         start["counters"],
         router.log()
     );
-    let out3 = line.scratch.path("got3");
-    let got = line.get("/t/l2/v=5", &out3, &[]);
-    ok(&got, "third ndx get (after a restart, producer stopped)");
-    same_bytes(&out3, &data);
+    fetch(
+        &line,
+        "/t/l2/v=5",
+        "got3",
+        &[],
+        &data,
+        "third ndx get (after a restart, producer stopped)",
+    );
     let end = router.settle(|s| total(s, "cs_hits") >= n);
     eprintln!("after the restart: {}", end["counters"]);
     assert_eq!(
@@ -866,10 +877,14 @@ fn a_full_l2_disk_degrades_to_l1_only() {
         &file,
         &["-f", "600000", "--version", "1", "--segment-size", "1000"],
     );
-    let out1 = line.scratch.path("got1");
-    let got = line.get("/t/full/v=1", &out1, &[]);
-    ok(&got, "ndx get while the L2 fills up");
-    same_bytes(&out1, &data);
+    fetch(
+        &line,
+        "/t/full/v=1",
+        "got1",
+        &[],
+        &data,
+        "ndx get while the L2 fills up",
+    );
     let s = router.settle(|s| total(s, "l2_degraded") == 1);
     let c = &s["counters"];
     assert_eq!(total(&s, "l2_degraded"), 1, "{c}");
@@ -881,10 +896,14 @@ fn a_full_l2_disk_degrades_to_l1_only() {
         "one clear log line: {log}"
     );
     // Still forwarding, L1-only: a second fetch with the producer alive works.
-    let out2 = line.scratch.path("got2");
-    let got = line.get("/t/full/v=1", &out2, &[]);
-    ok(&got, "ndx get after the L2 degraded");
-    same_bytes(&out2, &data);
+    fetch(
+        &line,
+        "/t/full/v=1",
+        "got2",
+        &[],
+        &data,
+        "ndx get after the L2 degraded",
+    );
     assert!(!router.exited(), "ndx must not crash: {}", router.log());
     let end = router.status();
     assert_eq!(total(&end, "l2_corrupt"), 0);
@@ -909,9 +928,7 @@ fn the_emulated_l2_serves_evicted_data() {
         &file,
         &["-f", "600000", "--version", "2", "--segment-size", "1000"],
     );
-    let out1 = line.scratch.path("got1");
-    ok(&line.get("/t/emu/v=2", &out1, &[]), "first ndx get");
-    same_bytes(&out1, &data);
+    fetch(&line, "/t/emu/v=2", "got1", &[], &data, "first ndx get");
     let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
     drop(producer);
     let out2 = line.scratch.path("got2");
@@ -954,9 +971,7 @@ fn two_shards_each_serve_their_batches_from_their_own_l2() {
         &file,
         &["-f", "600000", "--version", "4", "--segment-size", "1000"],
     );
-    let out1 = line.scratch.path("got1");
-    ok(&line.get("/t/l2s/v=4", &out1, &[]), "first ndx get");
-    same_bytes(&out1, &data);
+    fetch(&line, "/t/l2s/v=4", "got1", &[], &data, "first ndx get");
     let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
     drop(producer);
     let out2 = line.scratch.path("got2");
@@ -1013,9 +1028,7 @@ fn a_clean_stop_writes_the_staged_batches() {
         &file,
         &["-f", "600000", "--version", "6", "--segment-size", "1000"],
     );
-    let out = line.scratch.path("got");
-    ok(&line.get("/t/stop/v=6", &out, &[]), "ndx get");
-    same_bytes(&out, &data);
+    fetch(&line, "/t/stop/v=6", "got", &[], &data, "ndx get");
     let s = router.settle(|s| total(s, "l2_writes_ok") >= 119);
     assert_eq!(total(&s, "l2_writes_ok"), 119, "{}", s["counters"]);
     let stopped = router.proc.stop("INT");
