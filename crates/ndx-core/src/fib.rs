@@ -3,19 +3,32 @@
 //! # Layout
 //! A hash table of prefixes (Augustus, seed 001 §3.1) keyed by the keyed hash of the prefix's
 //! component bytes, split into [`CHUNKS`] chunks by the hash's top bits. Each chunk's route
-//! table is open addressing with linear probing over one-line entries (no buckets of indices
-//! in front of them), a power of two long and at most half full: a route sits in its home slot
-//! or the next in 9 cases of 10. An entry holds everything a probe compares (a 16-bit tag of
-//! the hash, the name's length, and the name itself when it is at most 36 bytes, as most
-//! routes are) and up to two next hops; longer names live in a chunk-local byte array, and
-//! the next hops of a route with more than two in a chunk-local array of one-line records.
-//! So a lookup at depth `k` reads one random line, whose address the hash alone gives:
+//! table is open addressing with linear probing over 32-byte entries, two to a cache line (no
+//! buckets of indices in front of them), a power of two long and at most half full: a route
+//! sits in its home slot or the next in 9 cases of 10. An entry holds what a probe compares,
+//! the prefix's whole 64-bit keyed hash, and up to two next hops; the next hops of a route
+//! with more than two are in a chunk-local array of one-line records. So a lookup at depth
+//! `k` reads one random line, whose address the hash alone gives:
 //! [`Shard::process_burst`](crate::Shard::process_burst) prefetches it (and the next slot)
 //! while earlier frames run ([`FibSnapshot::prefetch`]). Removal shifts the rest of the probe
-//! run back (no tombstones). The slots' hashes, which only the writer needs, are kept apart.
-//! The tables are plain arrays, one set per chunk. A chunk's arrays stay below 2 MiB up to
-//! about 10^7 routes (10^6 routes: 128 KiB of slots per chunk): the `ndx` binary's allocator
-//! (`ndx_mem::HugePages`) serves them as blocks of shared 2 MiB huge-page regions.
+//! run back (no tombstones). The tables are plain arrays, one set per chunk. A chunk's arrays
+//! stay below 2 MiB up to about 10^7 routes (10^6 routes: 64 KiB of slots per chunk): the
+//! `ndx` binary's allocator (`ndx_mem::HugePages`) serves them as blocks of shared 2 MiB
+//! huge-page regions.
+//!
+//! # Lookups match on the hash
+//! A lookup compares hashes, not names: the names are the writer's, in a chunk-local byte
+//! array beside the slots that lookups never read. The writer holds at most one prefix per
+//! hash: a route whose prefix's hash equals another held prefix's is refused
+//! ([`FibError::HashCollision`]; with SipHash's 64 bits about one pair in 2^64, and a new key
+//! at the next start separates them). A lookup is then wrong only when a name's prefix that is
+//! not in the FIB has a held prefix's hash: about 2^-64 per probe, which a sender cannot aim
+//! at without the per-router key. What it buys is memory: the slot shrank from one line (a
+//! 16-bit tag, a name of up to 36 bytes inline, two next hops) to half of one, so at 10^6
+//! routes the route tables take 64 MiB instead of 128. At that size every lookup's line is a
+//! DRAM access that the burst's prefetch hides, but on this VM what the prefetches cost
+//! grows with the table's span (benches/README.md, eighteenth pass): the Interests of the
+//! worst-case exchange took 212 ns instead of 256.
 //!
 //! Until the twelfth speed pass a chunk had 64-byte buckets of 7 (tag, index) slots in front
 //! of two-line entries: two dependent random lines per lookup, on two pages, and at 10^6
@@ -33,9 +46,9 @@
 //! table of their own, one 8-byte word per `M`-prefix (the prefix's hash with the depth in its
 //! low byte), with no name. Markers are far fewer than routes (15,600 for the 10^6 routes of
 //! the benchmark: 250 KB that stay in cache), so a lookup that starts at the marker's depth
-//! reads two random lines of the route table (bucket, entry) instead of four. Two `M`-prefixes
-//! whose hashes agree in their top 56 bits share a word holding the deeper depth, which can
-//! only start a lookup deeper than needed: every probe compares names.
+//! reads one random line of the route table instead of two. Two `M`-prefixes whose hashes
+//! agree in their top 56 bits share a word holding the deeper depth, which can only start a
+//! lookup deeper than needed: every probe from there compares whole hashes.
 //!
 //! # Updates (RCU style)
 //! The control plane owns the [`Fib`] and mutates a private copy; chunks are reference-counted
@@ -78,28 +91,32 @@ pub enum FibError {
     /// The prefix's encoding is longer than [`MAX_PREFIX_BYTES`].
     #[error("prefix is {0} bytes long; the FIB accepts at most {MAX_PREFIX_BYTES}")]
     TooLong(usize),
+    /// Another prefix in the FIB has the same 64-bit keyed hash (about one chance in 2^64
+    /// per pair of prefixes): lookups match on the hash, so the FIB cannot hold both. A
+    /// router restarted with another hash key will.
+    #[error(
+        "another prefix in the FIB has this prefix's 64-bit keyed hash; \
+         restart the router (a new hash key) to hold both"
+    )]
+    HashCollision,
 }
 
 /// Longest prefix encoding the FIB accepts, in bytes (a packet is at most 8800).
 pub const MAX_PREFIX_BYTES: usize = u16::MAX as usize;
 
-/// Name bytes kept inside the entry; a longer name lives in the chunk's name array (one more
-/// cache miss per probe that reaches it), its offset in the first four bytes of `inline`.
-const INLINE_NAME: usize = 36;
-
 /// Next hops kept inside the entry; a route with more keeps all of them in a record of the
 /// chunk's hop array (one more cache miss when it matches).
 const INLINE_HOPS: usize = 2;
 
-/// One slot of a chunk's route table, one cache line: a route, or an empty slot (`depth` 0).
-/// Everything a probe compares (tag, length, name) and a route of up to [`INLINE_HOPS`] next
-/// hops are in this line.
+/// One slot of a chunk's route table, half a cache line: a route, or an empty slot (`depth`
+/// 0). What a probe compares (the prefix's whole keyed hash) and a route of up to
+/// [`INLINE_HOPS`] next hops are in it; the name is the writer's (see [`Chunk::keys`]).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, align(64))]
+#[repr(C, align(32))]
 struct Entry {
-    /// Bits 32..48 of the prefix's hash: a probe compares names only where the tag agrees.
-    tag: u16,
-    name_len: u16,
+    /// The prefix's keyed hash: a lookup matches on it alone. The writer never holds two
+    /// prefixes with one hash in the FIB ([`FibError::HashCollision`]).
+    hash: u64,
     /// Components in the prefix; 0 marks an empty slot (the root `/` is kept apart).
     depth: u8,
     is_route: bool,
@@ -108,23 +125,18 @@ struct Entry {
     /// Index of the chunk's [`HopRecord`] holding the next hops, when there are more than
     /// [`INLINE_HOPS`].
     more: u32,
-    /// The name when it is at most [`INLINE_NAME`] bytes long; else the first four bytes hold
-    /// its offset in the chunk's name array (little-endian).
-    inline: [u8; INLINE_NAME],
     /// The next hops, in the order they were added, when there are at most [`INLINE_HOPS`].
     hops: [NextHop; INLINE_HOPS],
 }
 
 impl Entry {
     const EMPTY: Entry = Entry {
-        tag: 0,
-        name_len: 0,
+        hash: 0,
         depth: 0,
         is_route: false,
         strategy: StrategyId(0),
         hops_len: 0,
         more: 0,
-        inline: [0; INLINE_NAME],
         hops: [NO_HOP; INLINE_HOPS],
     };
 
@@ -166,11 +178,11 @@ const NO_HOP: NextHop = NextHop {
     cost: u32::MAX,
 };
 
-/// 64-byte bucket of the stage-1 marker table: 7 marker words, probed like [`Bucket`].
+/// 64-byte bucket of the stage-1 marker table: 7 marker words, probed in bucket order.
 ///
 /// A word is the stage-1 prefix's hash with its low 8 bits replaced by the deepest route below
 /// that prefix (0 for an empty slot; a marker's depth is at least 2). No name is kept: a
-/// marker only tells a lookup how deep to start, and every probe from there compares names,
+/// marker only tells a lookup how deep to start, and every probe from there compares hashes,
 /// so two prefixes whose hashes agree in their top 56 bits share one word holding the deeper
 /// of the two depths (the writer counts them together), which can only cost extra probes.
 #[derive(Clone, Copy, Debug, Default)]
@@ -191,7 +203,7 @@ const MARKER_KEY: u64 = !0xFF;
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct Chunk {
-    /// The route table: open addressing with linear probing over one-line entries, a power
+    /// The route table: open addressing with linear probing over half-line entries, a power
     /// of two long and at most half full, so that a route is in its home slot or the next
     /// in 9 cases of 10.
     entries: Box<[Entry]>,
@@ -203,17 +215,20 @@ struct Chunk {
     more: Vec<HopRecord>,
     /// Unused records of `more`.
     more_free: Vec<u32>,
-    /// Each slot's hash, for the writer's moves (removals, growth): lookups match on the tag
-    /// and the name, so the entry need not hold it.
-    hashes: Box<[u64]>,
+    /// Each slot's name, in `names`: the writer's (to tell prefixes with one hash apart, and
+    /// to list routes); lookups never read it.
+    keys: Box<[NameKey]>,
     names: Vec<u8>,
     live: usize,
     garbage_bytes: usize,
     markers_live: usize,
 }
 
-fn tag_of(hash: u64) -> u16 {
-    (hash >> 32) as u16
+/// Where a slot's name is in its chunk's name array.
+#[derive(Clone, Copy, Debug, Default)]
+struct NameKey {
+    off: u32,
+    len: u16,
 }
 
 impl Chunk {
@@ -224,7 +239,7 @@ impl Chunk {
             markers: vec![MarkerBucket::default(); 1].into_boxed_slice(),
             more: Vec::new(),
             more_free: Vec::new(),
-            hashes: vec![0; slots].into_boxed_slice(),
+            keys: vec![NameKey::default(); slots].into_boxed_slice(),
             names: Vec::new(),
             live: 0,
             garbage_bytes: 0,
@@ -329,14 +344,11 @@ impl Chunk {
         }
     }
 
-    fn name_of<'e>(&'e self, e: &'e Entry) -> &'e [u8] {
-        let len = usize::from(e.name_len);
-        if len <= INLINE_NAME {
-            return &e.inline[..len];
-        }
-        let off = u32::from_le_bytes([e.inline[0], e.inline[1], e.inline[2], e.inline[3]]);
-        let off = off as usize;
-        self.names.get(off..off + len).unwrap_or(&[])
+    /// The name of the prefix in slot `i`.
+    fn name_at(&self, i: usize) -> &[u8] {
+        let k = self.keys[i];
+        let off = k.off as usize;
+        self.names.get(off..off + usize::from(k.len)).unwrap_or(&[])
     }
 
     /// The next hops of the route in `e` (one of this chunk's entries).
@@ -373,11 +385,11 @@ impl Chunk {
         }
     }
 
-    /// The slot holding the prefix whose hash is `hash` and whose name is `name`.
+    /// The slot holding the prefix whose keyed hash is `hash`: what a lookup reads, matching
+    /// on the hash alone (at most one prefix per hash is held).
     #[inline]
-    fn find(&self, hash: u64, name: &[u8]) -> Option<usize> {
+    fn probe(&self, hash: u64) -> Option<usize> {
         let mask = self.entries.len() - 1;
-        let tag = tag_of(hash);
         let mut i = hash as usize & mask;
         // The table is at most half full: an empty slot ends every probe run.
         for _ in 0..self.entries.len() {
@@ -385,7 +397,7 @@ impl Chunk {
             if e.is_empty() {
                 return None;
             }
-            if e.tag == tag && self.name_of(e) == name {
+            if e.hash == hash {
                 return Some(i);
             }
             i = (i + 1) & mask;
@@ -393,9 +405,26 @@ impl Chunk {
         None
     }
 
+    /// The entry of the prefix whose keyed hash is `hash`.
     #[inline]
-    fn get(&self, hash: u64, name: &[u8]) -> Option<&Entry> {
-        self.find(hash, name).map(|i| &self.entries[i])
+    fn get(&self, hash: u64) -> Option<&Entry> {
+        self.probe(hash).map(|i| &self.entries[i])
+    }
+
+    /// The slot holding the prefix named `name` (whose hash is `hash`): the writer's lookup,
+    /// which also compares the name.
+    fn find(&self, hash: u64, name: &[u8]) -> Option<usize> {
+        self.probe(hash).filter(|&i| self.name_at(i) == name)
+    }
+
+    /// The slot of the prefix named `name` (hash `hash`, `depth` components), inserted as a
+    /// prefix with no route if absent; refused when another prefix held has the same hash.
+    fn slot_for(&mut self, hash: u64, name: &[u8], depth: u8) -> Result<usize, FibError> {
+        match self.probe(hash) {
+            Some(i) if self.name_at(i) == name => Ok(i),
+            Some(_) => Err(FibError::HashCollision),
+            None => Ok(self.insert(hash, name, depth)),
+        }
     }
 
     /// The route data of slot `i`.
@@ -446,43 +475,42 @@ impl Chunk {
         self.entries[i] = new;
     }
 
-    /// Inserts a new prefix with no route (the caller checked it is absent), growing the
-    /// table first when it would be more than half full; returns its slot.
+    /// Inserts a new prefix with no route (the caller checked that no prefix with its hash
+    /// is held), growing the table first when it would be more than half full; returns its
+    /// slot.
     fn insert(&mut self, hash: u64, name: &[u8], depth: u8) -> usize {
         if (self.live + 1) * 2 > self.entries.len() {
             self.rebuild(self.entries.len() * 2);
         }
-        let mut entry = Entry {
-            tag: tag_of(hash),
-            name_len: name.len() as u16,
+        let entry = Entry {
+            hash,
             depth,
             ..Entry::EMPTY
         };
-        if name.len() <= INLINE_NAME {
-            entry.inline[..name.len()].copy_from_slice(name);
-        } else {
-            self.spill_name(&mut entry, name);
-        }
+        let key = self.keep_name(name);
         self.live += 1;
-        self.place(hash, entry)
+        self.place(entry, key)
     }
 
-    /// Appends `name` (longer than [`INLINE_NAME`]) to the name array and records its offset
-    /// in `entry`, where [`name_of`](Self::name_of) reads it.
-    fn spill_name(&mut self, entry: &mut Entry, name: &[u8]) {
-        entry.inline[..4].copy_from_slice(&(self.names.len() as u32).to_le_bytes());
+    /// Appends `name` to the name array; where it is.
+    fn keep_name(&mut self, name: &[u8]) -> NameKey {
+        let key = NameKey {
+            off: self.names.len() as u32,
+            len: name.len() as u16,
+        };
         self.names.extend_from_slice(name);
+        key
     }
 
-    /// Puts `entry` in the first empty slot of `hash`'s probe run.
-    fn place(&mut self, hash: u64, entry: Entry) -> usize {
+    /// Puts `entry` (named at `key`) in the first empty slot of its hash's probe run.
+    fn place(&mut self, entry: Entry, key: NameKey) -> usize {
         let mask = self.entries.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = entry.hash as usize & mask;
         while !self.entries[i].is_empty() {
             i = (i + 1) & mask;
         }
         self.entries[i] = entry;
-        self.hashes[i] = hash;
+        self.keys[i] = key;
         i
     }
 
@@ -496,9 +524,7 @@ impl Chunk {
         if usize::from(e.hops_len) > INLINE_HOPS {
             self.more_free.push(e.more);
         }
-        if usize::from(e.name_len) > INLINE_NAME {
-            self.garbage_bytes += usize::from(e.name_len);
-        }
+        self.garbage_bytes += usize::from(self.keys[i].len);
         let mask = self.entries.len() - 1;
         let mut hole = i;
         let mut j = i;
@@ -507,16 +533,16 @@ impl Chunk {
             if self.entries[j].is_empty() {
                 break;
             }
-            let home = self.hashes[j] as usize & mask;
+            let home = self.entries[j].hash as usize & mask;
             // Entry j may fill the hole when its home is not in the (cyclic) range (hole, j].
             if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
                 self.entries[hole] = self.entries[j];
-                self.hashes[hole] = self.hashes[j];
+                self.keys[hole] = self.keys[j];
                 hole = j;
             }
         }
         self.entries[hole] = Entry::EMPTY;
-        self.hashes[hole] = 0;
+        self.keys[hole] = NameKey::default();
         self.live -= 1;
         if self.garbage_bytes > 4096 && self.garbage_bytes > self.names.len() / 2 {
             self.rebuild(self.entries.len());
@@ -528,19 +554,18 @@ impl Chunk {
         let mut old = std::mem::replace(self, Chunk::new(slots));
         self.markers = std::mem::take(&mut old.markers);
         self.markers_live = old.markers_live;
+        self.names.reserve(old.names.len() - old.garbage_bytes);
         for (i, e) in old.entries.iter().enumerate() {
             if e.is_empty() {
                 continue;
             }
             let mut moved = *e;
-            if usize::from(e.name_len) > INLINE_NAME {
-                self.spill_name(&mut moved, old.name_of(e));
-            }
+            let key = self.keep_name(old.name_at(i));
             if usize::from(e.hops_len) > INLINE_HOPS {
                 self.more.push(old.more[e.more as usize]);
                 moved.more = (self.more.len() - 1) as u32;
             }
-            self.place(old.hashes[i], moved);
+            self.place(moved, key);
             self.live += 1;
         }
     }
@@ -589,16 +614,11 @@ impl FibSnapshot {
     /// computes them once per packet and reuses them for the PIT and the CS).
     pub fn lpm<'s>(&'s self, name: &Name<'_>, hashes: &[u64]) -> Option<FibMatch<'s>> {
         let n = name.len().min(hashes.len()).min(MAX_PREFIX_DEPTH);
-        let bytes = name.as_bytes();
-        let mut ends = [0usize; MAX_PREFIX_DEPTH + 1];
-        for (k, c) in name.components().take(n).enumerate() {
-            ends[k + 1] = ends[k] + c.wire().len();
-        }
         let start = self.start_depth(n, |k| hashes[k - 1]);
         for k in (1..=start).rev() {
             let h = hashes[k - 1];
             let chunk = self.chunk(h);
-            if let Some(e) = chunk.get(h, bytes.get(..ends[k]).unwrap_or(&[]))
+            if let Some(e) = chunk.get(h)
                 && e.is_route
             {
                 return Some(Self::matched(chunk, e));
@@ -616,7 +636,7 @@ impl FibSnapshot {
         for k in (1..=start).rev() {
             let hash = hashes.prefix(k);
             let chunk = self.chunk(hash);
-            if let Some(e) = chunk.get(hash, hashes.prefix_bytes(k))
+            if let Some(e) = chunk.get(hash)
                 && e.is_route
             {
                 return Some(Self::matched(chunk, e));
@@ -817,20 +837,22 @@ impl Fib {
         &self.chunks[(hash >> (64 - CHUNK_BITS)) as usize]
     }
 
-    /// Finds or creates the entry of `prefix` (depth >= 1) and edits its route data.
-    fn edit<R>(&mut self, prefix: &Name<'_>, f: impl FnOnce(&mut Value) -> R) -> R {
+    /// Finds or creates the entry of `prefix` (depth >= 1) and edits its route data; refused
+    /// when another prefix held has its hash.
+    fn edit<R>(
+        &mut self,
+        prefix: &Name<'_>,
+        f: impl FnOnce(&mut Value) -> R,
+    ) -> Result<R, FibError> {
         let bytes = prefix.as_bytes();
         let hash = self.key.hash(bytes);
         let depth = prefix.len() as u8;
         let chunk = self.chunk_mut(hash);
-        let slot = match chunk.find(hash, bytes) {
-            Some(i) => i,
-            None => chunk.insert(hash, bytes, depth),
-        };
+        let slot = chunk.slot_for(hash, bytes, depth)?;
         let mut v = chunk.value(slot);
         let r = f(&mut v);
         chunk.store(slot, &v);
-        r
+        Ok(r)
     }
 
     /// Removes `prefix`'s entry if it is no longer a route.
@@ -873,7 +895,7 @@ impl Fib {
             let root = self.root.get_or_insert(Value::NONE);
             update(root)?;
         } else {
-            self.edit(prefix, update)?;
+            self.edit(prefix, update)??;
         }
         if created {
             self.routes += 1;
@@ -932,7 +954,8 @@ impl Fib {
             if self.chunk(hash).find(hash, bytes).is_none() {
                 return false;
             }
-            self.edit(prefix, strip)
+            // Found above, so edited in place (no insertion, no collision).
+            self.edit(prefix, strip).unwrap_or((false, false))
         };
         if gone {
             self.routes -= 1;
@@ -1008,9 +1031,9 @@ impl Fib {
             })
             .collect();
         for c in &self.chunks {
-            for e in c.entries.iter() {
+            for (i, e) in c.entries.iter().enumerate() {
                 if e.is_route
-                    && let Ok(prefix) = NameBuf::from_component_bytes(c.name_of(e))
+                    && let Ok(prefix) = NameBuf::from_component_bytes(c.name_at(i))
                 {
                     out.push(Route {
                         prefix,
@@ -1035,14 +1058,14 @@ impl Fib {
         }));
     }
 
-    /// Approximate heap bytes used by the tables (route slots and their hashes, markers, hop
-    /// records, names), for sizing.
+    /// Approximate heap bytes used by the tables (route slots and where their names are,
+    /// markers, hop records, names), for sizing.
     pub fn memory_bytes(&self) -> usize {
         self.chunks
             .iter()
             .map(|c| {
                 size_of::<Chunk>()
-                    + c.entries.len() * (size_of::<Entry>() + size_of::<u64>())
+                    + c.entries.len() * (size_of::<Entry>() + size_of::<NameKey>())
                     + c.markers.len() * size_of::<MarkerBucket>()
                     + c.more.capacity() * size_of::<HopRecord>()
                     + c.more_free.capacity() * size_of::<u32>()
@@ -1072,8 +1095,9 @@ impl Fib {
 mod tests {
     use super::*;
 
-    /// Every entry sits in its hash's probe run (no empty slot between its home and it) with
-    /// its tag, and is found by its name; no table is more than half full; every hop record is
+    /// Every entry sits in its hash's probe run (no empty slot between its home and it), is
+    /// found by its hash and by its name, and no other entry has its hash; no table is more
+    /// than half full; every hop record is
     /// held by exactly one route with more than [`INLINE_HOPS`] next hops or is free; every
     /// marker the writer counts is in its chunk's marker table with the deepest depth counted,
     /// and nothing else is.
@@ -1108,13 +1132,14 @@ mod tests {
         let mask = c.entries.len() - 1;
         let mut records = vec![0u32; c.more.len()];
         let mut live = 0;
+        let mut hashes = std::collections::HashSet::new();
         for (i, e) in c.entries.iter().enumerate() {
             if e.is_empty() {
                 continue;
             }
             live += 1;
-            let hash = c.hashes[i];
-            assert_eq!(e.tag, tag_of(hash), "tag of slot {i}");
+            let hash = e.hash;
+            assert!(hashes.insert(hash), "two entries with hash {hash:x}");
             let mut j = hash as usize & mask;
             while j != i {
                 assert!(
@@ -1123,13 +1148,16 @@ mod tests {
                 );
                 j = (j + 1) & mask;
             }
-            assert_eq!(c.find(hash, c.name_of(e)), Some(i), "found by its name");
+            assert_eq!(c.probe(hash), Some(i), "found by its hash");
+            assert_eq!(c.find(hash, c.name_at(i)), Some(i), "found by its name");
             if usize::from(e.hops_len) > INLINE_HOPS {
                 records[e.more as usize] += 1;
             }
         }
         assert_eq!(live, c.live);
         assert!(c.live * 2 <= c.entries.len(), "more than half full");
+        let named: usize = c.keys.iter().map(|k| usize::from(k.len)).sum();
+        assert_eq!(named + c.garbage_bytes, c.names.len(), "name bytes");
         for &r in &c.more_free {
             records[r as usize] += 1;
         }
@@ -1138,7 +1166,7 @@ mod tests {
 
     proptest::proptest! {
         /// Next hops added and removed in any order (through one, two and several next hops,
-        /// routes that become markers and back) keep every slot's flag and tag right.
+        /// routes that become markers and back) keep every slot's flag and hash right.
         #[test]
         fn slots_follow_their_entries(
             stage1 in 1usize..3,
@@ -1206,6 +1234,43 @@ mod tests {
         assert_eq!(chunk.marker(0x7), 0);
     }
 
+    /// A second prefix with the hash of one held is refused (lookups could not tell them
+    /// apart); the first keeps its route, and once it is gone the second goes in.
+    #[test]
+    fn a_prefix_whose_hash_is_taken_is_refused() {
+        let mut chunk = Chunk::new(1);
+        let hash = 0xABC0_0000_1234_5678;
+        let a = chunk.slot_for(hash, b"first", 2).unwrap();
+        let v = Value {
+            is_route: true,
+            hops_len: 1,
+            ..Value::NONE
+        };
+        chunk.store(a, &v);
+        assert_eq!(chunk.slot_for(hash, b"first", 2), Ok(a));
+        assert_eq!(
+            chunk.slot_for(hash, b"other", 2),
+            Err(FibError::HashCollision)
+        );
+        assert_eq!(
+            chunk.find(hash, b"other"),
+            None,
+            "the writer tells names apart"
+        );
+        assert_eq!(chunk.probe(hash), Some(a));
+        assert!(chunk.get(hash).is_some_and(|e| e.is_route && e.depth == 2));
+        check_chunk(&chunk);
+        chunk.remove(a);
+        let b = chunk.slot_for(hash, b"other", 3).unwrap();
+        assert_eq!(chunk.find(hash, b"other"), Some(b));
+        assert_eq!(chunk.find(hash, b"first"), None);
+        check_chunk(&chunk);
+        assert!(
+            FibError::HashCollision.to_string().contains("restart"),
+            "the error says what to do"
+        );
+    }
+
     #[test]
     fn a_prefix_too_long_is_refused() {
         let (mut fib, _reader) = Fib::new(HashKey::new(3, 4), 2);
@@ -1233,13 +1298,13 @@ mod tests {
     fn a_probe_reads_one_cache_line() {
         assert_eq!(size_of::<MarkerBucket>(), 64);
         assert_eq!(size_of::<HopRecord>(), 64);
-        // Everything a probe compares (tag, length, inline name) and the inline next hops are
-        // in the entry's one line.
-        assert_eq!(size_of::<Entry>(), 64);
-        assert_eq!(align_of::<Entry>(), 64);
+        // What a probe compares (the hash) and the inline next hops are in the entry's half
+        // line, two entries to a line.
+        assert_eq!(size_of::<Entry>(), 32);
+        assert_eq!(align_of::<Entry>(), 32);
         assert_eq!(
             core::mem::offset_of!(Entry, hops) + INLINE_HOPS * size_of::<NextHop>(),
-            64
+            32
         );
         // What a lookup reads of a chunk is in its first line.
         assert!(core::mem::offset_of!(Chunk, more) + size_of::<Vec<HopRecord>>() <= 64);
@@ -1262,7 +1327,7 @@ mod tests {
             // Prefix p: home bits from `home` (few distinct homes, and some near the end of
             // the table so runs wrap), long names for every fifth prefix.
             let name = |p: u64| {
-                let len = if p.is_multiple_of(5) { INLINE_NAME + 3 + p as usize } else { 2 + p as usize % 7 };
+                let len = if p.is_multiple_of(5) { 40 + p as usize } else { 2 + p as usize % 7 };
                 (0..len).map(|b| (p as u8).wrapping_mul(31).wrapping_add(b as u8)).collect::<Vec<u8>>()
             };
             let hash_of = |p: u64, home: u64| 0xABC0_0000_0000_0000 | (p << 32) | (home.wrapping_sub(1) & 0xFFFF);
@@ -1271,10 +1336,7 @@ mod tests {
                 let home = *homes.entry(p).or_insert(home);
                 let (h, n) = (hash_of(p, home), name(p));
                 if add {
-                    let slot = match chunk.find(h, &n) {
-                        Some(s) => s,
-                        None => chunk.insert(h, &n, 3),
-                    };
+                    let slot = chunk.slot_for(h, &n, 3).unwrap();
                     let mut v = Value { is_route: hops > 0, hops_len: hops as u8, ..Value::NONE };
                     for k in 0..hops {
                         v.hops[k] = NextHop { face: FaceId(p as u32), cost: k as u32 };
@@ -1287,10 +1349,11 @@ mod tests {
                 }
                 check_chunk(&chunk);
                 for (&q, qh) in &homes {
-                    let got = chunk.get(hash_of(q, *qh), &name(q)).map(|e| chunk.hops_of(e).len());
+                    let got = chunk.get(hash_of(q, *qh)).map(|e| chunk.hops_of(e).len());
                     proptest::prop_assert_eq!(got, model.get(&q).copied(), "prefix {}", q);
-                    if let Some(e) = chunk.get(hash_of(q, *qh), &name(q)) {
-                        proptest::prop_assert_eq!(chunk.name_of(e), &name(q)[..]);
+                    if let Some(i) = chunk.probe(hash_of(q, *qh)) {
+                        let e = &chunk.entries[i];
+                        proptest::prop_assert_eq!(chunk.name_at(i), &name(q)[..]);
                         let want = |k: usize| NextHop { face: FaceId(q as u32), cost: k as u32 };
                         proptest::prop_assert!(chunk.hops_of(e).iter().enumerate().all(|(k, hop)| *hop == want(k)));
                     }

@@ -10,7 +10,7 @@
 //! [`HugePages`] is a [`GlobalAlloc`] that asks: every allocation of at least
 //! [`HUGE_THRESHOLD`] bytes is its own 2 MiB-aligned anonymous mapping advised with
 //! `MADV_HUGEPAGE` before it is first touched. Medium allocations, from
-//! [`MEDIUM_THRESHOLD`] (64 KiB) to 1 MiB, are blocks of the next power of two carved from
+//! [`MEDIUM_THRESHOLD`] (4 KiB, one base page) to 1 MiB, are blocks of the next power of two carved from
 //! shared 2 MiB regions mapped the same way: the FIB is 1,024 chunks whose arrays stay below
 //! 2 MiB even at 10^7 routes (so that a route change copies one small chunk), and the system
 //! allocator would give each its own base-page mapping. Freed medium blocks are kept on a
@@ -52,9 +52,9 @@ pub const HUGE_THRESHOLD: usize = HUGE_PAGE;
 
 /// Allocations of at least this many bytes, and below [`HUGE_THRESHOLD`], are blocks of a
 /// power-of-two size carved from shared huge-page regions (see [`HugePages`]).
-pub const MEDIUM_THRESHOLD: usize = 64 << 10;
+pub const MEDIUM_THRESHOLD: usize = 4 << 10;
 
-/// Block sizes of the medium classes: 64 KiB, 128 KiB, … 1 MiB (a larger medium allocation
+/// Block sizes of the medium classes: 4 KiB, 8 KiB, … 1 MiB (a larger medium allocation
 /// takes a whole region).
 const MEDIUM_CLASSES: usize =
     (HUGE_PAGE.trailing_zeros() - MEDIUM_THRESHOLD.trailing_zeros()) as usize;
@@ -162,7 +162,7 @@ fn route(layout: Layout) -> Route {
     if !(MEDIUM_THRESHOLD..HUGE_THRESHOLD).contains(&size) {
         return Route::System;
     }
-    // Below 2 MiB here: the class's block is the next power of two, at least 64 KiB.
+    // Below 2 MiB here: the class's block is the next power of two, at least 4 KiB.
     let block = size.next_power_of_two();
     if layout.align() > block {
         return Route::System;
@@ -186,7 +186,7 @@ fn medium_alloc(c: usize) -> *mut u8 {
     if head != 0 {
         // SAFETY: `head` is a free block of this class (only `medium_dealloc` and the refill
         // below list blocks, with the lock held), whose first word holds the next one's
-        // address; blocks are at least 64 KiB and aligned to their size, so the word is in
+        // address; blocks are at least 4 KiB and aligned to their size, so the word is in
         // bounds and aligned.
         free[c] = unsafe { (head as *const usize).read() };
         return head as *mut u8;
@@ -201,7 +201,7 @@ fn medium_alloc(c: usize) -> *mut u8 {
     for i in (1..HUGE_PAGE / block).rev() {
         let b = base + i * block;
         // SAFETY: `b` lies inside the region just mapped (readable and writable, ours alone)
-        // and is aligned to `block` (at least 64 KiB), so its first word is too.
+        // and is aligned to `block` (at least 4 KiB), so its first word is too.
         unsafe { (b as *mut usize).write(next) };
         next = b;
     }
@@ -216,7 +216,7 @@ fn medium_alloc(c: usize) -> *mut u8 {
 /// `ptr` must be a block of class `c` from [`medium_alloc`] that is no longer in use.
 unsafe fn medium_dealloc(ptr: *mut u8, c: usize) {
     let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: the caller hands the block back: it is ours, at least 64 KiB, and aligned to
+    // SAFETY: the caller hands the block back: it is ours, at least 4 KiB, and aligned to
     // its size, so its first word can hold the link.
     unsafe { ptr.cast::<usize>().write(free[c]) };
     free[c] = ptr as usize;
@@ -494,7 +494,9 @@ mod tests {
         assert_eq!(at(MEDIUM_THRESHOLD - 1, 8), Route::System);
         assert_eq!(at(MEDIUM_THRESHOLD, 8), Route::Medium(0));
         assert_eq!(at(MEDIUM_THRESHOLD + 1, 64), Route::Medium(1));
-        assert_eq!(at(128 << 10, 4096), Route::Medium(1));
+        assert_eq!(at(2 * MEDIUM_THRESHOLD, 4096), Route::Medium(1));
+        // The FIB's chunk tables at 10^5 routes (256 slots of 32 bytes).
+        assert_eq!(at(8 << 10, 32), Route::Medium(1));
         assert_eq!(at(1 << 20, 8), Route::Medium(MEDIUM_CLASSES - 1));
         // Above 1 MiB: a region (2 MiB) of its own, then mappings rounded to 2 MiB.
         assert_eq!(at((1 << 20) + 1, 8), Route::Huge(HUGE_PAGE));
@@ -502,7 +504,7 @@ mod tests {
         assert_eq!(at(HUGE_PAGE, 8), Route::Huge(HUGE_PAGE));
         assert_eq!(at(HUGE_PAGE + 1, 8), Route::Huge(2 * HUGE_PAGE));
         // An alignment beyond the block's size is the system allocator's.
-        assert_eq!(at(MEDIUM_THRESHOLD, 128 << 10), Route::System);
+        assert_eq!(at(MEDIUM_THRESHOLD, 2 * MEDIUM_THRESHOLD), Route::System);
         assert_eq!(at(8 * HUGE_PAGE, 4 * HUGE_PAGE), Route::System);
         assert_eq!(MEDIUM_THRESHOLD << MEDIUM_CLASSES, HUGE_PAGE);
     }

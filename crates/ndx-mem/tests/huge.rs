@@ -2,7 +2,7 @@
 //! zeroed, survive growth and shrinking, and get huge pages when the kernel's THP mode allows
 //! (`madvise` or `always`).
 
-use ndx_mem::{HUGE_PAGE, HugePages, huge_bytes, mapped_bytes, thp_mode};
+use ndx_mem::{HUGE_PAGE, HugePages, MEDIUM_THRESHOLD, huge_bytes, mapped_bytes, thp_mode};
 
 #[global_allocator]
 static ALLOC: HugePages = HugePages;
@@ -122,7 +122,7 @@ fn medium_tables_are_blocks_of_shared_huge_regions() {
 #[test]
 fn growth_through_every_class_keeps_the_contents() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    // From the system allocator through 64 KiB … 1 MiB blocks, a 2 MiB region of its own,
+    // From the system allocator through 4 KiB … 1 MiB blocks, a 2 MiB region of its own,
     // then a larger mapping; and back down.
     let mut v: Vec<u32> = Vec::new();
     let mut seen = Vec::new();
@@ -132,7 +132,7 @@ fn growth_through_every_class_keeps_the_contents() {
         if seen.last() != Some(&cap) {
             seen.push(cap);
             let bytes = cap;
-            if (64 << 10..HUGE_PAGE).contains(&bytes) {
+            if (MEDIUM_THRESHOLD..HUGE_PAGE).contains(&bytes) {
                 assert_eq!(
                     v.as_ptr() as usize % bytes.next_power_of_two(),
                     0,
@@ -172,12 +172,12 @@ fn medium_blocks_are_safe_across_threads() {
             std::thread::spawn(move || {
                 let mut live: Vec<Vec<u64>> = Vec::new();
                 for round in 0..200u64 {
-                    // 64 KiB to 1 MiB tables, each filled with its own pattern.
-                    let words = (8 << 10) << (round % 5);
+                    // 4 KiB to 1 MiB tables, each filled with its own pattern.
+                    let words = 512 << (round % 9);
                     let tag = t << 32 | round;
                     live.push(vec![tag; words]);
                     if live.len() > 6 {
-                        let v = live.remove((round % 5) as usize);
+                        let v = live.remove((round % 7) as usize);
                         let want = v[0];
                         assert!(
                             v.iter().all(|&x| x == want),
