@@ -20,8 +20,8 @@
 //! A lookup compares hashes, not names: the names are the writer's, in a chunk-local byte
 //! array beside the slots that lookups never read. The writer holds at most one prefix per
 //! hash: a route whose prefix's hash equals another held prefix's is refused
-//! ([`FibError::HashCollision`]; with SipHash's 64 bits about one pair in 2^64, and a new key
-//! at the next start separates them). A lookup is then wrong only when a name's prefix that is
+//! ([`FibError::HashCollision`]; with SipHash's 64 bits about one pair in 2^64, and another
+//! key separates them). A lookup is then wrong only when a name's prefix that is
 //! not in the FIB has a held prefix's hash: about 2^-64 per probe, which a sender cannot aim
 //! at without the per-router key. What it buys is memory: the slot shrank from one line (a
 //! 16-bit tag, a name of up to 36 bytes inline, two next hops) to half of one, so at 10^6
@@ -92,11 +92,11 @@ pub enum FibError {
     #[error("prefix is {0} bytes long; the FIB accepts at most {MAX_PREFIX_BYTES}")]
     TooLong(usize),
     /// Another prefix in the FIB has the same 64-bit keyed hash (about one chance in 2^64
-    /// per pair of prefixes): lookups match on the hash, so the FIB cannot hold both. A
-    /// router restarted with another hash key will.
+    /// per pair of prefixes): lookups match on the hash, so the FIB cannot hold both under
+    /// this key. Another hash key (the router's `[router] hash_key`) separates them.
     #[error(
-        "another prefix in the FIB has this prefix's 64-bit keyed hash; \
-         restart the router (a new hash key) to hold both"
+        "another prefix in the FIB has this prefix's 64-bit keyed hash; the FIB cannot hold \
+         both under this hash key (another [router] hash_key separates them)"
     )]
     HashCollision,
 }
@@ -1266,7 +1266,7 @@ mod tests {
         assert_eq!(chunk.find(hash, b"first"), None);
         check_chunk(&chunk);
         assert!(
-            FibError::HashCollision.to_string().contains("restart"),
+            FibError::HashCollision.to_string().contains("hash_key"),
             "the error says what to do"
         );
     }
