@@ -427,6 +427,7 @@ fn pipeline(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
     let (_fib, reader) = fib_with(routes);
+    let hit_reader = reader.clone();
     let mut g = c.benchmark_group("pipeline");
     g.throughput(Throughput::Elements(1));
     g.measurement_time(Duration::from_secs(5));
@@ -516,9 +517,22 @@ fn pipeline(c: &mut Criterion) {
         s.counters().cs_hits,
         s.counters().interests_in
     );
-    for burst in [32usize, 64] {
+    // Each sent frame copied into a transmit frame, as the worker's I/O layer does (the
+    // `_tx` rows): the hit as the router serves it.
+    let mut tx: Vec<Vec<u8>> = (0..64).map(|_| vec![0u8; 2048]).collect();
+    let transmit = |tx: &mut [Vec<u8>], o: ndx_core::Outgoing<'_>, j: usize| {
+        let t = &mut tx[j % 64];
+        t[..o.head.len()].copy_from_slice(o.head);
+        t[o.head.len()..o.len()].copy_from_slice(o.body);
+    };
+    for (burst, sent) in [(32usize, false), (64, false), (64, true)] {
+        let id = if sent {
+            "cs_hit_burst_tx"
+        } else {
+            "cs_hit_burst"
+        };
         g.throughput(Throughput::Elements(burst as u64));
-        g.bench_function(BenchmarkId::new("cs_hit_burst", burst), |b| {
+        g.bench_function(BenchmarkId::new(id, burst), |b| {
             let mut k = 0;
             b.iter(|| {
                 let frames: Vec<(FaceId, &[u8])> = (0..burst)
@@ -527,14 +541,115 @@ fn pipeline(c: &mut Criterion) {
                 k = (k + burst) & ((1 << 14) - 1);
                 out.clear();
                 s.process_burst(2, &frames, &mut out);
+                if sent {
+                    for (j, o) in out.sends_with(|_| &[]).enumerate() {
+                        transmit(&mut tx, o, j);
+                    }
+                }
                 black_box(out.sends().count())
             })
         });
     }
+    // The reference: the same Data in the same slots, copied out in the same order with the
+    // same prefetching, and nothing else (no decode, no lookup): what copying the hits'
+    // bytes alone costs on this machine.
+    let slab: Vec<u8> = {
+        let mut v = vec![0u8; (1 << 14) * 1200];
+        for (j, n) in hit_names.iter().enumerate() {
+            let d = data(n);
+            v[j * 1200..j * 1200 + d.len()].copy_from_slice(&d);
+        }
+        v
+    };
+    let dlen = data(&hit_names[0]).len();
+    g.throughput(Throughput::Elements(64));
+    g.bench_function(BenchmarkId::new("cs_hit_copy_floor", 64), |b| {
+        let mut k = 0;
+        let mut arena: Vec<u8> = Vec::with_capacity(1 << 16);
+        b.iter(|| {
+            arena.clear();
+            for j in 0..64 {
+                let next = ((k + j + 1) & ((1 << 14) - 1)) * 1200;
+                ndx_mem::prefetch_lines(&slab[next], dlen);
+                let at = ((k + j) & ((1 << 14) - 1)) * 1200;
+                arena.extend_from_slice(&slab[at..at + dlen]);
+            }
+            k = (k + 64) & ((1 << 14) - 1);
+            black_box(arena.len())
+        })
+    });
     eprintln!(
         "cs-hit counters after bursts: cs_hits {} of {} Interests",
         s.counters().cs_hits,
         s.counters().interests_in
+    );
+    drop(s);
+
+    // The same hits from a CS that keeps the frames its Data came in, in keeping bursts
+    // followed by the handover, as the router's workers run them.
+    let mut s = shard_keeping(hit_reader, 1 << 14, 1 << 20, true);
+    let mut pool = FramePool::new((1 << 14) + 2 * 64);
+    for (c, chunk) in hit_names.chunks(64).enumerate() {
+        let now = 1 + c as u64;
+        let ints: Vec<Vec<u8>> = chunk
+            .iter()
+            .enumerate()
+            .map(|(j, n)| interest(n, (c * 64 + j) as u32))
+            .collect();
+        out.clear();
+        let refs: Vec<(FaceId, &[u8])> = ints.iter().map(|i| (DOWN, i.as_slice())).collect();
+        s.process_burst(now, &refs, &mut out);
+        let datas: Vec<Vec<u8>> = chunk.iter().map(data).collect();
+        let frames = pool.receive(UP, datas.iter().map(Vec::as_slice));
+        out.clear();
+        s.process_burst_keeping(now, &frames, &mut out);
+        drop(frames);
+        pool.hand_over(&mut s);
+        pool.recycle();
+    }
+    assert_eq!(
+        s.cs().frames_held(),
+        1 << 14,
+        "every hit Data in a kept frame"
+    );
+    for sent in [false, true] {
+        let id = if sent {
+            "cs_hit_burst_kept_tx"
+        } else {
+            "cs_hit_burst_kept"
+        };
+        g.throughput(Throughput::Elements(64));
+        g.bench_function(BenchmarkId::new(id, 64), |b| {
+            let mut k = 0;
+            b.iter(|| {
+                let frames: Vec<(FaceId, &[u8])> = (0..64)
+                    .map(|j| (DOWN, hit_interests[(k + j) & ((1 << 14) - 1)].as_slice()))
+                    .collect();
+                k = (k + 64) & ((1 << 14) - 1);
+                out.clear();
+                s.process_burst_keeping(2, &frames, &mut out);
+                let mut n = 0;
+                for (j, o) in out.sends_with(|i| frames[i as usize].1).enumerate() {
+                    if sent {
+                        transmit(&mut tx, o, j);
+                    }
+                    n += o.len();
+                }
+                // Sent: the handover (no Data to keep).
+                s.keep_frames(|_| None::<PoolFrame>);
+                black_box(n)
+            })
+        });
+    }
+    let c = s.counters();
+    eprintln!(
+        "cs-hit counters, kept frames: cs_hits {} of {} Interests",
+        c.cs_hits, c.interests_in
+    );
+    assert_eq!(
+        c.cs_hits,
+        c.interests_in - (1 << 14),
+        "every Interest but the setup's hit"
     );
     g.finish();
 }
