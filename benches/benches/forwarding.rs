@@ -485,10 +485,11 @@ fn pipeline(c: &mut Criterion) {
         }
     }
 
-    // CS hits: Interests for Data already cached.
+    // CS hits: Interests for Data already cached (`HITS` of them, 20 MB of Data).
+    const HITS: usize = 1 << 14;
     let mut out = Actions::new();
-    let mut s = shard(reader, 1 << 14);
-    let hit_names: Vec<NameBuf> = (0..1u64 << 14)
+    let mut s = shard(reader, HITS);
+    let hit_names: Vec<NameBuf> = (0..HITS as u64)
         .map(|j| name_under((j * 2_654_435_761) % routes, j))
         .collect();
     for (j, n) in hit_names.iter().enumerate() {
@@ -506,7 +507,7 @@ fn pipeline(c: &mut Criterion) {
     g.bench_function("cs_hit", |b| {
         let mut k = 0;
         b.iter(|| {
-            k = (k + 1) & ((1 << 14) - 1);
+            k = (k + 1) % HITS;
             out.clear();
             s.process(2, DOWN, &hit_interests[k], &mut out);
             black_box(out.sends().count())
@@ -519,11 +520,14 @@ fn pipeline(c: &mut Criterion) {
     );
     // Each sent frame copied into a transmit frame, as the worker's I/O layer does (the
     // `_tx` rows): the hit as the router serves it.
-    let mut tx: Vec<Vec<u8>> = (0..64).map(|_| vec![0u8; 2048]).collect();
-    let transmit = |tx: &mut [Vec<u8>], o: ndx_core::Outgoing<'_>, j: usize| {
-        let t = &mut tx[j % 64];
-        t[..o.head.len()].copy_from_slice(o.head);
-        t[o.head.len()..o.len()].copy_from_slice(o.body);
+    let mut tx: Vec<Vec<u8>> = (0..64).map(|_| Vec::with_capacity(2048)).collect();
+    // The next `burst` hit Interests from the `k`-th on (wrapping), and `k` moved past them.
+    let hit_burst = |k: &mut usize, burst: usize| -> Vec<(FaceId, &[u8])> {
+        let frames = (0..burst)
+            .map(|j| (DOWN, hit_interests[(*k + j) % HITS].as_slice()))
+            .collect();
+        *k = (*k + burst) % HITS;
+        frames
     };
     for (burst, sent) in [(32usize, false), (64, false), (64, true)] {
         let id = if sent {
@@ -535,15 +539,12 @@ fn pipeline(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new(id, burst), |b| {
             let mut k = 0;
             b.iter(|| {
-                let frames: Vec<(FaceId, &[u8])> = (0..burst)
-                    .map(|j| (DOWN, hit_interests[(k + j) & ((1 << 14) - 1)].as_slice()))
-                    .collect();
-                k = (k + burst) & ((1 << 14) - 1);
+                let frames = hit_burst(&mut k, burst);
                 out.clear();
                 s.process_burst(2, &frames, &mut out);
                 if sent {
                     for (j, o) in out.sends_with(|_| &[]).enumerate() {
-                        transmit(&mut tx, o, j);
+                        o.copy_to(&mut tx[j % 64]);
                     }
                 }
                 black_box(out.sends().count())
@@ -554,7 +555,7 @@ fn pipeline(c: &mut Criterion) {
     // same prefetching, and nothing else (no decode, no lookup): what copying the hits'
     // bytes alone costs on this machine.
     let slab: Vec<u8> = {
-        let mut v = vec![0u8; (1 << 14) * 1200];
+        let mut v = vec![0u8; HITS * 1200];
         for (j, n) in hit_names.iter().enumerate() {
             let d = data(n);
             v[j * 1200..j * 1200 + d.len()].copy_from_slice(&d);
@@ -569,12 +570,12 @@ fn pipeline(c: &mut Criterion) {
         b.iter(|| {
             arena.clear();
             for j in 0..64 {
-                let next = ((k + j + 1) & ((1 << 14) - 1)) * 1200;
+                let next = ((k + j + 1) % HITS) * 1200;
                 ndx_mem::prefetch_lines(&slab[next], dlen);
-                let at = ((k + j) & ((1 << 14) - 1)) * 1200;
+                let at = ((k + j) % HITS) * 1200;
                 arena.extend_from_slice(&slab[at..at + dlen]);
             }
-            k = (k + 64) & ((1 << 14) - 1);
+            k = (k + 64) % HITS;
             black_box(arena.len())
         })
     });
@@ -587,8 +588,8 @@ fn pipeline(c: &mut Criterion) {
 
     // The same hits from a CS that keeps the frames its Data came in, in keeping bursts
     // followed by the handover, as the router's workers run them.
-    let mut s = shard_keeping(hit_reader, 1 << 14, 1 << 20, true);
-    let mut pool = FramePool::new((1 << 14) + 2 * 64);
+    let mut s = shard_keeping(hit_reader, HITS, 1 << 20, true);
+    let mut pool = FramePool::new(HITS + 2 * 64);
     for (c, chunk) in hit_names.chunks(64).enumerate() {
         let now = 1 + c as u64;
         let ints: Vec<Vec<u8>> = chunk
@@ -607,11 +608,7 @@ fn pipeline(c: &mut Criterion) {
         pool.hand_over(&mut s);
         pool.recycle();
     }
-    assert_eq!(
-        s.cs().frames_held(),
-        1 << 14,
-        "every hit Data in a kept frame"
-    );
+    assert_eq!(s.cs().frames_held(), HITS, "every hit Data in a kept frame");
     for sent in [false, true] {
         let id = if sent {
             "cs_hit_burst_kept_tx"
@@ -622,16 +619,13 @@ fn pipeline(c: &mut Criterion) {
         g.bench_function(BenchmarkId::new(id, 64), |b| {
             let mut k = 0;
             b.iter(|| {
-                let frames: Vec<(FaceId, &[u8])> = (0..64)
-                    .map(|j| (DOWN, hit_interests[(k + j) & ((1 << 14) - 1)].as_slice()))
-                    .collect();
-                k = (k + 64) & ((1 << 14) - 1);
+                let frames = hit_burst(&mut k, 64);
                 out.clear();
                 s.process_burst_keeping(2, &frames, &mut out);
                 let mut n = 0;
                 for (j, o) in out.sends_with(|i| frames[i as usize].1).enumerate() {
                     if sent {
-                        transmit(&mut tx, o, j);
+                        o.copy_to(&mut tx[j % 64]);
                     }
                     n += o.len();
                 }
@@ -648,7 +642,7 @@ fn pipeline(c: &mut Criterion) {
     );
     assert_eq!(
         c.cs_hits,
-        c.interests_in - (1 << 14),
+        c.interests_in - HITS as u64,
         "every Interest but the setup's hit"
     );
     g.finish();
