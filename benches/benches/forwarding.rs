@@ -485,11 +485,19 @@ fn pipeline(c: &mut Criterion) {
         }
     }
 
-    // CS hits: Interests for Data already cached (`HITS` of them, 20 MB of Data).
-    const HITS: usize = 1 << 14;
+    // CS hits: Interests for Data already cached, `NDX_BENCH_HITS` of them: by default 2^14,
+    // 20 MB of Data, which this host's 32 MB L3 may hold; 2^16 (78 MB) is from DRAM.
+    let hits: usize = std::env::var("NDX_BENCH_HITS")
+        .ok()
+        .map(|v| {
+            v.parse()
+                .unwrap_or_else(|_| panic!("NDX_BENCH_HITS={v}: expected a count of Data"))
+        })
+        .unwrap_or(1 << 14)
+        .max(64);
     let mut out = Actions::new();
-    let mut s = shard(reader, HITS);
-    let hit_names: Vec<NameBuf> = (0..HITS as u64)
+    let mut s = shard(reader, hits);
+    let hit_names: Vec<NameBuf> = (0..hits as u64)
         .map(|j| name_under((j * 2_654_435_761) % routes, j))
         .collect();
     for (j, n) in hit_names.iter().enumerate() {
@@ -507,7 +515,7 @@ fn pipeline(c: &mut Criterion) {
     g.bench_function("cs_hit", |b| {
         let mut k = 0;
         b.iter(|| {
-            k = (k + 1) % HITS;
+            k = (k + 1) % hits;
             out.clear();
             s.process(2, DOWN, &hit_interests[k], &mut out);
             black_box(out.sends().count())
@@ -524,9 +532,9 @@ fn pipeline(c: &mut Criterion) {
     // The next `burst` hit Interests from the `k`-th on (wrapping), and `k` moved past them.
     let hit_burst = |k: &mut usize, burst: usize| -> Vec<(FaceId, &[u8])> {
         let frames = (0..burst)
-            .map(|j| (DOWN, hit_interests[(*k + j) % HITS].as_slice()))
+            .map(|j| (DOWN, hit_interests[(*k + j) % hits].as_slice()))
             .collect();
-        *k = (*k + burst) % HITS;
+        *k = (*k + burst) % hits;
         frames
     };
     for (burst, sent) in [(32usize, false), (64, false), (64, true)] {
@@ -555,7 +563,7 @@ fn pipeline(c: &mut Criterion) {
     // same prefetching, and nothing else (no decode, no lookup): what copying the hits'
     // bytes alone costs on this machine.
     let slab: Vec<u8> = {
-        let mut v = vec![0u8; HITS * 1200];
+        let mut v = vec![0u8; hits * 1200];
         for (j, n) in hit_names.iter().enumerate() {
             let d = data(n);
             v[j * 1200..j * 1200 + d.len()].copy_from_slice(&d);
@@ -570,12 +578,12 @@ fn pipeline(c: &mut Criterion) {
         b.iter(|| {
             arena.clear();
             for j in 0..64 {
-                let next = ((k + j + 1) % HITS) * 1200;
+                let next = ((k + j + 1) % hits) * 1200;
                 ndx_mem::prefetch_lines(&slab[next], dlen);
-                let at = ((k + j) % HITS) * 1200;
+                let at = ((k + j) % hits) * 1200;
                 arena.extend_from_slice(&slab[at..at + dlen]);
             }
-            k = (k + 64) % HITS;
+            k = (k + 64) % hits;
             black_box(arena.len())
         })
     });
@@ -588,8 +596,8 @@ fn pipeline(c: &mut Criterion) {
 
     // The same hits from a CS that keeps the frames its Data came in, in keeping bursts
     // followed by the handover, as the router's workers run them.
-    let mut s = shard_keeping(hit_reader, HITS, 1 << 20, true);
-    let mut pool = FramePool::new(HITS + 2 * 64);
+    let mut s = shard_keeping(hit_reader, hits, 1 << 20, true);
+    let mut pool = FramePool::new(hits + 2 * 64);
     for (c, chunk) in hit_names.chunks(64).enumerate() {
         let now = 1 + c as u64;
         let ints: Vec<Vec<u8>> = chunk
@@ -608,7 +616,7 @@ fn pipeline(c: &mut Criterion) {
         pool.hand_over(&mut s);
         pool.recycle();
     }
-    assert_eq!(s.cs().frames_held(), HITS, "every hit Data in a kept frame");
+    assert_eq!(s.cs().frames_held(), hits, "every hit Data in a kept frame");
     for sent in [false, true] {
         let id = if sent {
             "cs_hit_burst_kept_tx"
@@ -642,7 +650,7 @@ fn pipeline(c: &mut Criterion) {
     );
     assert_eq!(
         c.cs_hits,
-        c.interests_in - HITS as u64,
+        c.interests_in - hits as u64,
         "every Interest but the setup's hit"
     );
     g.finish();

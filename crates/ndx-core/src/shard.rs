@@ -501,6 +501,13 @@ pub struct Shard {
 /// Prefetches spread one frame's worth at a time among other frames' work hide a random DRAM
 /// line where a group of 8 issued back to back did not (benches/README.md, twelfth pass).
 const LEAD: usize = 1;
+/// How many frames ahead of its decode a frame's first bytes are prefetched: a frame the
+/// NIC wrote by DMA (AF_XDP zero-copy) or that waited in a ring is not in cache, and a decode
+/// that waits for it stalls the whole pipeline.
+const FRAME_AHEAD: usize = 2;
+/// The bytes of a frame prefetched [`FRAME_AHEAD`] frames ahead: an Interest whole (its
+/// name, Nonce and lifetime), a Data's name and MetaInfo.
+const FRAME_HEAD: usize = 128;
 
 /// Slots of a burst's pipeline ring: at least the `3 * LEAD + 1` frames in flight.
 const RING: usize = 4;
@@ -745,6 +752,11 @@ impl Shard {
         // Level-2 tallies since the speculation was last revised (every `REVISE` frames).
         let (mut tallied, mut interests, mut hits) = (0, 0, 0);
         for t in 0..n + 3 * LEAD {
+            if let Some(&(_, ahead)) = frames.get(t + FRAME_AHEAD)
+                && let Some(first) = ahead.first()
+            {
+                ndx_mem::prefetch_lines(first, ahead.len().min(FRAME_HEAD));
+            }
             if let Some(&(_, frame)) = frames.get(t) {
                 let s = t % RING;
                 spec[s] = if self.deep_fib_prefetch {
@@ -843,22 +855,17 @@ impl Shard {
         }
     }
 
-    /// A frame's first prefetch level: the buckets of the PIT, CS and dead-nonce list, the
-    /// FIB's stage-1 marker, and the FIB's route slot where the lookup likely starts: one
-    /// level past stage 1 (where the marker usually sends it) when speculating deep, else
-    /// stage 1. A Data's PIT entry, by its token.
+    /// A frame's first prefetch level: the CS bucket, the FIB's stage-1 marker, and the
+    /// FIB's route slot where the lookup likely starts: one level past stage 1 (where the
+    /// marker usually sends it) when speculating deep, else stage 1. A Data's PIT entry, by
+    /// its token. (An Interest's PIT and dead-nonce buckets wait for the next level, which
+    /// knows whether the CS is likely to answer it without them.)
     #[inline(always)]
     fn prefetch_buckets(&self, st: &mut Staged<'_>, snap: &FibSnapshot, speculate: Speculate) {
         let m = snap.stage1();
         match st {
-            Staged::Interest(interest, _, hashes) => {
-                let full = hashes.full();
-                let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
-                self.pit.prefetch(pit_key(full, cbp, mbf));
-                self.cs.prefetch(full);
-                if let Some(nonce) = interest.nonce() {
-                    self.dnl.prefetch(full, nonce);
-                }
+            Staged::Interest(_, _, hashes) => {
+                self.cs.prefetch(hashes.full());
                 snap.prefetch_marker(hashes);
                 let guess = if speculate == Speculate::Deep {
                     m + 1
@@ -877,8 +884,10 @@ impl Shard {
     }
 
     /// A frame's second prefetch level, reading what the first brought in: a likely CS hit's
-    /// slot, else, when the marker says the FIB lookup starts elsewhere than guessed, the route
-    /// slot where it will start (a route table of 10^6 prefixes is far out of cache).
+    /// slot (a hit reads nothing else: the CS answers before the PIT and dead-nonce list are
+    /// asked); else the PIT and dead-nonce buckets and, when the marker says the FIB lookup
+    /// starts elsewhere than guessed, the route slot where it will start (a route table of
+    /// 10^6 prefixes is far out of cache).
     ///
     /// Returns, for an Interest, whether it is a likely CS hit.
     #[inline(always)]
@@ -888,13 +897,18 @@ impl Shard {
         snap: &FibSnapshot,
         speculate: Speculate,
     ) -> Option<bool> {
-        let Staged::Interest(_, _, hashes) = st else {
+        let Staged::Interest(interest, _, hashes) = st else {
             return None;
         };
         let full = hashes.full();
         if self.cs.may_hold(full) {
             self.cs.prefetch_entries(full);
             return Some(true);
+        }
+        let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
+        self.pit.prefetch(pit_key(full, cbp, mbf));
+        if let Some(nonce) = interest.nonce() {
+            self.dnl.prefetch(full, nonce);
         }
         let m = snap.stage1();
         let start = snap.lpm_start(hashes);
@@ -1028,6 +1042,21 @@ impl Shard {
         }
         let name = interest.name();
         let name_hash = hashes.full();
+        let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
+
+        // Content store first, as NDN-DPDK's PIT-CS lookup: a hit is answered whatever the
+        // PIT and dead-nonce list hold (see ARCHITECTURE.md, "Interest pipeline order").
+        if let Some(hit) = self.cs.lookup(now, &name, name_hash, cbp, mbf) {
+            self.counters.cs_hits += 1;
+            self.counters.data_out += 1;
+            let range = out.push_tokened(inc.token, hit.data);
+            out.send(face, range);
+            if self.l2.is_some() {
+                self.l2_prefetch(&name, out);
+            }
+            return;
+        }
+
         let nonce = interest.nonce().unwrap_or_else(|| {
             // A Nonce-less Interest (allowed on local faces) gets one.
             self.rng ^= self.rng << 13;
@@ -1035,7 +1064,6 @@ impl Shard {
             self.rng ^= self.rng << 17;
             self.rng as u32
         });
-        let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
         let key = pit_key(name_hash, cbp, mbf);
 
         // Loop detection: the dead-nonce list, then the pending entry's records.
@@ -1055,17 +1083,6 @@ impl Shard {
 
         if self.l2.is_some() {
             self.l2_prefetch(&name, out);
-        }
-
-        // Content store (only for Interests that start a new entry, as NFD).
-        if existing.is_none()
-            && let Some(hit) = self.cs.lookup(now, &name, name_hash, cbp, mbf)
-        {
-            self.counters.cs_hits += 1;
-            self.counters.data_out += 1;
-            let range = out.push_tokened(inc.token, hit.data);
-            out.send(face, range);
-            return;
         }
 
         let lifetime_ms = interest
@@ -2172,6 +2189,115 @@ mod tests {
             ..ShardConfig::default()
         });
         assert_eq!(satisfy_then_loop(&mut small, 4, false, None), (1, false));
+    }
+
+    /// What a frame the shard sent is: a Data (bare or in an LpPacket), a Nack with its
+    /// reason, or an Interest.
+    #[derive(Debug, PartialEq)]
+    enum Sent {
+        Data,
+        Nack(NackReason),
+        Interest,
+    }
+
+    fn sent(frame: &[u8]) -> Sent {
+        match Packet::decode(frame).expect("decodes") {
+            Packet::Data(_) => Sent::Data,
+            Packet::Interest(_) => Sent::Interest,
+            Packet::Lp(lp) => match (lp.nack(), lp.network_packet()) {
+                (Some(reason), _) => Sent::Nack(reason),
+                (None, Ok(Some(Packet::Data(_)))) => Sent::Data,
+                (None, Ok(Some(Packet::Interest(_)))) => Sent::Interest,
+                other => panic!("unexpected LpPacket: {other:?}"),
+            },
+        }
+    }
+
+    /// Processes one frame; returns what was sent where.
+    fn exchange(s: &mut Shard, now: u64, face: u32, frame: &[u8]) -> Vec<(FaceId, Vec<u8>)> {
+        let mut out = Actions::new();
+        s.process(now, FaceId(face), frame, &mut out);
+        out.sends().map(|(f, b)| (f, b.to_vec())).collect()
+    }
+
+    fn interest_for(obj: u32, nonce: u32, must_be_fresh: bool) -> Vec<u8> {
+        let mut i = InterestRepr::new(object(obj));
+        i.nonce = Some(nonce);
+        i.must_be_fresh = must_be_fresh;
+        i.to_vec().expect("Interest")
+    }
+
+    /// The Data of `obj`, fresh for a minute, echoing `token`.
+    fn data_for(obj: u32, token: &[u8]) -> Vec<u8> {
+        let mut d = DataRepr::new(object(obj), vec![7; 100]);
+        d.freshness_ms = Some(60_000);
+        tokened(token, &d.to_vec().expect("Data"))
+    }
+
+    #[test]
+    fn the_cs_answers_an_interest_whose_entry_is_pending() {
+        let mut s = routed(ShardConfig::default());
+        s.add_face(FaceId(3), FaceInfo::default());
+        s.add_face(FaceId(4), FaceInfo::default());
+        // Two entries for one name: without and with MustBeFresh, each forwarded with its
+        // own token.
+        let plain = exchange(&mut s, 1_000, 1, &interest_for(1, 1, false));
+        let fresh = exchange(&mut s, 1_000, 3, &interest_for(1, 2, true));
+        assert_eq!((plain.len(), fresh.len()), (1, 1));
+        assert_eq!((plain[0].0, fresh[0].0), (FaceId(2), FaceId(2)));
+        // The Data echoes the first token: it satisfies that entry alone (matched by token,
+        // no name search) and is cached; the MustBeFresh entry stays pending.
+        let down = exchange(&mut s, 2_000, 2, &data_for(1, &our_token(&plain[0].1)));
+        assert_eq!(down.len(), 1);
+        assert_eq!((down[0].0, sent(&down[0].1)), (FaceId(1), Sent::Data));
+        assert_eq!(s.pit().len(), 1, "the MustBeFresh entry is still pending");
+        // Another MustBeFresh Interest: the fresh Data in the CS answers it at once, where
+        // NFD's order would have aggregated it into the pending entry.
+        let before = s.counters();
+        let hit = exchange(&mut s, 3_000, 4, &interest_for(1, 3, true));
+        assert_eq!(hit.len(), 1);
+        assert_eq!((hit[0].0, sent(&hit[0].1)), (FaceId(4), Sent::Data));
+        let after = s.counters();
+        assert_eq!(after.cs_hits, before.cs_hits + 1);
+        assert_eq!(after.aggregated, before.aggregated, "not aggregated");
+        // The pending entry still answers its own downstream, and only it.
+        let late = exchange(&mut s, 4_000, 2, &data_for(1, &our_token(&fresh[0].1)));
+        let faces: Vec<FaceId> = late.iter().map(|(f, _)| *f).collect();
+        assert_eq!(faces, [FaceId(3)]);
+        assert!(s.pit().is_empty());
+    }
+
+    #[test]
+    fn the_cs_answers_a_looping_interest_whose_nonce_is_dead() {
+        // Object 1's Interest with nonce 7 expires upstream (the nonce is dead), then another
+        // Interest brings its Data; finally nonce 7 comes back. Returns what answers it.
+        fn dead_then_loop(mut s: Shard) -> Sent {
+            let fwd = exchange(&mut s, 1_000, 1, &interest_for(1, 7, false));
+            assert_eq!(fwd.len(), 1, "forwarded");
+            let mut out = Actions::new();
+            let later = 5_000_000_000;
+            s.on_timer(later, &mut out);
+            assert!(s.pit().is_empty(), "expired");
+            assert_eq!(s.dnl.len(), 1, "its nonce is dead");
+            let fwd = exchange(&mut s, later, 1, &interest_for(1, 8, false));
+            let down = exchange(&mut s, later + 1, 2, &data_for(1, &our_token(&fwd[0].1)));
+            assert_eq!(down.len(), 1, "Data sent down");
+            let answer = exchange(&mut s, later + 2, 1, &interest_for(1, 7, false));
+            assert_eq!(answer.len(), 1);
+            assert_eq!(answer[0].0, FaceId(1));
+            sent(&answer[0].1)
+        }
+        // Cached: the CS answers before the dead-nonce list is asked.
+        assert_eq!(dead_then_loop(routed(ShardConfig::default())), Sent::Data);
+        // Not cached (slots too small for it): the dead nonce is a loop.
+        let small = routed(ShardConfig {
+            cs: crate::CsConfig {
+                slot_size: 64,
+                ..crate::CsConfig::default()
+            },
+            ..ShardConfig::default()
+        });
+        assert_eq!(dead_then_loop(small), Sent::Nack(NackReason::Duplicate));
     }
 
     #[test]
