@@ -78,7 +78,8 @@ fn cargo() -> String {
 
 /// Debian packages the build and the root tests need, each with a file that proves it is
 /// installed: clang/LLVM/libbpf headers build the XDP programs, iproute2/ethtool make the
-/// throwaway topologies, fio is the L2 store's reference, python3-venv hosts python-ndn.
+/// throwaway topologies, ping checks that other traffic still crosses an XDP-attached
+/// interface, fio is the L2 store's reference, python3-venv hosts python-ndn.
 const APT_PACKAGES: &[(&str, &str)] = &[
     ("clang", "/usr/bin/clang"),
     ("llvm", "/usr/bin/llvm-strip"),
@@ -90,6 +91,7 @@ const APT_PACKAGES: &[(&str, &str)] = &[
     ("m4", "/usr/bin/m4"),
     ("iproute2", "/usr/sbin/ip"),
     ("ethtool", "/usr/sbin/ethtool"),
+    ("iputils-ping", "/usr/bin/ping"),
     ("fio", "/usr/bin/fio"),
     ("python3-venv", "/usr/share/doc/python3-venv"),
 ];
