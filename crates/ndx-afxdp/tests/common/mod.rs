@@ -146,17 +146,48 @@ impl Pair {
         sh(&[
             "ip", "netns", "exec", &a.0, "ethtool", "-K", "a0", "tx", "off",
         ]);
-        sh(&[
-            "ip",
-            "netns",
-            "exec",
-            &a.0,
-            "sh",
-            "-c",
-            "echo ffffffff > /sys/class/net/a0/queues/tx-0/xps_cpus; echo 0 > /sys/class/net/a0/queues/tx-1/xps_cpus",
-        ]);
+        // A mask naming a CPU the machine cannot have is refused (EIO), so the mask is
+        // built from the possible CPUs; `set -e` makes a refused write fail the set-up.
+        let xps = format!(
+            "set -e; echo {} > /sys/class/net/a0/queues/tx-0/xps_cpus; \
+             echo 0 > /sys/class/net/a0/queues/tx-1/xps_cpus",
+            possible_cpus_mask()
+        );
+        sh(&["ip", "netns", "exec", &a.0, "sh", "-c", &xps]);
         Pair { a, b }
     }
+}
+
+/// The `xps_cpus` mask of every possible CPU (`/sys/devices/system/cpu/possible`, a list of
+/// CPUs and ranges such as `0-1` or `0,2-7`): hexadecimal, in comma-separated 32-bit words,
+/// the most significant first.
+fn possible_cpus_mask() -> String {
+    let list = std::fs::read_to_string("/sys/devices/system/cpu/possible")
+        .expect("read /sys/devices/system/cpu/possible");
+    let mut words: Vec<u32> = Vec::new();
+    for item in list.trim().split(',') {
+        let cpu = |x: &str| -> usize {
+            x.parse()
+                .unwrap_or_else(|_| panic!("possible CPUs {list:?}: {x:?} is not a number"))
+        };
+        let (first, last) = match item.split_once('-') {
+            Some((a, b)) => (cpu(a), cpu(b)),
+            None => (cpu(item), cpu(item)),
+        };
+        for c in first..=last {
+            if words.len() <= c / 32 {
+                words.resize(c / 32 + 1, 0);
+            }
+            words[c / 32] |= 1 << (c % 32);
+        }
+    }
+    assert!(!words.is_empty(), "no possible CPU in {list:?}");
+    words
+        .iter()
+        .rev()
+        .map(|w| format!("{w:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// Moves the calling thread into namespace `ns`.
