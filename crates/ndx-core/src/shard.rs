@@ -2162,11 +2162,10 @@ mod tests {
         out.clear();
         s.process(3_000, FaceId(1), &i, &mut out);
         let (_, answer) = out.sends().next().expect("an answer to the looped copy");
-        let got_data = match Packet::decode(answer).expect("decodes") {
-            Packet::Data(_) => true,
-            Packet::Lp(lp) if lp.nack() == Some(NackReason::Duplicate) => false,
-            Packet::Lp(lp) => matches!(lp.network_packet(), Ok(Some(Packet::Data(_)))),
-            Packet::Interest(_) => panic!("the looped copy was forwarded"),
+        let got_data = match sent(answer) {
+            Sent::Data => true,
+            Sent::Nack(_) => false,
+            Sent::Interest => panic!("the looped copy was forwarded"),
         };
         (dead, got_data)
     }
