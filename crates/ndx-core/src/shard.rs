@@ -2135,27 +2135,15 @@ mod tests {
         must_be_fresh: bool,
         freshness_ms: Option<u64>,
     ) -> (usize, bool) {
-        let mut i = InterestRepr::new(object(obj));
-        i.nonce = Some(obj);
-        i.must_be_fresh = must_be_fresh;
-        let i = i.to_vec().expect("Interest");
+        let i = interest_for(obj, obj, must_be_fresh);
         let mut out = Actions::new();
         s.process(1_000, FaceId(1), &i, &mut out);
         let (face, fwd) = out.sends().next().expect("forwarded");
         assert_eq!(face, FaceId(2));
-        let token = our_token(fwd);
-        let mut d = DataRepr::new(object(obj), vec![7; 100]);
-        d.freshness_ms = freshness_ms;
-        let d = d.to_vec().expect("Data");
-        let h = LpHeaders {
-            pit_token: Some(&token),
-            ..LpHeaders::default()
-        };
-        let mut lp = vec![0; h.encoded_len(Some(d.len()))];
-        let n = h.encode(Some(&d), &mut lp).expect("LpPacket");
+        let lp = data_for(obj, freshness_ms, &our_token(fwd));
         out.clear();
         let by_token = s.counters().by_token;
-        s.process(2_000, FaceId(2), &lp[..n], &mut out);
+        s.process(2_000, FaceId(2), &lp, &mut out);
         assert_eq!(out.sends().count(), 1, "Data sent downstream");
         assert_eq!(s.counters().by_token, by_token + 1, "matched by our token");
         let dead = s.dnl.len();
@@ -2226,12 +2214,15 @@ mod tests {
         i.to_vec().expect("Interest")
     }
 
-    /// The Data of `obj`, fresh for a minute, echoing `token`.
-    fn data_for(obj: u32, token: &[u8]) -> Vec<u8> {
+    /// The Data of `obj` with FreshnessPeriod `freshness_ms`, echoing `token`.
+    fn data_for(obj: u32, freshness_ms: Option<u64>, token: &[u8]) -> Vec<u8> {
         let mut d = DataRepr::new(object(obj), vec![7; 100]);
-        d.freshness_ms = Some(60_000);
+        d.freshness_ms = freshness_ms;
         tokened(token, &d.to_vec().expect("Data"))
     }
+
+    /// A FreshnessPeriod that outlasts a test.
+    const MINUTE: Option<u64> = Some(60_000);
 
     #[test]
     fn the_cs_answers_an_interest_whose_entry_is_pending() {
@@ -2246,7 +2237,12 @@ mod tests {
         assert_eq!((plain[0].0, fresh[0].0), (FaceId(2), FaceId(2)));
         // The Data echoes the first token: it satisfies that entry alone (matched by token,
         // no name search) and is cached; the MustBeFresh entry stays pending.
-        let down = exchange(&mut s, 2_000, 2, &data_for(1, &our_token(&plain[0].1)));
+        let down = exchange(
+            &mut s,
+            2_000,
+            2,
+            &data_for(1, MINUTE, &our_token(&plain[0].1)),
+        );
         assert_eq!(down.len(), 1);
         assert_eq!((down[0].0, sent(&down[0].1)), (FaceId(1), Sent::Data));
         assert_eq!(s.pit().len(), 1, "the MustBeFresh entry is still pending");
@@ -2260,7 +2256,12 @@ mod tests {
         assert_eq!(after.cs_hits, before.cs_hits + 1);
         assert_eq!(after.aggregated, before.aggregated, "not aggregated");
         // The pending entry still answers its own downstream, and only it.
-        let late = exchange(&mut s, 4_000, 2, &data_for(1, &our_token(&fresh[0].1)));
+        let late = exchange(
+            &mut s,
+            4_000,
+            2,
+            &data_for(1, MINUTE, &our_token(&fresh[0].1)),
+        );
         let faces: Vec<FaceId> = late.iter().map(|(f, _)| *f).collect();
         assert_eq!(faces, [FaceId(3)]);
         assert!(s.pit().is_empty());
@@ -2279,7 +2280,12 @@ mod tests {
             assert!(s.pit().is_empty(), "expired");
             assert_eq!(s.dnl.len(), 1, "its nonce is dead");
             let fwd = exchange(&mut s, later, 1, &interest_for(1, 8, false));
-            let down = exchange(&mut s, later + 1, 2, &data_for(1, &our_token(&fwd[0].1)));
+            let down = exchange(
+                &mut s,
+                later + 1,
+                2,
+                &data_for(1, MINUTE, &our_token(&fwd[0].1)),
+            );
             assert_eq!(down.len(), 1, "Data sent down");
             let answer = exchange(&mut s, later + 2, 1, &interest_for(1, 7, false));
             assert_eq!(answer.len(), 1);
