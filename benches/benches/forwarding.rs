@@ -419,6 +419,61 @@ impl WorstCase {
     }
 }
 
+/// A mixed load: bursts of 64 Interests of which `hits` ask for Data the CS holds
+/// (`hit_frames`, taken in turn from `next_hit` on, spread evenly through the burst) and the
+/// rest are worst-case exchanges, whose Data then come back in one burst (received and lent
+/// as [`Rx::Ring`]). Returns the time spent inside the shard.
+fn run_mixed(
+    wc: &mut WorstCase,
+    s: &mut Shard,
+    iters: u64,
+    hit_frames: &[Vec<u8>],
+    hits: usize,
+    next_hit: &mut usize,
+) -> Duration {
+    let misses = 64 - hits;
+    let mut inside = Duration::ZERO;
+    for _ in 0..iters {
+        let (first, now) = wc.take(misses);
+        let at = |j: usize| (first + j) % WORST_N;
+        let [ring_i, ring_d] = &mut wc.rings;
+        let mut m = 0;
+        for (j, buf) in ring_i.iter_mut().enumerate() {
+            buf.clear();
+            if (j + 1) * hits / 64 != j * hits / 64 {
+                buf.extend_from_slice(&hit_frames[*next_hit]);
+                *next_hit = (*next_hit + 1) % hit_frames.len();
+            } else {
+                buf.extend_from_slice(&wc.interests[at(m)].0);
+                m += 1;
+            }
+        }
+        let frames: Vec<(FaceId, &[u8])> = ring_i.iter().map(|b| (DOWN, b.as_slice())).collect();
+        wc.out.clear();
+        let t = Instant::now();
+        s.process_burst(now, &frames, &mut wc.out);
+        inside += t.elapsed();
+        // The forwarded Interests carry our tokens, in the misses' order; the hits' Data go
+        // down bare.
+        let mut forwarded = 0;
+        for (_, f) in wc.out.sends() {
+            if let Some(tok) = our_token(f) {
+                let (d, off) = &mut wc.datas[at(forwarded)];
+                d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(tok);
+                forwarded += 1;
+            }
+        }
+        assert_eq!(forwarded, misses, "every miss forwarded");
+        let frames = receive(Rx::Ring, ring_d, &wc.datas, (0..misses).map(at), UP);
+        wc.out.clear();
+        let t = Instant::now();
+        s.process_burst_lent(now + 50, &frames, &mut wc.out);
+        inside += t.elapsed();
+        black_box(wc.out.sends_with(|k| frames[k as usize].1).count());
+    }
+    inside
+}
+
 fn pipeline(c: &mut Criterion) {
     ndx_benches::huge_pages_from_env();
     // The seed-001 worst case uses 10^6 prefixes; NDX_BENCH_PIPELINE_FIB changes it.
@@ -483,6 +538,63 @@ fn pipeline(c: &mut Criterion) {
         } else {
             assert_eq!(cs.kept, 0);
         }
+    }
+
+    // Mixed loads: 25, 50, 75 or 90 % of each burst's Interests are CS hits
+    // (1,024 Data the CS keeps, being touched more often than the misses' Data push them
+    // out), the rest worst-case exchanges. Throughput counts Interests.
+    let hit_names: Vec<NameBuf> = (0..1024u64)
+        .map(|j| name_under((j * 40_503) % routes, (WORST_N as u64) + j))
+        .collect();
+    let hit_frames: Vec<Vec<u8>> = hit_names
+        .iter()
+        .enumerate()
+        .map(|(j, n)| interest(n, 2_000_000 + j as u32))
+        .collect();
+    for pct in [25, 50, 75, 90] {
+        let hits = 64 * pct / 100;
+        let mut s = shard_with(reader.clone(), WORST_CS, WORST_PIT);
+        let mut o = Actions::new();
+        for (j, n) in hit_names.iter().enumerate() {
+            o.clear();
+            s.process(0, DOWN, &interest(n, j as u32), &mut o);
+            s.process(1, UP, &data(n), &mut o);
+        }
+        let preload = s.counters();
+        let mut next_hit = 0;
+        g.throughput(Throughput::Elements(64));
+        g.bench_function(
+            BenchmarkId::new("mixed_burst_64", format!("hits{pct}")),
+            |b| {
+                b.iter_custom(|iters| {
+                    run_mixed(&mut wc, &mut s, iters, &hit_frames, hits, &mut next_hit)
+                })
+            },
+        );
+        let c = s.counters();
+        let interests = c.interests_in - preload.interests_in;
+        if interests == 0 {
+            continue; // filtered out
+        }
+        eprintln!(
+            "mixed, {pct}% hits: {interests} Interests, CS hits {}, {} forwarded, drops {:?}",
+            c.cs_hits,
+            c.interests_out - preload.interests_out,
+            c.drops
+        );
+        assert_eq!(
+            c.cs_hits * 64,
+            interests * hits as u64,
+            "every hit Interest hit"
+        );
+        assert_eq!(
+            c.cs_hits + c.interests_out - preload.interests_out,
+            interests
+        );
+        assert_eq!(
+            c.data_out - preload.data_out,
+            c.data_in - preload.data_in + c.cs_hits
+        );
     }
 
     // CS hits: Interests for Data already cached, `NDX_BENCH_HITS` of them: by default 2^14,

@@ -463,24 +463,27 @@ impl Cs {
                 }
             }
             if whole_data {
-                self.prefetch_stored(slot, m, 1);
+                self.prefetch_stored(slot, m);
             }
         }
     }
 
-    /// Prefetches the stored Data of `slot` (whose metadata is `m`) from its 64-byte line
-    /// `first_line` on.
+    /// Prefetches what a hit on `slot` (whose metadata is `m`) reads of its stored Data
+    /// beyond what [`prefetch_entries`](Self::prefetch_entries) brought in: a slab slot's
+    /// bytes from its second line on; a kept frame's Data whole, its first line (the name a
+    /// hit compares) included, since the frame's address was in the metadata, not at hand
+    /// then.
     #[inline]
-    fn prefetch_stored(&self, slot: u32, m: &Meta, first_line: usize) {
+    fn prefetch_stored(&self, slot: u32, m: &Meta) {
         if m.src != SLAB {
-            if let Some(d) = self.held(slot, m).and_then(|d| d.get(first_line * 64..))
+            if let Some(d) = self.held(slot, m)
                 && let Some(b) = d.first()
             {
                 ndx_mem::prefetch_lines(b, d.len());
             }
             return;
         }
-        self.prefetch_slab(slot, m.len as usize, first_line);
+        self.prefetch_slab(slot, m.len as usize, 1);
     }
 
     /// Prefetches `len` bytes of `slot`'s bytes in the slab from its 64-byte line

@@ -484,9 +484,9 @@ pub struct Shard {
     pending: FaceTable<u32>,
     counters: ShardCounters,
     rng: u64,
-    /// Whether bursts prefetch the FIB a level past stage 1 (see [`Speculate`]); follows the
-    /// share of likely CS hits among the last 8 frames a burst tallied.
-    deep_fib_prefetch: bool,
+    /// How far bursts prefetch the FIB (see [`Speculate`]); follows the share of likely CS
+    /// hits among the last 8 frames a burst tallied.
+    speculate: Speculate,
     scratch: Vec<u8>,
     matched: Vec<PitId>,
     l2: Option<L2State>,
@@ -517,9 +517,29 @@ const REVISE: usize = 8;
 
 const _: () = assert!(RING > 3 * LEAD);
 
+impl Speculate {
+    /// The speculation for the frames to come, after `hits` likely CS hits among
+    /// `interests` Interests (`interests > 0`): [`Deep`](Self::Deep) while hits are a
+    /// minority, [`Late`](Self::Late) from 7 in 8, else [`Shallow`](Self::Shallow).
+    fn after(hits: usize, interests: usize) -> Self {
+        if hits * 2 < interests {
+            Self::Deep
+        } else if hits * 8 >= interests * 7 {
+            Self::Late
+        } else {
+            Self::Shallow
+        }
+    }
+}
+
 /// How far a burst's first passes prefetch the FIB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Speculate {
+    /// Nothing at the first level; at the second, for a likely CS miss alone, the stage-1
+    /// chunk descriptor, marker and route slot (while nearly every Interest is a CS hit,
+    /// which reads no FIB line: the first level's FIB lines, two from DRAM in a large FIB,
+    /// would be fetched for nothing, competing with the hits' Data for the memory bus).
+    Late,
     /// The stage-1 marker, and the stage-1 prefix's route slot.
     Shallow,
     /// The stage-1 marker, and the route slot one component deeper, where the marker
@@ -592,7 +612,7 @@ impl Shard {
             pending: FaceTable::default(),
             counters: ShardCounters::default(),
             rng: cfg.seed | 1,
-            deep_fib_prefetch: true,
+            speculate: Speculate::Deep,
             scratch: Vec::with_capacity(9000),
             matched: Vec::with_capacity(16),
             l2: cfg.l2.map(L2State::new),
@@ -759,11 +779,7 @@ impl Shard {
             }
             if let Some(&(_, frame)) = frames.get(t) {
                 let s = t % RING;
-                spec[s] = if self.deep_fib_prefetch {
-                    Speculate::Deep
-                } else {
-                    Speculate::Shallow
-                };
+                spec[s] = self.speculate;
                 self.stage(frame, &snap, spec[s], &mut ring[s]);
                 self.prefetch_buckets(&mut ring[s], &snap, spec[s]);
             }
@@ -780,10 +796,11 @@ impl Shard {
                 tallied += 1;
                 // Mostly CS misses: the frames staged next prefetch the FIB a level deeper
                 // from the start. Mostly hits: they do not (the deeper prefix would be hashed
-                // and its lines fetched for nothing).
+                // and its lines fetched for nothing). Nearly all hits: they leave the FIB
+                // to the second level, for the likely misses alone.
                 if tallied == REVISE || u + 1 == n {
                     if interests > 0 {
-                        self.deep_fib_prefetch = hits * 2 < interests;
+                        self.speculate = Speculate::after(hits, interests);
                     }
                     (tallied, interests, hits) = (0, 0, 0);
                 }
@@ -849,15 +866,20 @@ impl Shard {
         // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
         // level deeper: the marker's usual target) are prefetched here, a whole pass before
         // their buckets are.
-        snap.prefetch_chunk(hashes, m);
-        if speculate == Speculate::Deep {
-            snap.prefetch_chunk(hashes, m + 1);
+        match speculate {
+            Speculate::Late => {}
+            Speculate::Shallow => snap.prefetch_chunk(hashes, m),
+            Speculate::Deep => {
+                snap.prefetch_chunk(hashes, m);
+                snap.prefetch_chunk(hashes, m + 1);
+            }
         }
     }
 
     /// A frame's first prefetch level: the CS bucket, the FIB's stage-1 marker, and the
     /// FIB's route slot where the lookup likely starts: one level past stage 1 (where the
-    /// marker usually sends it) when speculating deep, else stage 1. A Data's PIT entry, by
+    /// marker usually sends it) when speculating deep, stage 1 when shallow, neither
+    /// marker nor slot when late (see [`Speculate`]). A Data's PIT entry, by
     /// its token. (An Interest's PIT and dead-nonce buckets wait for the next level, which
     /// knows whether the CS is likely to answer it without them.)
     #[inline(always)]
@@ -866,12 +888,12 @@ impl Shard {
         match st {
             Staged::Interest(_, _, hashes) => {
                 self.cs.prefetch(hashes.full());
-                snap.prefetch_marker(hashes);
-                let guess = if speculate == Speculate::Deep {
-                    m + 1
-                } else {
-                    m
+                let guess = match speculate {
+                    Speculate::Late => return,
+                    Speculate::Shallow => m,
+                    Speculate::Deep => m + 1,
                 };
+                snap.prefetch_marker(hashes);
                 snap.prefetch(hashes, guess);
             }
             Staged::Data(_, token) => {
@@ -887,7 +909,8 @@ impl Shard {
     /// slot (a hit reads nothing else: the CS answers before the PIT and dead-nonce list are
     /// asked); else the PIT and dead-nonce buckets and, when the marker says the FIB lookup
     /// starts elsewhere than guessed, the route slot where it will start (a route table of
-    /// 10^6 prefixes is far out of cache).
+    /// 10^6 prefixes is far out of cache); when the speculation is late, the stage-1 FIB
+    /// lines the first level left out.
     ///
     /// Returns, for an Interest, whether it is a likely CS hit.
     #[inline(always)]
@@ -911,14 +934,19 @@ impl Shard {
             self.dnl.prefetch(full, nonce);
         }
         let m = snap.stage1();
-        let start = snap.lpm_start(hashes);
-        if start
-            != if speculate == Speculate::Deep {
-                m + 1
-            } else {
-                m
+        let guess = match speculate {
+            Speculate::Late => {
+                // Nothing of the FIB was asked for yet: the stage-1 lines, one level late.
+                snap.prefetch_chunk(hashes, m);
+                snap.prefetch_marker(hashes);
+                snap.prefetch(hashes, m);
+                return Some(false);
             }
-        {
+            Speculate::Shallow => m,
+            Speculate::Deep => m + 1,
+        };
+        let start = snap.lpm_start(hashes);
+        if start != guess {
             snap.prefetch(hashes, start);
         }
         Some(false)
@@ -2308,21 +2336,54 @@ mod tests {
     #[test]
     fn bursts_prefetch_the_fib_deeper_only_while_most_interests_miss_the_cs() {
         let (mut burst, mut one) = twins();
-        assert!(burst.deep_fib_prefetch, "deep by default");
+        assert_eq!(burst.speculate, Speculate::Deep, "deep by default");
         fetch(&mut burst, &mut one, 1_000, 0..8);
-        assert!(burst.deep_fib_prefetch, "all missed");
+        assert_eq!(burst.speculate, Speculate::Deep, "all missed");
         assert_eq!(burst.counters().data_out, 8);
-        // The same names again: CS hits, answered from the store; the next burst speculates less.
+        // The same names again: CS hits, answered from the store; the next burst leaves the
+        // FIB to the likely misses.
         fetch(&mut burst, &mut one, 2_000, 0..8);
         assert_eq!(burst.counters().cs_hits, 8);
-        assert!(!burst.deep_fib_prefetch, "all hit");
-        // Shallow speculation forwards misses exactly as before (checked against `one`).
-        fetch(&mut burst, &mut one, 3_000, 4..12);
-        assert_eq!(burst.counters().cs_hits, 12);
-        assert!(!burst.deep_fib_prefetch, "4 hits of 8 are not a minority");
-        fetch(&mut burst, &mut one, 4_000, 20..28);
-        assert!(burst.deep_fib_prefetch, "all missed again");
+        assert_eq!(burst.speculate, Speculate::Late, "all hit");
+        // Late speculation forwards misses exactly as before (checked against `one`).
+        fetch(&mut burst, &mut one, 3_000, 1..9);
+        assert_eq!(burst.counters().cs_hits, 15);
+        assert_eq!(burst.speculate, Speculate::Late, "7 hits of 8");
+        fetch(&mut burst, &mut one, 4_000, 4..12);
+        assert_eq!(burst.counters().cs_hits, 20);
+        assert_eq!(burst.speculate, Speculate::Shallow, "5 hits of 8");
+        // Shallow speculation forwards misses exactly as before too.
+        fetch(&mut burst, &mut one, 5_000, 8..16);
+        assert_eq!(burst.counters().cs_hits, 24);
+        assert_eq!(
+            burst.speculate,
+            Speculate::Shallow,
+            "4 hits of 8 are not a minority"
+        );
+        fetch(&mut burst, &mut one, 6_000, 20..28);
+        assert_eq!(burst.speculate, Speculate::Deep, "all missed again");
         assert_eq!(burst.counters(), one.counters());
+    }
+
+    #[test]
+    fn the_speculation_follows_the_share_of_likely_hits() {
+        for (hits, interests, want) in [
+            (0, 8, Speculate::Deep),
+            (3, 8, Speculate::Deep),
+            (4, 8, Speculate::Shallow),
+            (6, 8, Speculate::Shallow),
+            (7, 8, Speculate::Late),
+            (8, 8, Speculate::Late),
+            (1, 1, Speculate::Late),
+            (0, 1, Speculate::Deep),
+            (2, 3, Speculate::Shallow),
+        ] {
+            assert_eq!(
+                Speculate::after(hits, interests),
+                want,
+                "{hits} of {interests}"
+            );
+        }
     }
 
     #[test]
