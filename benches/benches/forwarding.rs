@@ -543,10 +543,10 @@ fn pipeline(c: &mut Criterion) {
     // Mixed loads: 25, 50, 75 or 90 % of each burst's Interests are CS hits
     // (1,024 Data the CS keeps, being touched more often than the misses' Data push them
     // out), the rest worst-case exchanges. Throughput counts Interests.
-    let hit_names: Vec<NameBuf> = (0..1024u64)
+    let mixed_names: Vec<NameBuf> = (0..1024u64)
         .map(|j| name_under((j * 40_503) % routes, (WORST_N as u64) + j))
         .collect();
-    let hit_frames: Vec<Vec<u8>> = hit_names
+    let mixed_frames: Vec<Vec<u8>> = mixed_names
         .iter()
         .enumerate()
         .map(|(j, n)| interest(n, 2_000_000 + j as u32))
@@ -555,7 +555,7 @@ fn pipeline(c: &mut Criterion) {
         let hits = 64 * pct / 100;
         let mut s = shard_with(reader.clone(), WORST_CS, WORST_PIT);
         let mut o = Actions::new();
-        for (j, n) in hit_names.iter().enumerate() {
+        for (j, n) in mixed_names.iter().enumerate() {
             o.clear();
             s.process(0, DOWN, &interest(n, j as u32), &mut o);
             s.process(1, UP, &data(n), &mut o);
@@ -567,7 +567,7 @@ fn pipeline(c: &mut Criterion) {
             BenchmarkId::new("mixed_burst_64", format!("hits{pct}")),
             |b| {
                 b.iter_custom(|iters| {
-                    run_mixed(&mut wc, &mut s, iters, &hit_frames, hits, &mut next_hit)
+                    run_mixed(&mut wc, &mut s, iters, &mixed_frames, hits, &mut next_hit)
                 })
             },
         );

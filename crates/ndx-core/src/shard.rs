@@ -517,21 +517,6 @@ const REVISE: usize = 8;
 
 const _: () = assert!(RING > 3 * LEAD);
 
-impl Speculate {
-    /// The speculation for the frames to come, after `hits` likely CS hits among
-    /// `interests` Interests (`interests > 0`): [`Deep`](Self::Deep) while hits are a
-    /// minority, [`Late`](Self::Late) from 7 in 8, else [`Shallow`](Self::Shallow).
-    fn after(hits: usize, interests: usize) -> Self {
-        if hits * 2 < interests {
-            Self::Deep
-        } else if hits * 8 >= interests * 7 {
-            Self::Late
-        } else {
-            Self::Shallow
-        }
-    }
-}
-
 /// How far a burst's first passes prefetch the FIB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Speculate {
@@ -545,6 +530,21 @@ enum Speculate {
     /// The stage-1 marker, and the route slot one component deeper, where the marker
     /// usually sends the lookup (the default, and while most Interests miss the CS).
     Deep,
+}
+
+impl Speculate {
+    /// The speculation for the frames to come, after `hits` likely CS hits among
+    /// `interests` Interests (`interests > 0`): [`Deep`](Self::Deep) while hits are a
+    /// minority, [`Late`](Self::Late) from 7 in 8, else [`Shallow`](Self::Shallow).
+    fn after(hits: usize, interests: usize) -> Self {
+        if hits * 2 < interests {
+            Self::Deep
+        } else if hits * 8 >= interests * 7 {
+            Self::Late
+        } else {
+            Self::Shallow
+        }
+    }
 }
 
 /// A frame after the burst's first pass. A burst's slots start as [`Other`](Self::Other)
