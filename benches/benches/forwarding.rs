@@ -299,34 +299,97 @@ impl WorstCase {
         for _ in 0..iters {
             let (first, now) = self.take(burst);
             let at = |j: usize| (first + j) % WORST_N;
-            let [ring_i, ring_d] = &mut self.rings;
             let irx = if rx == Rx::Kept { Rx::Ring } else { rx };
-            let frames = receive(irx, ring_i, &self.interests, (0..burst).map(at), DOWN);
+            let frames = receive(
+                irx,
+                &mut self.rings[0],
+                &self.interests,
+                (0..burst).map(at),
+                DOWN,
+            );
             self.out.clear();
             let t = Instant::now();
             s.process_burst(now, &frames, &mut self.out);
             inside += t.elapsed();
-            // The upstream echoes each forwarded Interest's token in its Data (untimed).
-            for (j, (_, f)) in self.out.sends().enumerate().take(burst) {
-                if let Some(tok) = our_token(f) {
-                    let (d, off) = &mut self.datas[at(j)];
-                    d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(tok);
-                }
-            }
+            self.echo_tokens(first);
             if rx == Rx::Kept {
                 inside += self.data_kept(s, now + 50, (0..burst).map(at));
                 continue;
             }
-            let frames = receive(rx, ring_d, &self.datas, (0..burst).map(at), UP);
+            inside += self.data_burst(s, now + 50, first, burst, rx);
+        }
+        inside
+    }
+
+    /// A mixed load: bursts of 64 Interests of which `hits` ask for Data the CS holds
+    /// (`hit_frames`, taken in turn from `next_hit` on, spread evenly through the burst) and
+    /// the rest are worst-case exchanges, whose Data then come back in one burst (received and
+    /// lent as [`Rx::Ring`]). Returns the time spent inside the shard.
+    fn run_mixed(
+        &mut self,
+        s: &mut Shard,
+        iters: u64,
+        hit_frames: &[Vec<u8>],
+        hits: usize,
+        next_hit: &mut usize,
+    ) -> Duration {
+        let misses = 64 - hits;
+        let mut inside = Duration::ZERO;
+        for _ in 0..iters {
+            let (first, now) = self.take(misses);
+            let mut m = 0;
+            for (j, buf) in self.rings[0].iter_mut().enumerate() {
+                buf.clear();
+                if (j + 1) * hits / 64 != j * hits / 64 {
+                    buf.extend_from_slice(&hit_frames[*next_hit]);
+                    *next_hit = (*next_hit + 1) % hit_frames.len();
+                } else {
+                    buf.extend_from_slice(&self.interests[(first + m) % WORST_N].0);
+                    m += 1;
+                }
+            }
+            let frames: Vec<(FaceId, &[u8])> =
+                self.rings[0].iter().map(|b| (DOWN, b.as_slice())).collect();
             self.out.clear();
             let t = Instant::now();
-            match rx {
-                Rx::Ring => s.process_burst_lent(now + 50, &frames, &mut self.out),
-                Rx::Cold | Rx::Kept => s.process_burst(now + 50, &frames, &mut self.out),
-            }
+            s.process_burst(now, &frames, &mut self.out);
             inside += t.elapsed();
-            black_box(self.out.sends_with(|k| frames[k as usize].1).count());
+            // The hits' Data go down bare: only the misses were forwarded with our tokens.
+            assert_eq!(self.echo_tokens(first), misses, "every miss forwarded");
+            inside += self.data_burst(s, now + 50, first, misses, Rx::Ring);
         }
+        inside
+    }
+
+    /// The upstream echoes each forwarded Interest's token (the sends in `self.out` that
+    /// carry one, in order) in the Data of exchanges `first`, `first + 1`, ... (untimed);
+    /// returns how many.
+    fn echo_tokens(&mut self, first: usize) -> usize {
+        let mut n = 0;
+        for (_, f) in self.out.sends() {
+            if let Some(tok) = our_token(f) {
+                let (d, off) = &mut self.datas[(first + n) % WORST_N];
+                d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(tok);
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The Data of exchanges `first..first + n` in one burst, received as `rx` says
+    /// ([`Rx::Ring`]: lent; [`Rx::Cold`]: copied); returns the time spent inside the shard.
+    fn data_burst(&mut self, s: &mut Shard, now: u64, first: usize, n: usize, rx: Rx) -> Duration {
+        let ids = (0..n).map(|j| (first + j) % WORST_N);
+        let frames = receive(rx, &mut self.rings[1], &self.datas, ids, UP);
+        self.out.clear();
+        let t = Instant::now();
+        match rx {
+            Rx::Ring => s.process_burst_lent(now, &frames, &mut self.out),
+            Rx::Cold => s.process_burst(now, &frames, &mut self.out),
+            Rx::Kept => unreachable!("kept Data go through `data_kept`"),
+        }
+        let inside = t.elapsed();
+        black_box(self.out.sends_with(|k| frames[k as usize].1).count());
         inside
     }
 
@@ -417,61 +480,6 @@ impl WorstCase {
         }
         inside
     }
-}
-
-/// A mixed load: bursts of 64 Interests of which `hits` ask for Data the CS holds
-/// (`hit_frames`, taken in turn from `next_hit` on, spread evenly through the burst) and the
-/// rest are worst-case exchanges, whose Data then come back in one burst (received and lent
-/// as [`Rx::Ring`]). Returns the time spent inside the shard.
-fn run_mixed(
-    wc: &mut WorstCase,
-    s: &mut Shard,
-    iters: u64,
-    hit_frames: &[Vec<u8>],
-    hits: usize,
-    next_hit: &mut usize,
-) -> Duration {
-    let misses = 64 - hits;
-    let mut inside = Duration::ZERO;
-    for _ in 0..iters {
-        let (first, now) = wc.take(misses);
-        let at = |j: usize| (first + j) % WORST_N;
-        let [ring_i, ring_d] = &mut wc.rings;
-        let mut m = 0;
-        for (j, buf) in ring_i.iter_mut().enumerate() {
-            buf.clear();
-            if (j + 1) * hits / 64 != j * hits / 64 {
-                buf.extend_from_slice(&hit_frames[*next_hit]);
-                *next_hit = (*next_hit + 1) % hit_frames.len();
-            } else {
-                buf.extend_from_slice(&wc.interests[at(m)].0);
-                m += 1;
-            }
-        }
-        let frames: Vec<(FaceId, &[u8])> = ring_i.iter().map(|b| (DOWN, b.as_slice())).collect();
-        wc.out.clear();
-        let t = Instant::now();
-        s.process_burst(now, &frames, &mut wc.out);
-        inside += t.elapsed();
-        // The forwarded Interests carry our tokens, in the misses' order; the hits' Data go
-        // down bare.
-        let mut forwarded = 0;
-        for (_, f) in wc.out.sends() {
-            if let Some(tok) = our_token(f) {
-                let (d, off) = &mut wc.datas[at(forwarded)];
-                d[*off..*off + PIT_TOKEN_LEN].copy_from_slice(tok);
-                forwarded += 1;
-            }
-        }
-        assert_eq!(forwarded, misses, "every miss forwarded");
-        let frames = receive(Rx::Ring, ring_d, &wc.datas, (0..misses).map(at), UP);
-        wc.out.clear();
-        let t = Instant::now();
-        s.process_burst_lent(now + 50, &frames, &mut wc.out);
-        inside += t.elapsed();
-        black_box(wc.out.sends_with(|k| frames[k as usize].1).count());
-    }
-    inside
 }
 
 fn pipeline(c: &mut Criterion) {
@@ -567,7 +575,7 @@ fn pipeline(c: &mut Criterion) {
             BenchmarkId::new("mixed_burst_64", format!("hits{pct}")),
             |b| {
                 b.iter_custom(|iters| {
-                    run_mixed(&mut wc, &mut s, iters, &mixed_frames, hits, &mut next_hit)
+                    wc.run_mixed(&mut s, iters, &mixed_frames, hits, &mut next_hit)
                 })
             },
         );

@@ -61,18 +61,21 @@ fn drain(ep: &mut Endpoint, out: &mut Vec<RxFrame>) -> usize {
     n
 }
 
-/// Drains `ep` until its receive ring is empty, releasing every frame: the kernel's own
-/// chatter (IPv6 ND, MLD) may land at any moment, and a frame it took from the fill ring and
-/// left in the receive ring counts as neither free nor kept. Returns how many it released.
-fn settle(ep: &mut Endpoint, fr: &mut Vec<RxFrame>) -> usize {
-    let mut n = 0;
+/// Drains `ep` until its receive ring is empty, releasing every frame, and ends with a poll
+/// (the releases posted): the kernel's own chatter (IPv6 ND, MLD) may land at any moment,
+/// and a frame it took from the fill ring and left in the receive ring counts as neither
+/// free nor kept. Returns how many frames it released, and how many of them were test
+/// datagrams ([`ours`]).
+fn settle(ep: &mut Endpoint, fr: &mut Vec<RxFrame>) -> (usize, usize) {
+    let (mut n, mut test) = (0, 0);
     while drain(ep, fr) > 0 {
         for f in fr.drain(..) {
+            test += usize::from(ours(ep.frame(&f).first(), f.len()).is_some());
             ep.release(f);
             n += 1;
         }
     }
-    n
+    (n, test)
 }
 
 #[test]
@@ -113,7 +116,7 @@ fn receives_kernel_udp_with_metadata() {
             }
             got.len() >= 100
         });
-        received += settle(ep, &mut frames);
+        received += settle(ep, &mut frames).0;
         (got, received, free0, ep.free_frames(), ep.counters())
     });
     ready_rx.recv().unwrap();
@@ -223,15 +226,9 @@ fn two_sockets_share_one_queue_and_umem() {
                     second.release(f);
                 }
             }
-            // A frame the kernel put in the RX ring after the last turn (the namespace's own
-            // IPv6 router solicitations and MLD reports arrive at random times) is still a
-            // frame of the pool: release it too, ours or not.
-            drain(&mut second, &mut fr);
-            for f in fr.drain(..) {
-                n += usize::from(ours(second.frame(&f).first(), f.len()).is_some());
-                second.release(f);
-            }
-            second.poll();
+            // A frame the kernel put in the RX ring after the last turn is still a frame of
+            // the pool: release it too, ours or not.
+            n += settle(&mut second, &mut fr).1;
             (n, second.free_frames())
         });
         ready_tx.send(()).unwrap();
@@ -245,14 +242,9 @@ fn two_sockets_share_one_queue_and_umem() {
             }
         }
         let (n1, free_second) = t.join().unwrap();
-        // The owner's late frames too (see above); then let it collect the second socket's
-        // returns.
-        drain(&mut owner, &mut fr);
-        for f in fr.drain(..) {
-            n0 += usize::from(ours(owner.frame(&f).first(), f.len()).is_some());
-            owner.release(f);
-        }
-        owner.poll();
+        // The owner's late frames too (see above); its last poll collects the second
+        // socket's returns.
+        n0 += settle(&mut owner, &mut fr).1;
         (n0, n1, owner.free_frames() + free_second)
     });
     ready_rx.recv().unwrap();
