@@ -43,6 +43,27 @@ pub struct FaceInfo {
     /// A multi-access link (Ethernet multicast): the same Nonce from the same face is a loop,
     /// and loops are dropped rather than Nacked.
     pub multi_access: bool,
+    /// Interests sent to this face carry an NDNLPv2 IncomingFaceId (NFD's local fields; the
+    /// router's management face uses it to learn who sent a command).
+    pub local_fields: bool,
+}
+
+/// Where a forwarded Interest came from, for the checks and headers of each send.
+#[derive(Debug, Clone, Copy)]
+struct Forward {
+    /// The downstream (an IncomingFaceId for faces with local fields).
+    from: FaceId,
+    /// The name is under `/localhost`: only local faces may receive it.
+    localhost: bool,
+}
+
+/// The first component of every `/localhost` name, as it is on the wire.
+const LOCALHOST: &[u8] = b"\x08\x09localhost";
+
+/// True when `name` is under `/localhost`, which only local faces may send or receive.
+#[inline]
+pub fn is_localhost(name: &Name<'_>) -> bool {
+    name.as_bytes().starts_with(LOCALHOST)
 }
 
 /// Shard configuration.
@@ -108,9 +129,11 @@ pub enum DropReason {
     NackUnmatched,
     /// An LpPacket with no fragment (IDLE) or only link-level fields.
     Idle,
+    /// A `/localhost` packet from a non-local face (NFD's scope rule).
+    Scope,
 }
 
-const DROP_REASONS: usize = 9;
+const DROP_REASONS: usize = 10;
 
 fn drop_index(r: DropReason) -> usize {
     r as usize
@@ -1069,6 +1092,10 @@ impl Shard {
             return self.dropped(out, face, DropReason::HopLimit);
         }
         let name = interest.name();
+        let localhost = is_localhost(&name);
+        if localhost && !info.local {
+            return self.dropped(out, face, DropReason::Scope);
+        }
         let name_hash = hashes.full();
         let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
 
@@ -1218,7 +1245,11 @@ impl Shard {
             Decision::Forward(faces) => {
                 let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
                 for &up in faces.as_slice() {
-                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
+                    let fwd = Forward {
+                        from: face,
+                        localhost,
+                    };
+                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, fwd, out);
                 }
             }
             Decision::Suppress => self.counters.suppressed += 1,
@@ -1242,11 +1273,26 @@ impl Shard {
         wire: &[u8],
         hop_patch: Option<usize>,
         nonce: u32,
+        fwd: Forward,
         out: &mut Actions,
     ) {
         let token = self.pit.token(id);
-        let local_up = self.face_info(up).local;
-        let range = out.push_tokened(Some(&token), wire);
+        let up_info = self.face_info(up);
+        let local_up = up_info.local;
+        if fwd.localhost && !local_up {
+            // `/localhost` never leaves the machine, whatever the FIB says.
+            return;
+        }
+        let range = if up_info.local_fields {
+            let headers = LpHeaders {
+                pit_token: Some(&token),
+                incoming_face_id: Some(u64::from(fwd.from.0)),
+                ..LpHeaders::default()
+            };
+            out.push_packet(&headers, wire)
+        } else {
+            out.push_tokened(Some(&token), wire)
+        };
         if let Some(off) = hop_patch
             && !local_up
         {
@@ -1306,6 +1352,9 @@ impl Shard {
     ) {
         self.counters.data_in += 1;
         let name = data.name();
+        if is_localhost(&name) && !self.face_info(face).local {
+            return self.dropped(out, face, DropReason::Scope);
+        }
         let key = self.cfg.hash_key;
         // Name hashes only when needed: a Data echoing our token for an exact-name entry
         // takes its name hash from the entry.
@@ -1519,8 +1568,16 @@ impl Shard {
         match decision {
             Decision::Forward(faces) => {
                 let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
+                let fwd = Forward {
+                    from: self
+                        .pit
+                        .get(id)
+                        .and_then(|e| e.in_records.first())
+                        .map_or(FaceId(0), |r| r.face),
+                    localhost: is_localhost(&interest.name()),
+                };
                 for &up in faces.as_slice() {
-                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, out);
+                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, fwd, out);
                 }
             }
             Decision::Suppress => {}
@@ -2184,6 +2241,86 @@ mod tests {
             Sent::Interest => panic!("the looped copy was forwarded"),
         };
         (dead, got_data)
+    }
+
+    #[test]
+    fn localhost_stays_on_local_faces_and_local_fields_name_the_sender() {
+        let (mut fib, reader) = Fib::new(ShardConfig::default().hash_key, 2);
+        let to = |face| NextHop {
+            face: FaceId(face),
+            cost: 1,
+        };
+        let name = |s: &str| NameBuf::from_uri(s).expect("name");
+        // /localhost/nfd leads to the management face (9, local fields on); "/" leads to a
+        // remote face (2) and a local one (3).
+        fib.add_nexthop(&name("/localhost/nfd").as_name(), to(9))
+            .expect("route");
+        fib.add_nexthop(&name("/").as_name(), to(2)).expect("route");
+        fib.add_nexthop(&name("/").as_name(), to(3)).expect("route");
+        fib.set_strategy(&name("/").as_name(), StrategyKind::Multicast.id());
+        fib.publish();
+        let mut s = Shard::new(ShardConfig::default(), reader, 0);
+        let local = FaceInfo {
+            local: true,
+            ..FaceInfo::default()
+        };
+        s.add_face(FaceId(1), FaceInfo::default());
+        s.add_face(FaceId(2), FaceInfo::default());
+        s.add_face(FaceId(3), local);
+        s.add_face(FaceId(4), local);
+        s.add_face(
+            FaceId(9),
+            FaceInfo {
+                local: true,
+                local_fields: true,
+                ..FaceInfo::default()
+            },
+        );
+        let interest = |uri: &str, nonce| {
+            let mut r = InterestRepr::new(name(uri));
+            r.nonce = Some(nonce);
+            r.to_vec().expect("Interest")
+        };
+        let mut out = Actions::new();
+        // From a remote face: dropped and counted, nothing sent.
+        s.process(
+            1_000,
+            FaceId(1),
+            &interest("/localhost/nfd/faces/list", 1),
+            &mut out,
+        );
+        assert_eq!(out.sends().count(), 0);
+        assert_eq!(s.counters().dropped(DropReason::Scope), 1);
+        // From a local face: to the management face, with the sender's IncomingFaceId.
+        s.process(
+            1_000,
+            FaceId(4),
+            &interest("/localhost/nfd/faces/list", 2),
+            &mut out,
+        );
+        let sent: Vec<(FaceId, Vec<u8>)> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].0, FaceId(9));
+        let lp = LpPacket::decode(&sent[0].1).expect("LpPacket");
+        assert_eq!(lp.headers().incoming_face_id, Some(4));
+        assert!(lp.pit_token().is_some());
+        out.clear();
+        // Another /localhost name matching only "/": the local next hop gets it, the remote
+        // one never does.
+        s.process(1_000, FaceId(4), &interest("/localhost/app/x", 3), &mut out);
+        let faces: Vec<FaceId> = out.sends().map(|(f, _)| f).collect();
+        assert_eq!(faces, vec![FaceId(3)]);
+        out.clear();
+        // A /localhost Data from a remote face is dropped too.
+        let data = DataRepr::new(name("/localhost/app/x"), vec![1])
+            .to_vec()
+            .expect("Data");
+        s.process(2_000, FaceId(2), &data, &mut out);
+        assert_eq!(out.sends().count(), 0);
+        assert_eq!(s.counters().dropped(DropReason::Scope), 2);
+        // Everything else is untouched by the scope rule.
+        s.process(2_000, FaceId(1), &interest("/net/a", 4), &mut out);
+        assert_eq!(out.sends().count(), 2, "multicast to both next hops of /");
     }
 
     #[test]

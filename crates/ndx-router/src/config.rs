@@ -63,6 +63,8 @@ struct RawConfig {
     #[serde(default)]
     udp: RawUdp,
     #[serde(default)]
+    app: RawApp,
+    #[serde(default)]
     interface: Vec<RawInterface>,
     #[serde(default)]
     face: Vec<RawFace>,
@@ -255,6 +257,148 @@ impl Default for RawUdp {
             on_demand: true,
         }
     }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawApp {
+    socket: String,
+    owner: String,
+    group: String,
+    mode: String,
+    queue_bytes: usize,
+    max_connections: usize,
+    localhop: bool,
+    command_key: String,
+    udp_fragments: bool,
+}
+
+impl Default for RawApp {
+    fn default() -> Self {
+        Self {
+            socket: DEFAULT_APP_SOCKET.into(),
+            owner: String::new(),
+            group: String::new(),
+            mode: "0666".into(),
+            queue_bytes: 4 << 20,
+            max_connections: 4096,
+            localhop: false,
+            command_key: String::new(),
+            udp_fragments: true,
+        }
+    }
+}
+
+/// Where NFD (and so every NDN client library) expects the local forwarder's socket.
+pub const DEFAULT_APP_SOCKET: &str = "/run/nfd/nfd.sock";
+
+/// `[app]`: local application faces, NFD management, and the host thread's kernel sockets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppConfig {
+    /// The app socket (`None`: no app faces).
+    pub socket: Option<PathBuf>,
+    /// Owner of the socket file (uid), when set.
+    pub owner: Option<u32>,
+    /// Group of the socket file (gid), when set.
+    pub group: Option<u32>,
+    /// Permission bits of the socket file.
+    pub mode: u32,
+    /// Bytes an app face may have waiting to be written before its packets are dropped.
+    pub queue_bytes: usize,
+    /// Most app connections at once (more are refused).
+    pub max_connections: usize,
+    /// Accept `/localhop/nfd/rib/(un)register` from remote faces.
+    pub localhop: bool,
+    /// Commands must be signed with HMAC-SHA256 under this key (its bytes), when set.
+    pub command_key: Option<Vec<u8>>,
+    /// Kernel UDP sockets on the NDN ports receive the IP-fragmented datagrams the XDP
+    /// program leaves to the kernel.
+    pub udp_fragments: bool,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        RawApp::default()
+            .check(Path::new(""))
+            .unwrap_or_else(|_| unreachable!("the defaults are valid"))
+    }
+}
+
+impl RawApp {
+    fn check(&self, dir: &Path) -> Check<AppConfig> {
+        let mode = u32::from_str_radix(self.mode.trim_start_matches("0o"), 8)
+            .ok()
+            .filter(|m| *m <= 0o777)
+            .map_or_else(
+                || {
+                    bad(
+                        "app.mode",
+                        format!("{:?}: octal permission bits such as \"0660\"", self.mode),
+                    )
+                },
+                Ok,
+            )?;
+        if self.queue_bytes < 65_536 {
+            return bad(
+                "app.queue_bytes",
+                format!(
+                    "{}: at least 65536 (one packet of the largest size)",
+                    self.queue_bytes
+                ),
+            );
+        }
+        if self.max_connections == 0 {
+            return bad("app.max_connections", "must be at least 1");
+        }
+        let owner = match self.owner.as_str() {
+            "" => None,
+            o => Some(lookup_id("/etc/passwd", o).or_else(|e| bad("app.owner", e))?),
+        };
+        let group = match self.group.as_str() {
+            "" => None,
+            g => Some(lookup_id("/etc/group", g).or_else(|e| bad("app.group", e))?),
+        };
+        let command_key = match self.command_key.as_str() {
+            "" => None,
+            k => {
+                let path = dir.join(k);
+                let bytes = std::fs::read(&path)
+                    .or_else(|e| bad("app.command_key", format!("{}: {e}", path.display())))?;
+                let trimmed = String::from_utf8_lossy(&bytes).trim().to_owned();
+                if trimmed.len() < 16 {
+                    return bad(
+                        "app.command_key",
+                        format!("{}: at least 16 bytes of key", path.display()),
+                    );
+                }
+                Some(trimmed.into_bytes())
+            }
+        };
+        Ok(AppConfig {
+            socket: (!self.socket.is_empty()).then(|| PathBuf::from(&self.socket)),
+            owner,
+            group,
+            mode,
+            queue_bytes: self.queue_bytes,
+            max_connections: self.max_connections,
+            localhop: self.localhop,
+            command_key,
+            udp_fragments: self.udp_fragments,
+        })
+    }
+}
+
+/// A user or group id by name (or number) from `/etc/passwd` or `/etc/group`.
+fn lookup_id(file: &str, name: &str) -> Result<u32, String> {
+    if let Ok(n) = name.parse() {
+        return Ok(n);
+    }
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+    text.lines()
+        .map(|l| l.split(':').collect::<Vec<_>>())
+        .find(|f| f.first() == Some(&name))
+        .and_then(|f| f.get(2)?.parse().ok())
+        .ok_or_else(|| format!("{name:?} is not in {file}"))
 }
 
 #[derive(Debug, Deserialize)]
@@ -512,6 +656,8 @@ pub struct Config {
     pub udp_ports: Vec<u16>,
     /// Create faces for new UDP peers on their first packet.
     pub udp_on_demand: bool,
+    /// `[app]`.
+    pub app: AppConfig,
     /// Interfaces.
     pub interfaces: Vec<InterfaceConfig>,
     /// Faces.
@@ -628,7 +774,8 @@ impl Config {
             file: file.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        raw.check().map_err(|(key, why)| ConfigError::Invalid {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        raw.check(dir).map_err(|(key, why)| ConfigError::Invalid {
             file: file.to_path_buf(),
             key,
             why,
@@ -699,7 +846,7 @@ fn random_key() -> (u64, u64) {
 }
 
 impl RawConfig {
-    fn check(self) -> Check<Config> {
+    fn check(self, dir: &Path) -> Check<Config> {
         let r = &self.router;
         if !(1..=MAX_SHARDS).contains(&r.shards) {
             return bad(
@@ -1020,6 +1167,7 @@ impl RawConfig {
             huge_pages: tb.huge_pages,
             udp_ports: u.ports.clone(),
             udp_on_demand: u.on_demand,
+            app: self.app.check(dir)?,
             interfaces,
             faces,
             routes,

@@ -5,9 +5,9 @@
 //!
 //! | cmd | fields | answer |
 //! |---|---|---|
-//! | `status` | | `counters` (totals), `shards` (per shard), `faces`, `routes`, `xdp` |
+//! | `status` | | `counters` (totals), `shards` (per shard), `faces`, `routes`, `xdp`, `host` |
 //! | `faces` | | `faces` |
-//! | `routes` | | `routes` |
+//! | `routes` | | `routes` (the FIB, each next hop with its origins), `rib` |
 //! | `face-add` | `name`, `remote`, `interface` (Ethernet) | `id` |
 //! | `face-remove` | `face` (id or name) | |
 //! | `route-add` | `prefix`, `face`, `cost` | |
@@ -155,11 +155,15 @@ pub fn handle(plane: &mut Plane, req: &Value, extra: &dyn Fn() -> Value) -> Valu
         match cmd {
             "status" => {
                 let mut s = plane.status();
-                s["xdp"] = extra();
+                if let Value::Object(m) = extra() {
+                    for (k, v) in m {
+                        s[k] = v;
+                    }
+                }
                 Ok(s)
             }
             "faces" => Ok(json!({"faces": plane.faces_json()})),
-            "routes" => Ok(json!({"routes": plane.routes_json()})),
+            "routes" => Ok(json!({"routes": plane.routes_json(), "rib": plane.rib_json()})),
             "face-add" => {
                 let ifindex = match req.get("interface").and_then(Value::as_str) {
                     Some(name) => Some(

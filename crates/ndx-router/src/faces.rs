@@ -34,6 +34,21 @@ pub enum Link {
         /// Interface index.
         ifindex: u32,
     },
+    /// A local application's connection to the app socket, served by the host thread
+    /// (`conn` numbers connections; never reused while the router runs).
+    App {
+        /// Connection number.
+        conn: u64,
+    },
+    /// The router's own management endpoint (NFD's internal face), in the host thread.
+    Internal,
+}
+
+impl Link {
+    /// True for the links the host thread serves (app connections, management).
+    pub fn is_host(&self) -> bool {
+        matches!(self, Link::App { .. } | Link::Internal)
+    }
 }
 
 impl fmt::Display for Link {
@@ -46,6 +61,8 @@ impl fmt::Display for Link {
                 mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]
             ),
             Link::EtherMulticast { ifindex } => write!(f, "ether-multicast%{ifindex}"),
+            Link::App { conn } => write!(f, "fd://{conn}"),
+            Link::Internal => write!(f, "internal://"),
         }
     }
 }
@@ -57,8 +74,12 @@ pub enum Origin {
     Config,
     /// Created on the first packet of a new UDP peer.
     OnDemand,
-    /// Added through the control socket.
+    /// Added through the control socket or NFD management (`faces/create`).
     Command,
+    /// A local application's connection to the app socket.
+    App,
+    /// The router's own management face.
+    Internal,
 }
 
 impl Origin {
@@ -68,6 +89,8 @@ impl Origin {
             Origin::Config => "config",
             Origin::OnDemand => "on-demand",
             Origin::Command => "command",
+            Origin::App => "app",
+            Origin::Internal => "internal",
         }
     }
 }

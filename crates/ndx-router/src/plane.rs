@@ -4,12 +4,14 @@
 use std::sync::Arc;
 
 use ndx_codec::NameBuf;
-use ndx_core::{Fib, FibReader, NextHop, StrategyKind};
+use ndx_core::{FaceId, Fib, FibReader, StrategyKind};
 use serde_json::{Value, json};
 
 use crate::config::{Config, Remote};
-use crate::faces::{FaceError, Faces, Link, Origin};
+use crate::faces::{FaceError, Faces, L2Path, Link, Origin};
+use crate::rib::{Rib, RibError, Route, origin};
 use crate::stats::{ShardStats, Snapshot};
+use crate::worker::{IfaceInfo, NDN_MULTICAST};
 
 /// Why a control operation failed (sent back to the client as its message).
 #[derive(Debug, thiserror::Error)]
@@ -32,6 +34,18 @@ pub enum PlaneError {
     /// No such route.
     #[error("no route {0}")]
     NoRoute(String),
+    /// Another face already has that name.
+    #[error("a face named {0:?} exists already")]
+    DuplicateName(String),
+}
+
+impl From<RibError> for PlaneError {
+    fn from(e: RibError) -> Self {
+        match e {
+            RibError::Fib(s) => PlaneError::Fib(s),
+            RibError::NoRoute => PlaneError::NoRoute(String::new()),
+        }
+    }
 }
 
 /// The control plane.
@@ -45,6 +59,14 @@ pub struct Plane {
     pub stats: Vec<Arc<ShardStats>>,
     /// Interface names by index, for display.
     pub interfaces: Vec<(u32, String)>,
+    /// The attached interfaces (Ethernet faces' paths come from them).
+    pub ifaces: Vec<IfaceInfo>,
+    /// Routes by origin and the strategy choices; the FIB is computed from it.
+    pub rib: Rib,
+    /// The RIB's clock: route expiry times are ms since this instant.
+    pub epoch: std::time::Instant,
+    /// The CS's capacity over all shards, in Data (for `cs/info`).
+    pub cs_capacity: u64,
 }
 
 impl Plane {
@@ -61,6 +83,10 @@ impl Plane {
                 faces,
                 stats,
                 interfaces: Vec::new(),
+                ifaces: Vec::new(),
+                rib: Rib::new(),
+                epoch: std::time::Instant::now(),
+                cs_capacity: (cfg.shard.cs.capacity * cfg.shards) as u64,
             },
             reader,
             crate::faces::FaceReader {
@@ -85,42 +111,85 @@ impl Plane {
             .ok_or_else(|| PlaneError::NoFace(s.to_string()))
     }
 
-    /// Adds (or updates the cost of) a next hop and publishes the FIB.
+    /// Milliseconds on the RIB's clock.
+    pub fn now_ms(&self) -> u64 {
+        self.epoch.elapsed().as_millis() as u64
+    }
+
+    /// Adds (or updates the cost of) a static route and publishes the FIB.
     pub fn add_route(&mut self, prefix: &str, face: &str, cost: u32) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
         let face = self.face_id(face)?;
-        self.fib
-            .add_nexthop(&p.as_name(), NextHop { face, cost })
-            .map_err(|e| PlaneError::Fib(e.to_string()))?;
-        self.fib.publish();
-        Ok(())
+        let route = Route {
+            face,
+            origin: origin::STATIC,
+            cost: u64::from(cost),
+            flags: 0,
+            expires: None,
+        };
+        self.register(&p, route)
     }
 
-    /// Removes a next hop (or, with no face, the whole route) and publishes the FIB.
+    /// Adds (or updates) any route and publishes the FIB.
+    pub fn register(&mut self, prefix: &NameBuf, route: Route) -> Result<(), PlaneError> {
+        if self.faces.table().get(route.face).is_none() {
+            return Err(PlaneError::NoFace(route.face.0.to_string()));
+        }
+        let r = self.rib.add(&mut self.fib, &prefix.as_name(), route);
+        self.fib.publish();
+        Ok(r?)
+    }
+
+    /// Removes routes of `prefix` through `face` (all when `None`) of `origin` (all when
+    /// `None`) and publishes the FIB.
+    pub fn unregister(
+        &mut self,
+        prefix: &NameBuf,
+        face: Option<FaceId>,
+        origin: Option<u64>,
+    ) -> Result<(), PlaneError> {
+        let r = self
+            .rib
+            .remove(&mut self.fib, &prefix.as_name(), face, origin);
+        self.fib.publish();
+        r.map_err(|e| match e {
+            RibError::NoRoute => PlaneError::NoRoute(prefix.to_string()),
+            e => e.into(),
+        })
+    }
+
+    /// Removes every origin's route through a face (or, with no face, the whole prefix)
+    /// and publishes the FIB.
     pub fn remove_route(&mut self, prefix: &str, face: Option<&str>) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
-        let removed = match face {
-            Some(f) => {
-                let id = self.face_id(f)?;
-                self.fib.remove_nexthop(&p.as_name(), id)
-            }
-            None => self.fib.remove_route(&p.as_name()),
-        };
-        if !removed {
-            return Err(PlaneError::NoRoute(prefix.to_string()));
-        }
-        self.fib.publish();
-        Ok(())
+        let face = face.map(|f| self.face_id(f)).transpose()?;
+        self.unregister(&p, face, None)
     }
 
-    /// Sets the strategy of a prefix (the route must exist) and publishes the FIB.
+    /// Drops the routes whose expiration period ran out; true if any did.
+    pub fn expire_routes(&mut self) -> bool {
+        let now = self.now_ms();
+        if self.rib.next_expiry().is_none_or(|t| t > now) {
+            return false;
+        }
+        let n = self.rib.expire(&mut self.fib, now).unwrap_or(0);
+        self.fib.publish();
+        n > 0
+    }
+
+    /// Sets the strategy for a prefix and below and publishes the FIB.
     pub fn set_strategy(&mut self, prefix: &str, kind: StrategyKind) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
-        if !self.fib.set_strategy(&p.as_name(), kind.id()) {
-            return Err(PlaneError::NoRoute(prefix.to_string()));
-        }
+        let r = self.rib.set_strategy(&mut self.fib, &p.as_name(), kind);
         self.fib.publish();
-        Ok(())
+        Ok(r?)
+    }
+
+    /// Removes the strategy choice at a prefix; false if there was none.
+    pub fn unset_strategy(&mut self, prefix: &NameBuf) -> Result<bool, PlaneError> {
+        let r = self.rib.unset_strategy(&mut self.fib, &prefix.as_name());
+        self.fib.publish();
+        Ok(r?)
     }
 
     /// Adds a UDP or Ethernet face by command and publishes the face table.
@@ -144,9 +213,16 @@ impl Plane {
                 })?,
             },
         };
+        if self.faces.table().iter().any(|f| f.name == name) {
+            return Err(PlaneError::DuplicateName(name.to_string()));
+        }
         let id = self
             .faces
             .add(name.to_string(), link, Default::default(), Origin::Command)?;
+        // An Ethernet face's path is known at once (a UDP face's is resolved later).
+        if let Some(path) = ether_path(&link, &self.ifaces) {
+            let _ = self.faces.set_path(id, Some(path));
+        }
         self.faces.publish();
         Ok(id)
     }
@@ -154,15 +230,22 @@ impl Plane {
     /// Removes a face, and every next hop through it, and publishes both tables.
     pub fn remove_face(&mut self, face: &str) -> Result<(), PlaneError> {
         let id = self.face_id(face)?;
+        self.remove_face_id(id)
+    }
+
+    /// Removes a face by id with every route through it, and publishes both tables.
+    pub fn remove_face_id(&mut self, id: FaceId) -> Result<(), PlaneError> {
         self.faces.remove(id)?;
-        for r in self.fib.routes() {
-            if r.nexthops.iter().any(|n| n.face == id) {
-                self.fib.remove_nexthop(&r.prefix.as_name(), id);
+        let r = self.rib.remove_face(&mut self.fib, id);
+        // Next hops the RIB did not install (e.g. the management route).
+        for route in self.fib.routes() {
+            if route.nexthops.iter().any(|n| n.face == id) {
+                self.fib.remove_nexthop(&route.prefix.as_name(), id);
             }
         }
         self.fib.publish();
         self.faces.publish();
-        Ok(())
+        Ok(r?)
     }
 
     /// Counters summed over shards, and per shard.
@@ -213,22 +296,92 @@ impl Plane {
         )
     }
 
-    /// The FIB as JSON.
+    /// The FIB as JSON, each next hop with the origins of the routes that put it there
+    /// (`inherited` when it comes from an ancestor's CHILD_INHERIT route, `internal` for the
+    /// router's own management route).
     pub fn routes_json(&self) -> Value {
+        let mut routes = self.fib.routes();
+        routes.sort_by(|a, b| {
+            a.prefix
+                .as_name()
+                .as_bytes()
+                .cmp(b.prefix.as_name().as_bytes())
+        });
         Value::Array(
-            self.fib
-                .routes()
+            routes
                 .iter()
                 .map(|r| {
+                    let entry = self.rib.entry(&r.prefix.as_name());
+                    let hops: Vec<Value> = r
+                        .nexthops
+                        .iter()
+                        .map(|n| {
+                            let mut origins: Vec<String> = entry
+                                .into_iter()
+                                .flat_map(|e| e.routes.iter())
+                                .filter(|x| x.face == n.face)
+                                .map(|x| origin::name(x.origin))
+                                .collect();
+                            if origins.is_empty() {
+                                let internal = self
+                                    .faces
+                                    .table()
+                                    .get(n.face)
+                                    .is_some_and(|f| f.origin == Origin::Internal);
+                                origins
+                                    .push(if internal { "internal" } else { "inherited" }.into());
+                            }
+                            json!({"face": n.face.0, "cost": n.cost, "origin": origins.join("+")})
+                        })
+                        .collect();
                     json!({
                         "prefix": r.prefix.to_string(),
                         "strategy": StrategyKind::from_id(r.strategy).name(),
-                        "nexthops": r.nexthops.iter().map(|n| json!({"face": n.face.0, "cost": n.cost})).collect::<Vec<_>>(),
+                        "nexthops": hops,
                     })
                 })
                 .collect(),
         )
     }
+
+    /// The RIB as JSON: every route with its origin, cost, flags and remaining lifetime.
+    pub fn rib_json(&self) -> Value {
+        let now = self.now_ms();
+        Value::Array(
+            self.rib
+                .entries()
+                .map(|e| {
+                    json!({
+                        "prefix": e.name.to_string(),
+                        "routes": e.routes.iter().map(|r| json!({
+                            "face": r.face.0,
+                            "origin": origin::name(r.origin),
+                            "cost": r.cost,
+                            "child_inherit": r.flags & crate::rib::CHILD_INHERIT != 0,
+                            "capture": r.flags & crate::rib::CAPTURE != 0,
+                            "expires_in_ms": r.expires.map(|t| t.saturating_sub(now)),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect(),
+        )
+    }
+}
+
+/// The layer-2 path of an Ethernet face (known without resolution).
+pub fn ether_path(link: &Link, ifaces: &[IfaceInfo]) -> Option<L2Path> {
+    let (ifindex, dst) = match *link {
+        Link::Ether { ifindex, mac } => (ifindex, mac),
+        Link::EtherMulticast { ifindex } => (ifindex, NDN_MULTICAST),
+        Link::Udp(_) | Link::App { .. } | Link::Internal => return None,
+    };
+    let i = ifaces.iter().find(|i| i.ifindex == ifindex)?;
+    Some(L2Path {
+        ifindex,
+        src_mac: i.mac,
+        dst_mac: dst,
+        src: None,
+    })
 }
 
 fn parse_prefix(s: &str) -> Result<NameBuf, PlaneError> {

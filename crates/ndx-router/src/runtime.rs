@@ -19,11 +19,9 @@ use crate::config::{Config, Frags, Remote, XdpMode};
 use crate::control::ControlServer;
 use crate::faces::{L2Path, Link, Origin};
 use crate::iface::{self, queue_plan};
-use crate::plane::Plane;
+use crate::plane::{Plane, ether_path};
 use crate::stats::Snapshot;
-use crate::worker::{
-    Core, Ep, Event, Handoff, IfaceInfo, NDN_MULTICAST, Redispatch, Worker, WorkerConfig,
-};
+use crate::worker::{Core, Ep, Event, Handoff, IfaceInfo, Redispatch, Worker, WorkerConfig};
 
 /// Why the router could not start.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +67,9 @@ pub enum StartError {
     /// The content store's L2 could not be opened.
     #[error(transparent)]
     L2(#[from] crate::l2::L2OpenError),
+    /// The host thread (app socket, kernel UDP sockets) could not be set up.
+    #[error(transparent)]
+    Host(#[from] crate::app::HostError),
 }
 
 /// One attached interface: its program, its bpf_link and what the workers know of it.
@@ -91,6 +92,7 @@ pub struct Router {
     control: ControlServer,
     attached: Vec<Attached>,
     resolver: Option<Resolver>,
+    host: crate::app::Host,
     started: Instant,
 }
 
@@ -227,11 +229,13 @@ impl Router {
         // The control plane: faces, routes, strategies.
         let (mut plane, fib_reader, face_reader) = Plane::new(&cfg);
         plane.interfaces = ifaces.iter().map(|i| (i.ifindex, i.name.clone())).collect();
+        plane.ifaces = ifaces.to_vec();
         let ifindex_of = |name: &str| ifaces.iter().find(|i| i.name == name).map(|i| i.ifindex);
         for f in &cfg.faces {
             let info = FaceInfo {
                 local: f.local,
                 multi_access: matches!(f.remote, Remote::EtherMulticast),
+                ..FaceInfo::default()
             };
             let ifindex = f.interface.as_deref().and_then(ifindex_of);
             let link = match f.remote {
@@ -264,8 +268,8 @@ impl Router {
                         format!("{}-multicast", ic.name),
                         link,
                         FaceInfo {
-                            local: false,
                             multi_access: true,
+                            ..FaceInfo::default()
                         },
                         Origin::Config,
                     )
@@ -307,6 +311,18 @@ impl Router {
             }
         }
         plane.faces.publish();
+
+        // The host thread's side: app socket, kernel UDP sockets, the management face (its
+        // routes go in before the workers start).
+        let (host, host_links) = crate::app::Host::new(
+            &cfg.app,
+            &cfg.udp_ports,
+            &mut plane,
+            dispatch.clone(),
+            shards as usize,
+            std::time::SystemTime::now(),
+        )?;
+        let mut host_links = host_links.into_iter();
 
         // Exchange rings, full mesh.
         let n = shards as usize;
@@ -363,6 +379,7 @@ impl Router {
                 redispatch.next().flatten(),
             );
             core.l2 = shard_l2;
+            core.host = host_links.next();
             let worker = Worker {
                 me: s as u8,
                 eps,
@@ -413,6 +430,7 @@ impl Router {
             control,
             attached,
             resolver,
+            host,
             started: Instant::now(),
         };
         Ok(router)
@@ -440,6 +458,18 @@ impl Router {
         if let (Some(l2), Some(core)) = (&self.cfg.l2, &self.cfg.shard.l2) {
             s.push_str(&format!("\nndx: {}", l2.describe(core)));
         }
+        match self.host.socket() {
+            Some(p) => s.push_str(&format!(
+                "\nndx: app socket {} (NFD management on /localhost/nfd{})",
+                p.display(),
+                if self.cfg.app.localhop {
+                    " and /localhop/nfd"
+                } else {
+                    ""
+                }
+            )),
+            None => s.push_str("\nndx: no app socket ([app] socket = \"\")"),
+        }
         s.push_str(&format!("\nndx: {}", memory_line(self.cfg.huge_pages)));
         s
     }
@@ -452,9 +482,13 @@ impl Router {
         }
         let mut next_resolve = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
+            // App sockets, kernel UDP, management and the shards' packets for host faces; it
+            // sleeps in poll(2) up to 2 ms when there is nothing to do.
+            self.host.turn(&mut self.plane, Duration::from_millis(2));
             let attached = &self.attached;
-            let xdp_json = || xdp_counters(attached);
-            self.control.poll(&mut self.plane, &xdp_json);
+            let host = &self.host;
+            let extra = || json!({"xdp": xdp_counters(attached), "host": host.status()});
+            self.control.poll(&mut self.plane, &extra);
             let mut changed = false;
             while let Ok(ev) = self.events.try_recv() {
                 match ev {
@@ -467,6 +501,7 @@ impl Router {
             }
             if Instant::now() >= next_resolve {
                 changed |= self.resolve_faces();
+                self.plane.expire_routes();
                 next_resolve = Instant::now() + Duration::from_millis(200);
             }
             if changed {
@@ -479,7 +514,6 @@ impl Router {
             if let Some(n) = notifier.as_mut() {
                 n.tick();
             }
-            std::thread::sleep(Duration::from_millis(2));
         }
         if let Some(n) = &notifier {
             n.send("STOPPING=1");
@@ -508,6 +542,7 @@ impl Router {
                 l.detach();
             }
         }
+        self.host.close_socket();
         let mut total = Snapshot::default();
         for s in &shards {
             total.accumulate(s);
@@ -596,22 +631,6 @@ fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], p
         }
     }
     changed
-}
-
-/// The layer-2 path of an Ethernet face (known without resolution).
-fn ether_path(link: &Link, ifaces: &[IfaceInfo]) -> Option<L2Path> {
-    let (ifindex, dst) = match *link {
-        Link::Ether { ifindex, mac } => (ifindex, mac),
-        Link::EtherMulticast { ifindex } => (ifindex, NDN_MULTICAST),
-        Link::Udp(_) => return None,
-    };
-    let i = ifaces.iter().find(|i| i.ifindex == ifindex)?;
-    Some(L2Path {
-        ifindex,
-        src_mac: i.mac,
-        dst_mac: dst,
-        src: None,
-    })
 }
 
 /// The XDP programs' counters, summed over interfaces, as JSON.

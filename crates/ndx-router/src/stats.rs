@@ -29,6 +29,9 @@ pub const COUNTERS: &[&str] = &[
     "xsk_rx_ring_full",
     "xsk_fill_ring_empty",
     "xsk_fill_starved",
+    "host_in",
+    "host_out",
+    "host_queue_full",
     "interests_in",
     "data_in",
     "nacks_in",
@@ -48,6 +51,7 @@ pub const COUNTERS: &[&str] = &[
     "drop_unsolicited",
     "drop_nack_unmatched",
     "drop_idle",
+    "drop_scope",
     "pit_entries",
     "cs_entries",
     "cs_lookup_hits",
@@ -119,10 +123,16 @@ pub enum Io {
     XskFillRingEmpty,
     /// Times the fill ring could not be topped up for lack of free frames.
     XskFillStarved,
+    /// Packets the host thread handed in (from app faces, management, kernel UDP).
+    HostIn,
+    /// Packets sent to host faces (app connections, management).
+    HostOut,
+    /// Packets for host faces dropped because the host's queue was full.
+    HostQueueFull,
 }
 
-const CORE_BASE: usize = 18;
-const L2_BASE: usize = CORE_BASE + 27;
+const CORE_BASE: usize = 21;
+const L2_BASE: usize = CORE_BASE + 28;
 
 /// One shard's published counters.
 #[derive(Debug)]
@@ -199,6 +209,7 @@ impl Snapshot {
             c.dropped(DropReason::Unsolicited),
             c.dropped(DropReason::NackUnmatched),
             c.dropped(DropReason::Idle),
+            c.dropped(DropReason::Scope),
             pit as u64,
             cs_len as u64,
             cs.hits,

@@ -165,6 +165,10 @@ pub struct Core {
     pub reassembler: Reassembler,
     /// The content store's second level, when configured.
     pub l2: Option<crate::l2::ShardL2>,
+    /// The queues to and from the host thread (app faces, management, kernel UDP).
+    pub host: Option<crate::host::ShardHostLink>,
+    /// Faces declared to the shard from the published table (removed when they leave it).
+    known: std::collections::HashSet<FaceId>,
     actions: Actions,
     /// The frames lent to the pipeline in the current RX burst (see `Worker::on_burst`).
     lent: Vec<(usize, usize)>,
@@ -173,6 +177,7 @@ pub struct Core {
     hdr: Vec<u8>,
     pool: Vec<Vec<u8>>,
     local: LocalFaces,
+    host_first: Option<Handoff>,
     cache: FaceCache,
     snap: Snapshot,
     seq: u64,
@@ -227,6 +232,8 @@ impl Core {
             redispatch,
             reassembler: Reassembler::new(ReassemblerConfig::default()),
             l2: None,
+            host: None,
+            known: std::collections::HashSet::new(),
             actions: Actions::new(),
             lent: Vec::with_capacity(256),
             copy: Vec::with_capacity(16 * 1024),
@@ -234,11 +241,64 @@ impl Core {
             hdr: vec![0u8; 128],
             pool: Vec::new(),
             local: LocalFaces::default(),
+            host_first: None,
             cache: FaceCache::default(),
             snap: Snapshot::default(),
             seq: u64::from(me) << 56,
             now: 0,
         }
+    }
+
+    /// Takes the face table's newest snapshot when it changed: declares its faces to the
+    /// shard, forgets those that left it, and drops the local copies it now has.
+    fn refresh(&mut self, table: &mut Arc<FaceTable>) {
+        let fresh = self.faces.table.load();
+        if fresh.generation() == table.generation() {
+            return;
+        }
+        *table = arc_swap::Guard::into_inner(fresh);
+        let local = &mut self.local;
+        local.faces.retain(|id, _| table.get(*id).is_none());
+        local.by_link.retain(|_, id| local.faces.contains_key(id));
+        let gone: Vec<FaceId> = self
+            .known
+            .iter()
+            .copied()
+            .filter(|id| table.get(*id).is_none() && !self.local.faces.contains_key(id))
+            .collect();
+        for id in gone {
+            self.known.remove(&id);
+            self.shard.remove_face(id);
+        }
+        for f in table.iter() {
+            self.shard.add_face(f.id, f.info);
+            self.known.insert(f.id);
+        }
+    }
+
+    /// Processes the packets the host thread handed in (at most a few bursts' worth per
+    /// loop turn, so the sockets keep their turn) and sends what they produce.
+    fn drain_host(&mut self, now: u64, eps: &mut [Ep], table: &FaceTable) {
+        let mut n = 0;
+        while n < 4 * BURST {
+            let h = match self.host_first.take() {
+                Some(h) => h,
+                None => match self.host.as_ref().and_then(|l| l.inbox.try_recv().ok()) {
+                    Some(h) => h,
+                    None => break,
+                },
+            };
+            n += 1;
+            self.snap.add(Io::HostIn, 1);
+            self.shard.process(now, h.face, &h.bytes, &mut self.actions);
+            if let Some(l) = &self.host {
+                let _ = l.back.try_send(h.bytes);
+            }
+            if n % BURST == 0 {
+                self.transmit(eps, table, &|_| &[]);
+            }
+        }
+        self.transmit(eps, table, &|_| &[]);
     }
 
     fn publish_sockets(&mut self, eps: &[Ep]) {
@@ -376,19 +436,23 @@ impl Worker {
             for e in &mut self.eps {
                 e.ep.poll();
             }
+            // Packets from the host thread (app faces, management, kernel UDP): the face
+            // table first, as the host publishes a new face before its first packet.
+            let first = self
+                .core
+                .host
+                .as_ref()
+                .and_then(|h| h.inbox.try_recv().ok());
+            if first.is_some() {
+                self.core.host_first = first;
+                idle = false;
+                self.core.refresh(&mut table);
+                self.core.drain_host(now, &mut self.eps, &table);
+            }
             if now >= next_publish {
                 next_publish = now + 10_000_000;
                 clock.recalibrate();
-                let fresh = self.core.faces.table.load();
-                if fresh.generation() != table.generation() {
-                    table = arc_swap::Guard::into_inner(fresh);
-                    let local = &mut self.core.local;
-                    local.faces.retain(|id, _| table.get(*id).is_none());
-                    local.by_link.retain(|_, id| local.faces.contains_key(id));
-                    for f in table.iter() {
-                        self.core.shard.add_face(f.id, f.info);
-                    }
-                }
+                self.core.refresh(&mut table);
                 self.core.publish_sockets(&self.eps);
                 self.core.publish(&self.stats);
             }
@@ -809,14 +873,34 @@ impl Core {
             let (link, path) = match self.cache.tx {
                 Some((id, link, path)) if id == face => (link, path),
                 _ => {
-                    let Some(f) = table.get(face).or_else(|| self.local.faces.get(&face)) else {
-                        self.snap.add(Io::UnknownFace, 1);
-                        continue;
+                    let f = table.get(face).or_else(|| self.local.faces.get(&face));
+                    let (link, path) = match f {
+                        Some(f) => (f.link, f.path),
+                        // A face newer than our snapshot (an app that just connected or
+                        // registered): the published table has it.
+                        None => match self.faces.table.load().get(face) {
+                            Some(f) => (f.link, f.path),
+                            None => {
+                                self.snap.add(Io::UnknownFace, 1);
+                                continue;
+                            }
+                        },
                     };
-                    self.cache.tx = Some((face, f.link, f.path));
-                    (f.link, f.path)
+                    if f.is_some() {
+                        self.cache.tx = Some((face, link, path));
+                    }
+                    (link, path)
                 }
             };
+            if link.is_host() {
+                let sent = self
+                    .host
+                    .as_ref()
+                    .is_some_and(|h| h.send(self.me, face, out.parts()));
+                self.snap
+                    .add(if sent { Io::HostOut } else { Io::HostQueueFull }, 1);
+                continue;
+            }
             let Some(path) = path else {
                 self.snap.add(Io::UnresolvedFace, 1);
                 continue;
@@ -950,6 +1034,8 @@ fn send_one(
             Ok(n) => n,
             Err(_) => return,
         },
+        // Served by the host thread (see `Core::transmit`).
+        Link::App { .. } | Link::Internal => return,
     };
     let gather = [&hdr[..hlen], ndn[0], ndn[1]];
     let mut r = ep.ep.push_tx(&gather);

@@ -65,8 +65,13 @@ pub(crate) struct RouteArgs {
 
 #[derive(Debug, Subcommand)]
 enum RouteCmd {
-    /// List routes.
-    List,
+    /// List routes: the FIB, each next hop with the origins of its routes (app, static,
+    /// nlsr, ..., or inherited from an ancestor's ChildInherit route), then the RIB.
+    List {
+        /// Print the raw JSON answer (`routes`: the FIB, `rib`: every route).
+        #[arg(long)]
+        json: bool,
+    },
     /// Add a next hop: `ndx route add /prefix FACE [--cost N]`.
     Add {
         /// Name prefix.
@@ -190,7 +195,10 @@ fn render_routes(v: &Value) -> String {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|n| format!("face{} (cost {})", n["face"], n["cost"]))
+            .map(|n| match n["origin"].as_str() {
+                Some(o) => format!("face{} (cost {}, {o})", n["face"], n["cost"]),
+                None => format!("face{} (cost {})", n["face"], n["cost"]),
+            })
             .collect();
         let _ = writeln!(
             s,
@@ -199,6 +207,42 @@ fn render_routes(v: &Value) -> String {
             r["strategy"].as_str().unwrap_or(""),
             hops.join(", ")
         );
+    }
+    s
+}
+
+/// The RIB: every route with its origin, cost and flags.
+fn render_rib(v: &Value) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let entries = v["rib"].as_array().cloned().unwrap_or_default();
+    if entries.is_empty() {
+        return s;
+    }
+    s.push_str("rib\n");
+    for e in &entries {
+        for r in e["routes"].as_array().into_iter().flatten() {
+            let mut flags = Vec::new();
+            if r["child_inherit"] == true {
+                flags.push("child-inherit");
+            }
+            if r["capture"] == true {
+                flags.push("capture");
+            }
+            let expires = r["expires_in_ms"]
+                .as_u64()
+                .map_or_else(|| "never".to_string(), |ms| format!("{} s", ms / 1000));
+            let _ = writeln!(
+                s,
+                "  {:<32} face{:<6} origin {:<9} cost {:<5} {:<24} expires {}",
+                e["prefix"].as_str().unwrap_or(""),
+                r["face"],
+                r["origin"].as_str().unwrap_or(""),
+                r["cost"],
+                flags.join(","),
+                expires
+            );
+        }
     }
     s
 }
@@ -238,9 +282,14 @@ pub(crate) fn face(args: &FaceArgs) -> Result<u8, ClientError> {
 
 pub(crate) fn route(args: &RouteArgs) -> Result<u8, ClientError> {
     match &args.cmd {
-        RouteCmd::List => {
+        RouteCmd::List { json } => {
             let v = ask(&args.socket, json!({"cmd": "routes"}))?;
-            print!("{}", render_routes(&v));
+            if *json {
+                println!("{v}");
+            } else {
+                print!("{}", render_routes(&v));
+                print!("{}", render_rib(&v));
+            }
         }
         RouteCmd::Add { prefix, face, cost } => {
             ask(

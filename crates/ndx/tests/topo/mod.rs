@@ -173,8 +173,14 @@ impl Line {
              {extra}\n\
              [[interface]]\nname = \"c0\"\n[[interface]]\nname = \"p0\"\n\
              [[face]]\nname = \"producer\"\nremote = \"{producer_remote}\"\n{iface}\
-             [[route]]\nprefix = \"/t\"\nface = \"producer\"\n",
+             [[route]]\nprefix = \"/t\"\nface = \"producer\"\n{app}",
             sock = self.scratch.path("ndx.sock").display(),
+            // Each router its own app socket (the default, NFD's path, is one per machine).
+            app = if extra.contains("[app]") {
+                String::new()
+            } else {
+                format!("[app]\nsocket = \"{}\"\n", self.app_socket().display())
+            },
             cpus = (0..shards)
                 .map(|i| ((self.slot.0 + i as usize) % ncpus()).to_string())
                 .collect::<Vec<_>>()
@@ -185,6 +191,11 @@ impl Line {
                 ""
             }
         )
+    }
+
+    /// The router's app socket (where local applications connect).
+    pub fn app_socket(&self) -> PathBuf {
+        self.scratch.path("nfd.sock")
     }
 
     /// Starts `ndx run` in the router namespace with `config` and waits for its control
@@ -338,6 +349,17 @@ impl Router {
                 String::from_utf8_lossy(&out.stdout)
             )
         })
+    }
+
+    /// `ndx route list --json`: `routes` (the FIB) and `rib`.
+    pub fn routes(&self) -> Value {
+        let out = Command::new(NDX)
+            .args(["route", "list", "--json", "-s"])
+            .arg(&self.sock)
+            .output()
+            .expect("ndx route list runs");
+        ok(&out, "ndx route list");
+        serde_json::from_slice(&out.stdout).expect("JSON")
     }
 
     /// `ndx` with a control subcommand (`face add ...`, `route add ...`).

@@ -1,0 +1,859 @@
+//! The host thread's I/O: local application faces on a Unix stream socket (NFD's
+//! `/run/nfd/nfd.sock` by default), kernel UDP sockets on the NDN ports for the IP-fragmented
+//! datagrams the XDP program leaves to the kernel, and the router's management face.
+//!
+//! One app connection is one face ([`Link::App`]), created when the connection is accepted
+//! (published before its first packet goes to a shard) and removed with every route through
+//! it when the application disconnects. Framing is NDN TLV back to back: bare Interest and
+//! Data, or LpPacket; a frame that is not one of those, or longer than [`MAX_PACKET`], closes
+//! that connection only. What an app sends is handed to the shard that owns it (the PIT
+//! token a Data echoes, else the name's dispatch; a Data that echoes no token goes to the
+//! shard that sent the app the Interest it answers), over bounded queues that never block a
+//! shard (see [`crate::host`]). What a shard sends to an app waits in that connection's
+//! queue, bounded by `[app] queue_bytes`: a slow reader loses its own packets (counted) and
+//! stalls nobody.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{ErrorKind, Read, Write};
+use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use mio::net::{UdpSocket, UnixListener, UnixStream};
+use mio::{Events, Interest as Ready, Poll, Token};
+use ndx_codec::{LpHeaders, Packet, read_varnum, types};
+use ndx_core::{Dispatch, FaceId, FaceInfo, token_shard};
+use serde_json::{Value, json};
+
+use crate::config::AppConfig;
+use crate::faces::{Link, Origin};
+use crate::host::{Doorbell, HostLinks, HostPacket, ShardHostLink};
+use crate::mgmt::Mgmt;
+use crate::plane::Plane;
+
+/// Largest packet an app may send or receive (NFD's and ndnd's limit is 8800; NDNLPv2 headers
+/// and larger local packets fit).
+pub const MAX_PACKET: usize = 65_536;
+
+const WAKER: Token = Token(0);
+const LISTENER: Token = Token(1);
+/// Kernel UDP sockets: tokens 2..CONN_BASE.
+const UDP_BASE: usize = 2;
+const CONN_BASE: usize = 64;
+
+/// Most packets of one connection read per event (then the others get their turn).
+const READ_BUDGET: usize = 256;
+/// Most Interests a connection remembers for steering the Data that answer them.
+const STEER_MAX: usize = 1 << 16;
+
+/// The host thread's counters (in `ndx status` under `host`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct HostCounters {
+    /// App connections accepted.
+    pub app_accepted: u64,
+    /// App connections refused (at `max_connections`).
+    pub app_refused: u64,
+    /// App connections closed for a broken frame.
+    pub app_bad_frames: u64,
+    /// Packets received from apps.
+    pub app_rx: u64,
+    /// Packets written to apps.
+    pub app_tx: u64,
+    /// Packets for apps dropped because their queue was full.
+    pub app_queue_dropped: u64,
+    /// Datagrams received on the kernel UDP sockets (IP-fragmented NDN).
+    pub udp_kernel_rx: u64,
+    /// Datagrams from the kernel UDP sockets that are not NDN.
+    pub udp_kernel_bad: u64,
+    /// Packets not handed to a shard because its queue was full.
+    pub shard_queue_full: u64,
+    /// Management Interests answered.
+    pub mgmt_requests: u64,
+}
+
+/// Per-face packet counters (NFD's FaceStatus counters) for the faces the host serves.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FaceCounters {
+    /// Interests in.
+    pub in_interests: u64,
+    /// Data in.
+    pub in_data: u64,
+    /// Nacks in.
+    pub in_nacks: u64,
+    /// Interests out.
+    pub out_interests: u64,
+    /// Data out.
+    pub out_data: u64,
+    /// Nacks out.
+    pub out_nacks: u64,
+    /// Bytes in.
+    pub in_bytes: u64,
+    /// Bytes out.
+    pub out_bytes: u64,
+}
+
+/// One app connection.
+#[derive(Debug)]
+struct Conn {
+    stream: UnixStream,
+    face: FaceId,
+    rbuf: Vec<u8>,
+    wq: VecDeque<Vec<u8>>,
+    /// Bytes of `wq[0]` already written.
+    wdone: usize,
+    wbytes: usize,
+    writable: bool,
+    counters: FaceCounters,
+    /// Interest names this app was sent, with the shard that sent each (a Data that does
+    /// not echo the shard's PIT token is steered by it).
+    steer: HashMap<Vec<u8>, u8>,
+}
+
+/// The host thread's I/O state.
+#[derive(Debug)]
+pub struct Host {
+    poll: Poll,
+    events: Events,
+    bell: Arc<Doorbell>,
+    links: HostLinks,
+    listener: Option<(UnixListener, PathBuf)>,
+    udp: Vec<UdpSocket>,
+    conns: HashMap<usize, Conn>,
+    by_face: HashMap<FaceId, usize>,
+    next_conn: usize,
+    internal: FaceId,
+    mgmt: Mgmt,
+    dispatch: Dispatch,
+    cfg: AppConfig,
+    counters: HostCounters,
+    rbuf: Vec<u8>,
+    /// Connections that stopped reading at their budget.
+    again: Vec<usize>,
+}
+
+/// Why the host thread could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum HostError {
+    /// The app socket could not be bound.
+    #[error("app socket {path}: {why}")]
+    Socket {
+        /// Its path.
+        path: String,
+        /// Why.
+        why: String,
+    },
+    /// poll(2) or the doorbell could not be set up.
+    #[error("host thread: {0}")]
+    Poll(std::io::Error),
+}
+
+/// Binds the app socket: creates its directory, replaces a stale socket file, refuses a live
+/// one, and sets its owner, group and mode.
+fn bind_app(path: &Path, cfg: &AppConfig) -> Result<UnixListener, HostError> {
+    let err = |why: String| HostError::Socket {
+        path: path.display().to_string(),
+        why,
+    };
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
+    }
+    if path.exists() {
+        if std::os::unix::net::UnixStream::connect(path).is_ok() {
+            return Err(err(
+                "another forwarder (NFD, ndnd or ndx) is listening there; stop it, or set \
+                 [app] socket to another path (\"\" for none)"
+                    .into(),
+            ));
+        }
+        std::fs::remove_file(path).map_err(|e| err(format!("removing the stale socket: {e}")))?;
+    }
+    let l = UnixListener::bind(path).map_err(|e| err(e.to_string()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(cfg.mode))
+        .map_err(|e| err(format!("mode {:o}: {e}", cfg.mode)))?;
+    if cfg.owner.is_some() || cfg.group.is_some() {
+        std::os::unix::fs::chown(path, cfg.owner, cfg.group)
+            .map_err(|e| err(format!("owner/group: {e}")))?;
+    }
+    Ok(l)
+}
+
+/// Binds one kernel UDP socket for IP-fragmented datagrams (IPv6 sockets are v6-only, so
+/// both families can bind the port).
+fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
+    let std_sock = if addr.is_ipv6() {
+        // std binds v6 sockets dual-stack on Linux by default only when the sysctl says so;
+        // bind to [::] and accept that the v4 socket may already hold the v4 side.
+        std::net::UdpSocket::bind(addr)?
+    } else {
+        std::net::UdpSocket::bind(addr)?
+    };
+    std_sock.set_nonblocking(true)?;
+    Ok(UdpSocket::from_std(std_sock))
+}
+
+impl Host {
+    /// Sets up the host thread's I/O: binds the app socket (when configured) and the kernel
+    /// UDP sockets, adds the management face to `plane` with its `/localhost/nfd` route (and
+    /// `/localhop/nfd` when enabled), and makes the shards' links.
+    pub fn new(
+        cfg: &AppConfig,
+        udp_ports: &[u16],
+        plane: &mut Plane,
+        dispatch: Dispatch,
+        shards: usize,
+        started: std::time::SystemTime,
+    ) -> Result<(Host, Vec<ShardHostLink>), HostError> {
+        let poll = Poll::new().map_err(HostError::Poll)?;
+        let bell = Doorbell::new(poll.registry(), WAKER).map_err(HostError::Poll)?;
+        let (links, shard_links) = crate::host::links(shards, &bell);
+        let listener = match &cfg.socket {
+            Some(path) => {
+                let mut l = bind_app(path, cfg)?;
+                poll.registry()
+                    .register(&mut l, LISTENER, Ready::READABLE)
+                    .map_err(HostError::Poll)?;
+                Some((l, path.clone()))
+            }
+            None => None,
+        };
+        let mut udp = Vec::new();
+        if cfg.udp_fragments {
+            for &port in udp_ports {
+                for ip in [
+                    std::net::IpAddr::from([0u8, 0, 0, 0]),
+                    std::net::IpAddr::from([0u16; 8]),
+                ] {
+                    let addr = SocketAddr::new(ip, port);
+                    match bind_udp(addr) {
+                        Ok(mut s) => {
+                            let t = Token(UDP_BASE + udp.len());
+                            if t.0 < CONN_BASE
+                                && poll.registry().register(&mut s, t, Ready::READABLE).is_ok()
+                            {
+                                udp.push(s);
+                            }
+                        }
+                        Err(e) => tracing::warn!(
+                            "kernel UDP socket {addr} for IP-fragmented NDN: {e} \
+                             (fragmented datagrams to that port will not be received)"
+                        ),
+                    }
+                }
+            }
+        }
+        // The management face: NFD's internal face, with local fields so commands arrive
+        // with the face they came from.
+        let internal = plane
+            .faces
+            .add(
+                "management".into(),
+                Link::Internal,
+                FaceInfo {
+                    local: true,
+                    local_fields: true,
+                    ..FaceInfo::default()
+                },
+                Origin::Internal,
+            )
+            .map_err(|e| HostError::Socket {
+                path: "internal://".into(),
+                why: e.to_string(),
+            })?;
+        plane.faces.publish();
+        let mut prefixes = vec!["/localhost/nfd"];
+        if cfg.localhop {
+            prefixes.push("/localhop/nfd");
+        }
+        for p in prefixes {
+            let name = ndx_codec::NameBuf::from_uri(p).unwrap_or_default();
+            plane
+                .fib
+                .add_nexthop(
+                    &name.as_name(),
+                    ndx_core::NextHop {
+                        face: internal,
+                        cost: 0,
+                    },
+                )
+                .map_err(|e| HostError::Socket {
+                    path: p.into(),
+                    why: e.to_string(),
+                })?;
+        }
+        plane.fib.publish();
+        Ok((
+            Host {
+                poll,
+                events: Events::with_capacity(256),
+                bell,
+                links,
+                listener,
+                udp,
+                conns: HashMap::new(),
+                by_face: HashMap::new(),
+                next_conn: CONN_BASE,
+                internal,
+                mgmt: Mgmt::new(cfg, started),
+                dispatch,
+                cfg: cfg.clone(),
+                counters: HostCounters::default(),
+                rbuf: vec![0; 65_536],
+                again: Vec::new(),
+            },
+            shard_links,
+        ))
+    }
+
+    /// The app socket's path, if any.
+    pub fn socket(&self) -> Option<&Path> {
+        self.listener.as_ref().map(|(_, p)| p.as_path())
+    }
+
+    /// One turn: waits up to `timeout` for app sockets, kernel UDP sockets or packets from
+    /// the shards, and serves all of them.
+    pub fn turn(&mut self, plane: &mut Plane, timeout: Duration) {
+        // Sleep only when no shard has sent anything: announce the nap, then look once more
+        // (a shard that sends after the look rings the bell).
+        let mut first = self.links.from_shards.try_recv().ok();
+        if first.is_none() {
+            self.bell.park();
+            first = self.links.from_shards.try_recv().ok();
+        }
+        let wait = if first.is_some() || !self.again.is_empty() {
+            Duration::ZERO
+        } else {
+            timeout
+        };
+        if let Err(e) = self.poll.poll(&mut self.events, Some(wait))
+            && e.kind() != ErrorKind::Interrupted
+        {
+            tracing::warn!("host thread: poll: {e}");
+        }
+        self.bell.unpark();
+        let ready: Vec<(Token, bool, bool)> = self
+            .events
+            .iter()
+            .map(|e| (e.token(), e.is_readable(), e.is_writable()))
+            .collect();
+        for (token, readable, writable) in ready {
+            match token {
+                WAKER => {}
+                LISTENER => self.accept(plane),
+                Token(t) if (UDP_BASE..CONN_BASE).contains(&t) => {
+                    self.recv_udp(plane, t - UDP_BASE)
+                }
+                Token(t) => {
+                    if writable {
+                        self.flush(t);
+                    }
+                    if readable {
+                        self.read(plane, t);
+                    }
+                }
+            }
+        }
+        for conn in std::mem::take(&mut self.again) {
+            self.read(plane, conn);
+        }
+        if let Some(p) = first {
+            self.from_shard(plane, p);
+        }
+        // A bounded number per turn, so the sockets keep their turn.
+        for _ in 0..4096 {
+            match self.links.from_shards.try_recv() {
+                Ok(p) => self.from_shard(plane, p),
+                Err(_) => break,
+            }
+        }
+    }
+
+    fn accept(&mut self, plane: &mut Plane) {
+        loop {
+            let Some((l, _)) = self.listener.as_mut() else {
+                return;
+            };
+            let mut stream = match l.accept() {
+                Ok((s, _)) => s,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    tracing::warn!("app socket: accept: {e}");
+                    return;
+                }
+            };
+            if self.conns.len() >= self.cfg.max_connections {
+                self.counters.app_refused += 1;
+                continue;
+            }
+            let conn = self.next_conn;
+            self.next_conn += 1;
+            let info = FaceInfo {
+                local: true,
+                ..FaceInfo::default()
+            };
+            let link = Link::App {
+                conn: (conn - CONN_BASE) as u64,
+            };
+            let Ok(face) = plane.faces.add(link.to_string(), link, info, Origin::App) else {
+                continue;
+            };
+            if self
+                .poll
+                .registry()
+                .register(&mut stream, Token(conn), Ready::READABLE)
+                .is_err()
+            {
+                let _ = plane.faces.remove(face);
+                continue;
+            }
+            // Published before the app's first packet reaches a shard.
+            plane.faces.publish();
+            self.counters.app_accepted += 1;
+            self.by_face.insert(face, conn);
+            self.conns.insert(
+                conn,
+                Conn {
+                    stream,
+                    face,
+                    rbuf: Vec::new(),
+                    wq: VecDeque::new(),
+                    wdone: 0,
+                    wbytes: 0,
+                    writable: false,
+                    counters: FaceCounters::default(),
+                    steer: HashMap::new(),
+                },
+            );
+        }
+    }
+
+    /// Closes a connection and removes its face and every route through it.
+    fn close(&mut self, plane: &mut Plane, conn: usize) {
+        if let Some(mut c) = self.conns.remove(&conn) {
+            let _ = self.poll.registry().deregister(&mut c.stream);
+            self.by_face.remove(&c.face);
+            if let Err(e) = plane.remove_face_id(c.face) {
+                tracing::warn!("removing app face {}: {e}", c.face.0);
+            }
+            self.mgmt.face_gone(c.face);
+        }
+    }
+
+    fn read(&mut self, plane: &mut Plane, conn: usize) {
+        let mut closed = false;
+        let mut packets: Vec<Vec<u8>> = Vec::new();
+        let mut bad = false;
+        let mut budget_hit = false;
+        {
+            let Some(c) = self.conns.get_mut(&conn) else {
+                return;
+            };
+            // Edge-triggered: read until the socket would block.
+            loop {
+                match c.stream.read(&mut self.rbuf) {
+                    Ok(0) => {
+                        closed = true;
+                        break;
+                    }
+                    Ok(n) => c.rbuf.extend_from_slice(&self.rbuf[..n]),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(_) => {
+                        closed = true;
+                        break;
+                    }
+                }
+                if c.rbuf.len() > READ_BUDGET * 9_000 {
+                    budget_hit = true;
+                    break;
+                }
+            }
+            let mut at = 0;
+            loop {
+                match frame(&c.rbuf[at..]) {
+                    Frame::Whole(n) => {
+                        packets.push(c.rbuf[at..at + n].to_vec());
+                        at += n;
+                    }
+                    Frame::Partial => break,
+                    Frame::Bad => {
+                        bad = true;
+                        break;
+                    }
+                }
+            }
+            c.rbuf.drain(..at);
+        }
+        for p in packets {
+            self.from_app(plane, conn, p);
+        }
+        if bad {
+            self.counters.app_bad_frames += 1;
+            closed = true;
+        }
+        if closed {
+            self.close(plane, conn);
+        } else if budget_hit {
+            // More may be waiting (edge-triggered: no new event for it): next turn.
+            self.again.push(conn);
+        }
+    }
+
+    /// A packet an app sent: to the shard that owns it.
+    fn from_app(&mut self, _plane: &mut Plane, conn: usize, bytes: Vec<u8>) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        self.counters.app_rx += 1;
+        c.counters.in_bytes += bytes.len() as u64;
+        let face = c.face;
+        let shard = match Packet::decode(&bytes) {
+            Ok(Packet::Interest(i)) => {
+                c.counters.in_interests += 1;
+                self.dispatch.shard(&i.name(), None)
+            }
+            Ok(Packet::Data(d)) => {
+                c.counters.in_data += 1;
+                steer_data(&self.dispatch, &c.steer, &d, None)
+            }
+            Ok(Packet::Lp(lp)) => match lp.network_packet() {
+                Ok(Some(Packet::Interest(i))) => {
+                    if lp.nack().is_some() {
+                        c.counters.in_nacks += 1;
+                        self.dispatch.shard(&i.name(), lp.pit_token())
+                    } else {
+                        c.counters.in_interests += 1;
+                        self.dispatch.shard(&i.name(), None)
+                    }
+                }
+                Ok(Some(Packet::Data(d))) => {
+                    c.counters.in_data += 1;
+                    steer_data(&self.dispatch, &c.steer, &d, lp.pit_token())
+                }
+                // Fragments and link-only packets: the shard by connection.
+                _ => (conn % self.dispatch.shards().max(1)) as u8,
+            },
+            Err(_) => 0,
+        };
+        self.hand(shard, face, &bytes);
+    }
+
+    fn hand(&mut self, shard: u8, face: FaceId, bytes: &[u8]) {
+        let mut b = self.links.buffer();
+        b.extend_from_slice(bytes);
+        if self.links.hand(shard, face, b).is_err() {
+            self.counters.shard_queue_full += 1;
+        }
+    }
+
+    /// A packet a shard sent to a host face.
+    fn from_shard(&mut self, plane: &mut Plane, p: HostPacket) {
+        if p.face == self.internal {
+            self.counters.mgmt_requests += 1;
+            let stats = self.stats_for_mgmt();
+            if let Some(reply) = self.mgmt.handle(plane, &p.bytes, &stats) {
+                self.hand(p.from, self.internal, &reply);
+            }
+            self.links.give_back(p);
+            return;
+        }
+        let Some(&conn) = self.by_face.get(&p.face) else {
+            self.links.give_back(p);
+            return;
+        };
+        if let Some(c) = self.conns.get_mut(&conn) {
+            // Remember which shard asked, for a Data that will not echo its token.
+            if let Ok(Packet::Lp(lp)) = Packet::decode(&p.bytes) {
+                match lp.network_packet() {
+                    Ok(Some(Packet::Interest(i))) if lp.nack().is_none() => {
+                        c.counters.out_interests += 1;
+                        if self.dispatch.shards() > 1 {
+                            if c.steer.len() >= STEER_MAX {
+                                c.steer.clear();
+                            }
+                            c.steer.insert(i.name().as_bytes().to_vec(), p.from);
+                        }
+                    }
+                    Ok(Some(Packet::Interest(_))) => c.counters.out_nacks += 1,
+                    Ok(Some(Packet::Data(_))) => c.counters.out_data += 1,
+                    _ => {}
+                }
+            } else if p.bytes.first() == Some(&(types::DATA as u8)) {
+                c.counters.out_data += 1;
+            } else {
+                c.counters.out_interests += 1;
+            }
+            if c.wbytes + p.bytes.len() > self.cfg.queue_bytes {
+                self.counters.app_queue_dropped += 1;
+            } else {
+                c.counters.out_bytes += p.bytes.len() as u64;
+                c.wbytes += p.bytes.len();
+                c.wq.push_back(p.bytes.clone());
+                self.counters.app_tx += 1;
+            }
+        }
+        self.links.give_back(p);
+        self.flush(conn);
+    }
+
+    /// Writes what a connection has queued; asks for writability when the socket is full.
+    fn flush(&mut self, conn: usize) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        while let Some(front) = c.wq.front() {
+            match c.stream.write(&front[c.wdone..]) {
+                Ok(n) => {
+                    c.wdone += n;
+                    if c.wdone == front.len() {
+                        c.wbytes -= front.len();
+                        c.wq.pop_front();
+                        c.wdone = 0;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    // The reader closes the connection when it sees the hang-up.
+                    c.wq.clear();
+                    c.wbytes = 0;
+                    c.wdone = 0;
+                    break;
+                }
+            }
+        }
+        let want = !c.wq.is_empty();
+        if want != c.writable {
+            c.writable = want;
+            let interest = if want {
+                Ready::READABLE | Ready::WRITABLE
+            } else {
+                Ready::READABLE
+            };
+            let _ = self
+                .poll
+                .registry()
+                .reregister(&mut c.stream, Token(conn), interest);
+        }
+    }
+
+    /// Datagrams the kernel reassembled from IP fragments: to the face of their sender.
+    fn recv_udp(&mut self, plane: &mut Plane, k: usize) {
+        loop {
+            let Some(sock) = self.udp.get(k) else {
+                return;
+            };
+            let (n, from) = match sock.recv_from(&mut self.rbuf) {
+                Ok(x) => x,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            };
+            self.counters.udp_kernel_rx += 1;
+            // A v4 peer seen through a dual-stack socket.
+            let from = match from {
+                SocketAddr::V6(a) => match a.ip().to_ipv4_mapped() {
+                    Some(v4) => SocketAddr::new(v4.into(), a.port()),
+                    None => from,
+                },
+                v4 => v4,
+            };
+            let bytes = self.rbuf[..n].to_vec();
+            let shard = match Packet::decode(&bytes) {
+                Ok(Packet::Interest(i)) => self.dispatch.shard(&i.name(), None),
+                Ok(Packet::Data(d)) => self.dispatch.shard(&d.name(), None),
+                Ok(Packet::Lp(lp)) => match lp.network_packet() {
+                    Ok(Some(Packet::Interest(i))) => self
+                        .dispatch
+                        .shard(&i.name(), lp.nack().and(lp.pit_token())),
+                    Ok(Some(Packet::Data(d))) => self.dispatch.shard(&d.name(), lp.pit_token()),
+                    _ => 0,
+                },
+                Err(_) => {
+                    self.counters.udp_kernel_bad += 1;
+                    continue;
+                }
+            };
+            let link = Link::Udp(from);
+            let face = match plane.faces.table().lookup(&link) {
+                Some(f) => f,
+                None => {
+                    let Ok(id) = plane.faces.add(
+                        from.to_string(),
+                        link,
+                        FaceInfo::default(),
+                        Origin::OnDemand,
+                    ) else {
+                        continue;
+                    };
+                    // The control thread resolves its next hop; published before use.
+                    plane.faces.publish();
+                    id
+                }
+            };
+            self.hand(shard, face, &bytes);
+        }
+    }
+
+    fn stats_for_mgmt(&self) -> crate::mgmt::HostView {
+        crate::mgmt::HostView {
+            counters: self.counters,
+            faces: self.conns.values().map(|c| (c.face, c.counters)).collect(),
+        }
+    }
+
+    /// The host thread's counters as JSON (for `ndx status`).
+    pub fn status(&self) -> Value {
+        let c = &self.counters;
+        json!({
+            "app_socket": self.socket().map(|p| p.display().to_string()),
+            "app_faces": self.conns.len(),
+            "app_accepted": c.app_accepted,
+            "app_refused": c.app_refused,
+            "app_bad_frames": c.app_bad_frames,
+            "app_rx": c.app_rx,
+            "app_tx": c.app_tx,
+            "app_queue_dropped": c.app_queue_dropped,
+            "udp_kernel_sockets": self.udp.len(),
+            "udp_kernel_rx": c.udp_kernel_rx,
+            "udp_kernel_bad": c.udp_kernel_bad,
+            "shard_queue_full": c.shard_queue_full,
+            "mgmt_requests": c.mgmt_requests,
+            "mgmt_commands_refused": self.mgmt.refused(),
+        })
+    }
+
+    /// The management face's id.
+    pub fn internal_face(&self) -> FaceId {
+        self.internal
+    }
+
+    /// Removes the app socket file.
+    pub fn close_socket(&mut self) {
+        if let Some((_, p)) = self.listener.take() {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.close_socket();
+    }
+}
+
+/// Which shard a Data from an app goes to: the one its echoed PIT token names, else the one
+/// that sent the app an Interest it answers (its name or a prefix of it), else by its name.
+fn steer_data(
+    d: &Dispatch,
+    steer: &HashMap<Vec<u8>, u8>,
+    data: &ndx_codec::Data<'_>,
+    token: Option<&[u8]>,
+) -> u8 {
+    if let Some(s) = token.and_then(token_shard)
+        && usize::from(s) < d.shards()
+    {
+        return s;
+    }
+    if d.shards() > 1 {
+        let name = data.name();
+        for k in (1..=name.len()).rev() {
+            if let Some(&s) = steer.get(name.prefix(k).as_bytes()) {
+                return s;
+            }
+        }
+    }
+    d.shard(&data.name(), None)
+}
+
+/// What the head of a stream holds.
+#[derive(Debug, PartialEq, Eq)]
+enum Frame {
+    /// A whole packet of this many bytes.
+    Whole(usize),
+    /// Not all of it yet.
+    Partial,
+    /// Not an NDN packet (or too long): the stream cannot be resynchronised.
+    Bad,
+}
+
+/// Finds the first packet in a stream buffer.
+fn frame(b: &[u8]) -> Frame {
+    if b.is_empty() {
+        return Frame::Partial;
+    }
+    // TLV-TYPE and TLV-LENGTH are at most 9 bytes each; a short buffer may hold part of one.
+    let Ok((typ, n)) = read_varnum(b) else {
+        return if b.len() < 9 {
+            Frame::Partial
+        } else {
+            Frame::Bad
+        };
+    };
+    if !matches!(typ, types::INTEREST | types::DATA | types::LP_PACKET) {
+        return Frame::Bad;
+    }
+    let Ok((len, m)) = read_varnum(&b[n..]) else {
+        return if b.len() < n + 9 {
+            Frame::Partial
+        } else {
+            Frame::Bad
+        };
+    };
+    let total = n + m + len as usize;
+    if len as usize > MAX_PACKET {
+        return Frame::Bad;
+    }
+    if b.len() < total {
+        Frame::Partial
+    } else {
+        Frame::Whole(total)
+    }
+}
+
+/// A Data or Interest LP head for a reply through the management face: the PitToken of the
+/// request (as every producer echoes it).
+pub(crate) fn tokened(token: Option<&[u8]>, packet: &[u8]) -> Vec<u8> {
+    let Some(t) = token else {
+        return packet.to_vec();
+    };
+    let h = LpHeaders {
+        pit_token: Some(t),
+        ..LpHeaders::default()
+    };
+    let mut out = vec![0; h.encoded_len(Some(packet.len()))];
+    match h.encode(Some(packet), &mut out) {
+        Ok(n) => {
+            out.truncate(n);
+            out
+        }
+        Err(_) => packet.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_cut_at_tlv_boundaries() {
+        // An Interest (type 5) of 3 bytes of value, then the start of a Data.
+        let b = [0x05, 0x03, 1, 2, 3, 0x06, 0x05, 9];
+        assert_eq!(frame(&b), Frame::Whole(5));
+        assert_eq!(frame(&b[5..]), Frame::Partial);
+        assert_eq!(frame(&[]), Frame::Partial);
+        assert_eq!(frame(&[0x64]), Frame::Partial);
+        // A type that is no NDN packet.
+        assert_eq!(frame(&[0x07, 0x00]), Frame::Bad);
+        // Too long.
+        assert_eq!(frame(&[0x06, 0xFE, 0x00, 0x10, 0x00, 0x00]), Frame::Bad);
+        // Three-byte length.
+        let mut big = vec![0x06, 0xFD, 0x01, 0x00];
+        big.resize(4 + 256, 0);
+        assert_eq!(frame(&big), Frame::Whole(260));
+        assert_eq!(frame(&big[..100]), Frame::Partial);
+    }
+}

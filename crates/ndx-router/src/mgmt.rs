@@ -1,0 +1,738 @@
+//! NFD Management on the management face: control commands (`rib`, `faces`,
+//! `strategy-choice`) and status datasets (`faces/list`, `fib/list`, `rib/list`,
+//! `strategy-choice/list`, `status/general`, `cs/info`), answered with NFD's status codes.
+//!
+//! Requests reach the management face through the shards like any Interest (its FIB routes
+//! are `/localhost/nfd`, and `/localhop/nfd` when `[app] localhop` is on); the shards drop
+//! `/localhost` Interests from non-local faces, and add the IncomingFaceId the face's local
+//! fields ask for, which is the face a `rib/register` without FaceId registers.
+//!
+//! Signatures: like ndnd, commands are accepted without checking who signed them (a local
+//! app is trusted by the socket's permissions); with `[app] command_key`, a command must carry
+//! an HMAC-SHA256 signature (SignatureType 4) under that key, and a remote face's
+//! `/localhop` command is refused (403) without one whatever the setting.
+
+use std::collections::HashMap;
+use std::time::{Instant, SystemTime};
+
+use ndx_codec::{Interest, NameBuf, Packet};
+use ndx_core::{FaceId, StrategyKind};
+use ndx_nfd::{
+    ControlParameters, ControlResponse, CsInfo, FaceStatus, FibEntry, ForwarderStatus, RibEntry,
+    Scope, StrategyChoice, face_persistency, face_scope, link_type, status,
+};
+
+use crate::app::{FaceCounters, HostCounters, tokened};
+use crate::config::AppConfig;
+use crate::faces::{Link, Origin};
+use crate::plane::Plane;
+use crate::rib::{CHILD_INHERIT, Route, origin};
+
+/// What the host thread tells management about itself.
+#[derive(Debug, Default)]
+pub struct HostView {
+    /// The host thread's counters.
+    pub counters: HostCounters,
+    /// Per app face counters.
+    pub faces: Vec<(FaceId, FaceCounters)>,
+}
+
+/// A dataset kept for the Interests that fetch its later segments.
+#[derive(Debug)]
+struct Published {
+    version: u64,
+    segments: Vec<Vec<u8>>,
+    at: Instant,
+}
+
+/// The management handler.
+#[derive(Debug)]
+pub struct Mgmt {
+    started: SystemTime,
+    key: Option<Vec<u8>>,
+    datasets: HashMap<String, Vec<Published>>,
+    refused: u64,
+}
+
+/// Strategy names as NFD spells them, with the version ndx's implementation answers to.
+const STRATEGIES: &[(&str, StrategyKind, u64)] = &[
+    ("best-route", StrategyKind::BestRoute, 5),
+    ("multicast", StrategyKind::Multicast, 4),
+    ("adaptive", StrategyKind::Adaptive, 1),
+];
+
+fn strategy_name(kind: StrategyKind) -> NameBuf {
+    let (n, _, v) = STRATEGIES
+        .iter()
+        .find(|(_, k, _)| *k == kind)
+        .copied()
+        .unwrap_or(STRATEGIES[0]);
+    let mut name = NameBuf::from_uri("/localhost/nfd/strategy").unwrap_or_default();
+    name.push_generic(n.as_bytes());
+    name.push_version(v);
+    name
+}
+
+/// The strategy a `/localhost/nfd/strategy/<name>[/v=N]` names (any version of a strategy
+/// ndx has; NFD's `asf` maps to the adaptive strategy, the closest ndx has).
+fn strategy_of(name: &NameBuf) -> Option<StrategyKind> {
+    let n = name.as_name();
+    let prefix = NameBuf::from_uri("/localhost/nfd/strategy").ok()?;
+    if !prefix.as_name().is_prefix_of(&n) || n.len() < 4 {
+        return None;
+    }
+    let c = n.get(3)?;
+    let s = std::str::from_utf8(c.value()).ok()?;
+    let s = if s == "asf" { "adaptive" } else { s };
+    STRATEGIES
+        .iter()
+        .find(|(x, _, _)| *x == s)
+        .map(|(_, k, _)| *k)
+}
+
+impl Mgmt {
+    /// A handler for a router started at `started`.
+    pub fn new(cfg: &AppConfig, started: SystemTime) -> Self {
+        Self {
+            started,
+            key: cfg.command_key.clone(),
+            datasets: HashMap::new(),
+            refused: 0,
+        }
+    }
+
+    /// Commands refused (bad parameters, unauthorised, unknown verb).
+    pub fn refused(&self) -> u64 {
+        self.refused
+    }
+
+    /// A face went away (nothing kept per face today; the hook keeps the RIB's and the
+    /// notifications' bookkeeping in one place).
+    pub fn face_gone(&mut self, _face: FaceId) {}
+
+    /// Answers one packet the shards sent to the management face: the reply (a Data in an
+    /// LpPacket echoing the request's PitToken), or `None` for what gets no answer.
+    pub fn handle(&mut self, plane: &mut Plane, bytes: &[u8], host: &HostView) -> Option<Vec<u8>> {
+        let Ok(Packet::Lp(lp)) = Packet::decode(bytes) else {
+            return None;
+        };
+        let Ok(Some(Packet::Interest(interest))) = lp.network_packet() else {
+            return None;
+        };
+        if lp.nack().is_some() {
+            return None;
+        }
+        let token = lp.pit_token();
+        let from = lp.headers().incoming_face_id.map(|f| FaceId(f as u32));
+        let data = self.answer(plane, &interest, from, host)?;
+        Some(tokened(token, &data))
+    }
+
+    fn answer(
+        &mut self,
+        plane: &mut Plane,
+        interest: &Interest<'_>,
+        from: Option<FaceId>,
+        host: &HostView,
+    ) -> Option<Vec<u8>> {
+        let name = interest.name();
+        let req = match ndx_nfd::parse_request(&name) {
+            Ok(r) => r,
+            Err(e) => {
+                self.refused += 1;
+                let resp = ControlResponse::new(status::BAD_PARAMS, e.to_string());
+                return Some(ndx_nfd::command_response_data(&name, &resp));
+            }
+        };
+        let dataset = matches!(
+            (req.module.as_str(), req.verb.as_str()),
+            ("faces", "list")
+                | ("fib", "list")
+                | ("rib", "list")
+                | ("strategy-choice", "list")
+                | ("status", "general")
+                | ("cs", "info")
+        );
+        if dataset {
+            if req.scope != Scope::Localhost {
+                return None;
+            }
+            return self.dataset(plane, &req.module, &req.verb, interest, host);
+        }
+        let resp = self.command(plane, interest, &req, from);
+        if resp.code != status::OK {
+            self.refused += 1;
+        }
+        Some(ndx_nfd::command_response_data(&name, &resp))
+    }
+
+    fn command(
+        &mut self,
+        plane: &mut Plane,
+        interest: &Interest<'_>,
+        req: &ndx_nfd::Request,
+        from: Option<FaceId>,
+    ) -> ControlResponse {
+        let known = matches!(
+            (req.module.as_str(), req.verb.as_str()),
+            ("rib", "register")
+                | ("rib", "unregister")
+                | ("faces", "create")
+                | ("faces", "destroy")
+                | ("strategy-choice", "set")
+                | ("strategy-choice", "unset")
+        );
+        if !known {
+            return ControlResponse::new(
+                status::NOT_IMPLEMENTED,
+                format!("unknown command {}/{}", req.module, req.verb),
+            );
+        }
+        let remote = from
+            .and_then(|f| plane.faces.table().get(f).map(|x| !x.info.local))
+            .unwrap_or(true);
+        if req.scope == Scope::Localhop && req.module != "rib" {
+            return ControlResponse::new(status::UNAUTHORIZED, "only rib commands on /localhop");
+        }
+        if let Some(key) = &self.key
+            && !hmac_ok(interest, key)
+        {
+            return ControlResponse::new(
+                status::UNAUTHORIZED,
+                "commands must be signed with the router's command key (HMAC-SHA256)",
+            );
+        }
+        if remote && req.scope != Scope::Localhop {
+            // The shards never let a remote /localhost Interest through; kept as a guard.
+            return ControlResponse::new(status::UNAUTHORIZED, "/localhost from a remote face");
+        }
+        let Some(p) = req.params.clone() else {
+            return ControlResponse::new(status::BAD_PARAMS, "ControlParameters missing");
+        };
+        match (req.module.as_str(), req.verb.as_str()) {
+            ("rib", "register") => self.register(plane, p, from),
+            ("rib", "unregister") => unregister(plane, p, from),
+            ("faces", "create") => create_face(plane, p),
+            ("faces", "destroy") => destroy_face(plane, p),
+            ("strategy-choice", "set") => set_strategy(plane, p),
+            ("strategy-choice", "unset") => unset_strategy(plane, p),
+            _ => ControlResponse::new(status::NOT_IMPLEMENTED, "unknown command"),
+        }
+    }
+
+    fn register(
+        &mut self,
+        plane: &mut Plane,
+        p: ControlParameters,
+        from: Option<FaceId>,
+    ) -> ControlResponse {
+        let Some(name) = p.name.clone() else {
+            return ControlResponse::new(status::BAD_PARAMS, "Name is required");
+        };
+        let face = match p.face_id.filter(|&f| f != 0) {
+            Some(f) => FaceId(f as u32),
+            None => match from {
+                Some(f) => f,
+                None => return ControlResponse::new(status::BAD_PARAMS, "FaceId is required"),
+            },
+        };
+        if plane.faces.table().get(face).is_none() {
+            return ControlResponse::new(status::FACE_NOT_FOUND, format!("no face {}", face.0));
+        }
+        let origin = p.origin.unwrap_or(origin::APP);
+        let cost = p.cost.unwrap_or(0);
+        let flags = p.flags.unwrap_or(CHILD_INHERIT);
+        let expires = p
+            .expiration_period
+            .map(|ms| plane.now_ms().saturating_add(ms));
+        let route = Route {
+            face,
+            origin,
+            cost,
+            flags,
+            expires,
+        };
+        if let Err(e) = plane.register(&name, route) {
+            return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
+        }
+        ControlResponse::ok(ControlParameters {
+            name: Some(name),
+            face_id: Some(u64::from(face.0)),
+            origin: Some(origin),
+            cost: Some(cost),
+            flags: Some(flags),
+            expiration_period: p.expiration_period,
+            ..ControlParameters::default()
+        })
+    }
+
+    fn dataset(
+        &mut self,
+        plane: &mut Plane,
+        module: &str,
+        verb: &str,
+        interest: &Interest<'_>,
+        host: &HostView,
+    ) -> Option<Vec<u8>> {
+        let key = format!("{module}/{verb}");
+        let name = interest.name();
+        // A later segment of a version we published: from the kept copy.
+        if name.len() > 4 {
+            let v = name.get(4)?;
+            let seg = name.get(5);
+            let kept = self.datasets.get(&key)?;
+            let want_v = component_number(&v)?;
+            let p = kept.iter().find(|p| p.version == want_v)?;
+            let s = match seg {
+                Some(c) => component_number(&c)? as usize,
+                None => 0,
+            };
+            return p.segments.get(s).cloned();
+        }
+        let mut content = Vec::new();
+        match key.as_str() {
+            "faces/list" => faces_dataset(plane, host, &mut content),
+            "fib/list" => {
+                let mut routes = plane.fib.routes();
+                routes.sort_by(|a, b| {
+                    a.prefix
+                        .as_name()
+                        .as_bytes()
+                        .cmp(b.prefix.as_name().as_bytes())
+                });
+                for r in routes {
+                    FibEntry {
+                        name: r.prefix.clone(),
+                        nexthops: r
+                            .nexthops
+                            .iter()
+                            .map(|n| (u64::from(n.face.0), u64::from(n.cost)))
+                            .collect(),
+                    }
+                    .encode_into(&mut content);
+                }
+            }
+            "rib/list" => {
+                let now = plane.now_ms();
+                for e in plane.rib.entries() {
+                    RibEntry {
+                        name: e.name.clone(),
+                        routes: e
+                            .routes
+                            .iter()
+                            .map(|r| ndx_nfd::Route {
+                                face_id: u64::from(r.face.0),
+                                origin: r.origin,
+                                cost: r.cost,
+                                flags: r.flags,
+                                expiration_period: r.expires.map(|t| t.saturating_sub(now)),
+                            })
+                            .collect(),
+                    }
+                    .encode_into(&mut content);
+                }
+            }
+            "strategy-choice/list" => {
+                for (n, kind) in plane.rib.strategies() {
+                    StrategyChoice {
+                        name: n,
+                        strategy: strategy_name(kind),
+                    }
+                    .encode_into(&mut content);
+                }
+            }
+            "status/general" => {
+                let (total, _) = plane.counters();
+                let g = |k: &str| total.get(k).unwrap_or(0);
+                let ms = |t: SystemTime| {
+                    t.duration_since(SystemTime::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis() as u64)
+                };
+                ForwarderStatus {
+                    nfd_version: format!("ndx {}", env!("CARGO_PKG_VERSION")),
+                    start_timestamp: ms(self.started),
+                    current_timestamp: ms(SystemTime::now()),
+                    n_name_tree_entries: 0,
+                    n_fib_entries: plane.fib.len() as u64,
+                    n_pit_entries: g("pit_entries"),
+                    n_measurements_entries: 0,
+                    n_cs_entries: g("cs_entries"),
+                    n_in_interests: g("interests_in"),
+                    n_in_data: g("data_in"),
+                    n_in_nacks: g("nacks_in"),
+                    n_out_interests: g("interests_out"),
+                    n_out_data: g("data_out"),
+                    n_out_nacks: g("nacks_out"),
+                    n_satisfied_interests: g("data_out"),
+                    n_unsatisfied_interests: g("drop_no_route") + g("drop_pit_full"),
+                }
+                .encode_into(&mut content);
+            }
+            "cs/info" => {
+                let (total, _) = plane.counters();
+                let g = |k: &str| total.get(k).unwrap_or(0);
+                CsInfo {
+                    capacity: plane.cs_capacity,
+                    flags: ndx_nfd::cs_flags::ENABLE_ADMIT | ndx_nfd::cs_flags::ENABLE_SERVE,
+                    n_cs_entries: g("cs_entries"),
+                    n_hits: g("cs_lookup_hits"),
+                    n_misses: g("cs_lookup_misses"),
+                }
+                .encode_into(&mut content);
+            }
+            _ => return None,
+        }
+        let version = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let segments =
+            ndx_nfd::dataset_segments(&name, version, &content, ndx_nfd::DATASET_SEGMENT_SIZE);
+        let first = segments.first().cloned();
+        let kept = self.datasets.entry(key).or_default();
+        kept.retain(|p| p.at.elapsed().as_secs() < 10);
+        if kept.len() >= 8 {
+            kept.remove(0);
+        }
+        kept.push(Published {
+            version,
+            segments,
+            at: Instant::now(),
+        });
+        first
+    }
+}
+
+/// The number in a version or segment component.
+fn component_number(c: &ndx_codec::Component<'_>) -> Option<u64> {
+    let v = c.value();
+    if v.is_empty() || v.len() > 8 {
+        return None;
+    }
+    Some(v.iter().fold(0u64, |n, b| (n << 8) | u64::from(*b)))
+}
+
+fn faces_dataset(plane: &Plane, host: &HostView, out: &mut Vec<u8>) {
+    for f in plane.faces.table().iter() {
+        let c = host
+            .faces
+            .iter()
+            .find(|(id, _)| *id == f.id)
+            .map_or_else(FaceCounters::default, |(_, c)| *c);
+        let (uri, local_uri, scope, persistency) = match f.link {
+            Link::Udp(a) => (
+                format!("udp{}://{a}", if a.is_ipv4() { 4 } else { 6 }),
+                f.path.and_then(|p| p.src).map_or_else(
+                    || "udp://".to_string(),
+                    |s| format!("udp{}://{s}", if s.is_ipv4() { 4 } else { 6 }),
+                ),
+                face_scope::NON_LOCAL,
+                if f.origin == Origin::OnDemand {
+                    face_persistency::ON_DEMAND
+                } else {
+                    face_persistency::PERMANENT
+                },
+            ),
+            Link::Ether { .. } | Link::EtherMulticast { .. } => (
+                f.link.to_string(),
+                format!("dev://{}", iface_name(plane, &f.link)),
+                face_scope::NON_LOCAL,
+                face_persistency::PERMANENT,
+            ),
+            Link::App { conn } => (
+                format!("fd://{conn}"),
+                "unix:///run/nfd/nfd.sock".to_string(),
+                face_scope::LOCAL,
+                face_persistency::ON_DEMAND,
+            ),
+            Link::Internal => (
+                "internal://".into(),
+                "internal://".into(),
+                face_scope::LOCAL,
+                face_persistency::PERMANENT,
+            ),
+        };
+        FaceStatus {
+            face_id: u64::from(f.id.0),
+            uri,
+            local_uri,
+            face_scope: scope,
+            face_persistency: persistency,
+            link_type: if f.info.multi_access {
+                link_type::MULTI_ACCESS
+            } else {
+                link_type::POINT_TO_POINT
+            },
+            n_in_interests: c.in_interests,
+            n_in_data: c.in_data,
+            n_in_nacks: c.in_nacks,
+            n_out_interests: c.out_interests,
+            n_out_data: c.out_data,
+            n_out_nacks: c.out_nacks,
+            n_in_bytes: c.in_bytes,
+            n_out_bytes: c.out_bytes,
+            flags: if f.info.local_fields {
+                ndx_nfd::face_flags::LOCAL_FIELDS_ENABLED
+            } else {
+                0
+            },
+            ..FaceStatus::default()
+        }
+        .encode_into(out);
+    }
+}
+
+fn iface_name(plane: &Plane, link: &Link) -> String {
+    let ifindex = match *link {
+        Link::Ether { ifindex, .. } | Link::EtherMulticast { ifindex } => ifindex,
+        _ => 0,
+    };
+    plane
+        .interfaces
+        .iter()
+        .find(|(i, _)| *i == ifindex)
+        .map_or_else(|| ifindex.to_string(), |(_, n)| n.clone())
+}
+
+fn unregister(plane: &mut Plane, p: ControlParameters, from: Option<FaceId>) -> ControlResponse {
+    let Some(name) = p.name.clone() else {
+        return ControlResponse::new(status::BAD_PARAMS, "Name is required");
+    };
+    let face = match p.face_id.filter(|&f| f != 0) {
+        Some(f) => FaceId(f as u32),
+        None => match from {
+            Some(f) => f,
+            None => return ControlResponse::new(status::BAD_PARAMS, "FaceId is required"),
+        },
+    };
+    let origin = p.origin.unwrap_or(origin::APP);
+    // NFD answers 200 whether or not the route existed.
+    let _ = plane.unregister(&name, Some(face), Some(origin));
+    ControlResponse::ok(ControlParameters {
+        name: Some(name),
+        face_id: Some(u64::from(face.0)),
+        origin: Some(origin),
+        ..ControlParameters::default()
+    })
+}
+
+/// `udp4://IP:PORT`, `udp6://[IP]:PORT` or `udp://HOST:PORT` (numeric addresses only).
+fn parse_face_uri(uri: &str) -> Option<std::net::SocketAddr> {
+    let rest = uri
+        .strip_prefix("udp4://")
+        .or_else(|| uri.strip_prefix("udp6://"))
+        .or_else(|| uri.strip_prefix("udp://"))?;
+    if let Ok(a) = rest.parse() {
+        return Some(a);
+    }
+    // A port-less URI takes NDN's port.
+    rest.parse::<std::net::IpAddr>()
+        .ok()
+        .map(|ip| std::net::SocketAddr::new(ip, 6363))
+        .or_else(|| {
+            rest.trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::Ipv6Addr>()
+                .ok()
+                .map(|ip| std::net::SocketAddr::new(ip.into(), 6363))
+        })
+}
+
+fn create_face(plane: &mut Plane, p: ControlParameters) -> ControlResponse {
+    let Some(uri) = p.uri.clone() else {
+        return ControlResponse::new(status::BAD_PARAMS, "Uri is required");
+    };
+    let Some(addr) = parse_face_uri(&uri) else {
+        return ControlResponse::new(
+            status::NOT_ACCEPTABLE,
+            format!("{uri}: ndx creates udp4://, udp6:// faces with numeric addresses"),
+        );
+    };
+    let body = |id: FaceId| ControlParameters {
+        face_id: Some(u64::from(id.0)),
+        uri: Some(format!(
+            "udp{}://{addr}",
+            if addr.is_ipv4() { 4 } else { 6 }
+        )),
+        face_persistency: Some(p.face_persistency.unwrap_or(face_persistency::PERSISTENT)),
+        flags: Some(0),
+        ..ControlParameters::default()
+    };
+    if let Some(existing) = plane.faces.table().lookup(&Link::Udp(addr)) {
+        let mut r = ControlResponse::new(status::CONFLICT, "face exists");
+        r.body = Some(body(existing));
+        return r;
+    }
+    match plane.add_face(&addr.to_string(), &format!("udp://{addr}"), None) {
+        Ok(id) => ControlResponse::ok(body(id)),
+        Err(e) => ControlResponse::new(status::INTERNAL_ERROR, e.to_string()),
+    }
+}
+
+fn destroy_face(plane: &mut Plane, p: ControlParameters) -> ControlResponse {
+    let Some(id) = p.face_id else {
+        return ControlResponse::new(status::BAD_PARAMS, "FaceId is required");
+    };
+    let face = FaceId(id as u32);
+    if let Some(f) = plane.faces.table().get(face) {
+        if matches!(f.origin, Origin::Internal | Origin::App) {
+            return ControlResponse::new(
+                status::UNAUTHORIZED,
+                "the management face and app faces go with their connection",
+            );
+        }
+        if let Err(e) = plane.remove_face_id(face) {
+            return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
+        }
+    }
+    ControlResponse::ok(ControlParameters {
+        face_id: Some(id),
+        ..ControlParameters::default()
+    })
+}
+
+fn set_strategy(plane: &mut Plane, p: ControlParameters) -> ControlResponse {
+    let (Some(name), Some(strategy)) = (p.name.clone(), p.strategy.clone()) else {
+        return ControlResponse::new(status::BAD_PARAMS, "Name and Strategy are required");
+    };
+    let Some(kind) = strategy_of(&strategy) else {
+        return ControlResponse::new(
+            status::NOT_FOUND,
+            format!("strategy {strategy} not found (ndx has best-route, multicast, adaptive)"),
+        );
+    };
+    if let Err(e) = plane.set_strategy(&name.to_string(), kind) {
+        return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
+    }
+    ControlResponse::ok(ControlParameters {
+        name: Some(name),
+        strategy: Some(strategy_name(kind)),
+        ..ControlParameters::default()
+    })
+}
+
+fn unset_strategy(plane: &mut Plane, p: ControlParameters) -> ControlResponse {
+    let Some(name) = p.name.clone() else {
+        return ControlResponse::new(status::BAD_PARAMS, "Name is required");
+    };
+    if name.is_empty() {
+        return ControlResponse::new(status::BAD_PARAMS, "the strategy of / cannot be unset");
+    }
+    if let Err(e) = plane.unset_strategy(&name) {
+        return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
+    }
+    ControlResponse::ok(ControlParameters {
+        name: Some(name),
+        ..ControlParameters::default()
+    })
+}
+
+/// Whether a command Interest carries a valid HMAC-SHA256 signature (SignatureType 4) under
+/// `key`: the signature value is HMAC(key, signed portion), the signed portion being the
+/// name's components before the ParametersSha256DigestComponent, then ApplicationParameters
+/// and InterestSignatureInfo, as the v0.3 packet format defines it.
+pub fn hmac_ok(interest: &Interest<'_>, key: &[u8]) -> bool {
+    let (Some(info), Some(value)) = (interest.signature_info(), interest.signature_value()) else {
+        return false;
+    };
+    if signature_type(info) != Some(4) || !interest.params_digest_ok() {
+        return false;
+    }
+    let Some(portion) = signed_portion(interest) else {
+        return false;
+    };
+    let mac = hmac_sha256(key, &portion);
+    // Constant-time comparison.
+    value.len() == mac.len() && value.iter().zip(mac).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0
+}
+
+/// The signed portion of a v0.3 signed Interest: every name component but the
+/// ParametersSha256DigestComponent, then the wire from ApplicationParameters' TLV-TYPE to the
+/// end of InterestSignatureInfo.
+fn signed_portion(interest: &Interest<'_>) -> Option<Vec<u8>> {
+    let params = interest.app_params()?;
+    let info = interest.signature_info()?;
+    let wire = interest.wire();
+    let base = wire.as_ptr() as usize;
+    let params_at = (params.as_ptr() as usize).checked_sub(base)?;
+    let header =
+        ndx_codec::tlv_len(ndx_codec::types::APPLICATION_PARAMETERS, params.len()) - params.len();
+    let info_end = (info.as_ptr() as usize).checked_sub(base)? + info.len();
+    let tail = wire.get(params_at.checked_sub(header)?..info_end)?;
+    let mut out = Vec::with_capacity(interest.name().as_bytes().len() + tail.len());
+    for c in interest.name().components() {
+        if !matches!(c.kind(), ndx_codec::ComponentKind::ParamsDigest(_)) {
+            out.extend_from_slice(c.wire());
+        }
+    }
+    out.extend_from_slice(tail);
+    Some(out)
+}
+
+/// The SignatureType in an InterestSignatureInfo's value (its first element).
+fn signature_type(info: &[u8]) -> Option<u64> {
+    let (t, a) = ndx_codec::read_varnum(info).ok()?;
+    if t != 0x1b {
+        return None;
+    }
+    let (l, b) = ndx_codec::read_varnum(info.get(a..)?).ok()?;
+    let v = info.get(a + b..a + b + l as usize)?;
+    Some(v.iter().fold(0u64, |n, x| (n << 8) | u64::from(*x)))
+}
+
+/// HMAC-SHA256 (RFC 2104).
+pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..32].copy_from_slice(&Sha256::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha256::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(msg);
+    let ih = inner.finalize();
+    let mut outer = Sha256::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(ih);
+    outer.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_matches_rfc_4231_case_2() {
+        let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
+        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn strategy_names_map_both_ways() {
+        for (_, k, _) in STRATEGIES {
+            assert_eq!(strategy_of(&strategy_name(*k)), Some(*k));
+        }
+        let unversioned = NameBuf::from_uri("/localhost/nfd/strategy/multicast").unwrap();
+        assert_eq!(strategy_of(&unversioned), Some(StrategyKind::Multicast));
+        let nope = NameBuf::from_uri("/localhost/nfd/strategy/ncc").unwrap();
+        assert_eq!(strategy_of(&nope), None);
+        assert_eq!(
+            parse_face_uri("udp4://10.0.0.1:6363"),
+            Some("10.0.0.1:6363".parse().unwrap())
+        );
+        assert_eq!(
+            parse_face_uri("udp6://[fd00::1]:6363"),
+            Some("[fd00::1]:6363".parse().unwrap())
+        );
+        assert_eq!(
+            parse_face_uri("udp4://10.0.0.1"),
+            Some("10.0.0.1:6363".parse().unwrap())
+        );
+        assert_eq!(parse_face_uri("tcp4://10.0.0.1:6363"), None);
+    }
+}
