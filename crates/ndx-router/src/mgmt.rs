@@ -140,7 +140,8 @@ impl Mgmt {
             Ok(r) => r,
             Err(e) => {
                 self.refused += 1;
-                let resp = ControlResponse::new(status::BAD_PARAMS, e.to_string());
+                let mut resp = ControlResponse::new(status::BAD_PARAMS, e.to_string());
+                resp.body = Some(ControlParameters::default());
                 return Some(ndx_nfd::command_response_data(&name, &resp));
             }
         };
@@ -159,9 +160,14 @@ impl Mgmt {
             }
             return self.dataset(plane, &req.module, &req.verb, interest, host);
         }
-        let resp = self.command(plane, interest, &req, from);
+        let mut resp = self.command(plane, interest, &req, from);
         if resp.code != status::OK {
             self.refused += 1;
+        }
+        // Error answers echo the request's parameters: python-ndn's management client
+        // (nfd_mgmt.parse_response) fails on a ControlResponse without a body.
+        if resp.body.is_none() {
+            resp.body = Some(req.params.clone().unwrap_or_default());
         }
         Some(ndx_nfd::command_response_data(&name, &resp))
     }

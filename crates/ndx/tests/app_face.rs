@@ -185,3 +185,207 @@ fn python_ndn_producer_on_the_app_socket_is_fetched_over_udp_and_its_route_goes_
     let st = router.status();
     assert!(total(&st, "drop_no_route") >= 1);
 }
+
+#[test]
+fn ndnd_put_registers_on_the_app_socket_and_ndnd_cat_fetches_through_it() {
+    if skip() {
+        return;
+    }
+    let Some(bin) = ndnd() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, data) = line.content("obj", 400_000, 11);
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let transport = unix(&line.app_socket());
+    // ndnd's producer reads the object from its standard input.
+    let mut cmd = line.r.cmd(&bin);
+    cmd.args(["put", "--expose", "/app/ndnd"])
+        .env("NDN_CLIENT_TRANSPORT", &transport)
+        .stdin(std::fs::File::open(&file).unwrap());
+    let put = Proc::spawn(cmd, "ndnd put");
+    let registered = wait_for(20, || !rib_routes(&router, "/app/ndnd").is_empty());
+    assert!(registered, "ndnd put did not register: {}", router_routes(&router));
+    let o = line
+        .r
+        .cmd(&bin)
+        .args(["cat", "/app/ndnd"])
+        .env("NDN_CLIENT_TRANSPORT", &transport)
+        .stdin(Stdio::null())
+        .output()
+        .expect("ndnd cat runs");
+    assert!(o.status.success(), "ndnd cat: {}", describe(&o));
+    assert!(o.stdout == data, "ndnd cat got {} bytes, not the object", o.stdout.len());
+    drop(put);
+    assert!(wait_for(10, || app_faces(&router) == 0), "app faces left");
+}
+
+/// Runs `mgmt.py` against the router's app socket.
+fn mgmt(line: &Line, py: &str, args: &[&str]) -> Output {
+    let mut a = vec!["-v"];
+    a.extend_from_slice(args);
+    run_peer(&line.r, py, "mgmt.py", &unix(&line.app_socket()), &a)
+}
+
+/// The first `code N` of a mgmt.py answer.
+fn code(o: &Output) -> u32 {
+    stdout(o)
+        .lines()
+        .find_map(|l| l.strip_prefix("code ")?.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("no status code: {}", describe(o)))
+}
+
+/// JSON lines of a dataset.
+fn dataset(o: &Output) -> Vec<Value> {
+    assert!(o.status.success(), "{}", describe(o));
+    stdout(o)
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+#[test]
+fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+
+    // Datasets: faces (the configured UDP face, the management face, this client's own app
+    // face), FIB (the config's /t and /localhost/nfd), strategies, general status, CS.
+    let faces = dataset(&mgmt(&line, &py, &["faces"]));
+    let uris: Vec<&str> = faces.iter().filter_map(|f| f["uri"].as_str()).collect();
+    assert!(uris.contains(&format!("udp4://{}", line.producer_endpoint()).as_str()), "{uris:?}");
+    assert!(uris.contains(&"internal://"), "{uris:?}");
+    assert!(uris.iter().any(|u| u.starts_with("fd://")), "{uris:?}");
+    let fib = dataset(&mgmt(&line, &py, &["fib"]));
+    let prefixes: Vec<&str> = fib.iter().filter_map(|e| e["name"].as_str()).collect();
+    assert!(prefixes.contains(&"/t") && prefixes.contains(&"/localhost/nfd"), "{prefixes:?}");
+    let rib = dataset(&mgmt(&line, &py, &["rib"]));
+    let t = rib.iter().find(|e| e["name"] == "/t").expect("/t in the RIB");
+    assert_eq!(t["routes"][0]["origin"], 255, "static origin: {t}");
+    let general = dataset(&mgmt(&line, &py, &["status"]));
+    assert!(general[0]["nfd_version"].as_str().is_some_and(|v| v.starts_with("ndx")));
+    assert!(general[0]["n_fib_entries"].as_u64() >= Some(2));
+    let cs = dataset(&mgmt(&line, &py, &["cs"]));
+    assert!(cs[0]["capacity"].as_u64() > Some(0), "{}", cs[0]);
+
+    // Set and list a strategy, then unset it.
+    let o = mgmt(&line, &py, &["--expect", "200", "set-strategy", "/t", "multicast"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let strategies = dataset(&mgmt(&line, &py, &["strategies"]));
+    let t = strategies.iter().find(|s| s["name"] == "/t").expect("/t's choice");
+    assert!(t["strategy"].as_str().is_some_and(|s| s.contains("multicast")), "{t}");
+    let fib = router.routes();
+    let t = fib["routes"].as_array().unwrap().iter().find(|r| r["prefix"] == "/t").unwrap();
+    assert_eq!(t["strategy"], "multicast");
+    assert_eq!(code(&mgmt(&line, &py, &["set-strategy", "/t", "/localhost/nfd/strategy/ncc"])), 404);
+    assert_eq!(code(&mgmt(&line, &py, &["unset-strategy", "/t"])), 200);
+    assert_eq!(code(&mgmt(&line, &py, &["unset-strategy", "/"])), 400);
+
+    // Register with a route's every parameter (on the configured UDP face: a route on the
+    // client's own face would go with the client), see it in the RIB, let it expire.
+    let producer = router.status()["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "producer")
+        .map(|f| f["id"].to_string())
+        .expect("the producer face");
+    let o = mgmt(
+        &line,
+        &py,
+        &[
+            "register", "/r", "--face-id", &producer, "--origin", "128", "--cost", "7", "--flags",
+            "2", "--expires", "1500",
+        ],
+    );
+    assert_eq!(code(&o), 200, "{}", describe(&o));
+    let rib = router.routes()["rib"].clone();
+    let r = rib.as_array().unwrap().iter().find(|e| e["prefix"] == "/r").expect("/r");
+    assert_eq!(r["routes"][0]["origin"], "nlsr");
+    assert_eq!(r["routes"][0]["cost"], 7);
+    assert_eq!(r["routes"][0]["capture"], true);
+    assert!(wait_for(10, || rib_routes(&router, "/r").is_empty()), "/r did not expire");
+    // Register on a face that does not exist: 410.
+    assert_eq!(code(&mgmt(&line, &py, &["register", "/r", "--face-id", "99999"])), 410);
+    // faces/create and faces/destroy of a UDP face.
+    let o = mgmt(&line, &py, &["raw-command", "faces", "create", &control_uri("udp4://10.0.2.9:6363")]);
+    assert_eq!(code(&o), 200, "{}", describe(&o));
+    assert!(router.status()["faces"].as_array().unwrap().iter().any(|f| f["remote"] == "udp://10.0.2.9:6363"));
+    let o = mgmt(&line, &py, &["raw-command", "faces", "create", &control_uri("udp4://10.0.2.9:6363")]);
+    assert_eq!(code(&o), 409, "{}", describe(&o));
+
+    // Bad input: malformed ControlParameters, an empty one, a missing one, an unknown verb.
+    for hex in ["6805", "68", "0700", ""] {
+        let o = mgmt(&line, &py, &["raw-command", "rib", "register", hex]);
+        assert_eq!(code(&o), 400, "ControlParameters {hex:?}: {}", describe(&o));
+    }
+    let o = mgmt(&line, &py, &["raw-command", "rib", "register", "--no-params"]);
+    assert_eq!(code(&o), 400, "{}", describe(&o));
+    let o = mgmt(&line, &py, &["unknown-verb"]);
+    assert_eq!(code(&o), 501, "{}", describe(&o));
+    let o = mgmt(&line, &py, &["unknown-verb", "--module", "frobnicate"]);
+    assert_eq!(code(&o), 501, "{}", describe(&o));
+    assert!(router.status()["host"]["mgmt_commands_refused"].as_u64() >= Some(7));
+
+    // /localhost/nfd from a UDP face: dropped in the shard and counted, never answered.
+    let before = total(&router.status(), "drop_scope");
+    let to = format!("udp://{}", line.router_target());
+    let o = run_peer(
+        &line.c,
+        &py,
+        "fetch.py",
+        &to,
+        &["--one", "/localhost/nfd/faces/list", "--can-be-prefix", "--lifetime", "500", "--retries", "0"],
+    );
+    assert!(stdout(&o).contains("timeout"), "{}", describe(&o));
+    let st = router.settle(|s| total(s, "drop_scope") > before);
+    assert!(total(&st, "drop_scope") > before);
+}
+
+/// A ControlParameters with just a Uri, as hex.
+fn control_uri(uri: &str) -> String {
+    let mut v = vec![0x72, uri.len() as u8];
+    v.extend_from_slice(uri.as_bytes());
+    let mut p = vec![0x68, v.len() as u8];
+    p.extend(v);
+    p.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let faces_before = router.status()["faces"].clone();
+    let routes_before = router.routes();
+    let o = run_peer(
+        &line.r,
+        &py,
+        "churn.py",
+        &unix(&line.app_socket()),
+        &["-n", "1000", "--register-every", "10", "--timeout", "240"],
+    );
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(stdout(&o).contains("registered 100 0"), "{}", describe(&o));
+    assert!(stdout(&o).contains("done 1000"), "{}", describe(&o));
+    let back = wait_for(20, || {
+        router.status()["faces"] == faces_before && router.routes() == routes_before
+    });
+    assert!(
+        back,
+        "faces {} routes {}",
+        router.status()["faces"],
+        router.routes()
+    );
+    let host = router.status()["host"].clone();
+    assert!(host["app_accepted"].as_u64() >= Some(1000), "{host}");
+    assert_eq!(host["app_faces"], 0);
+}
