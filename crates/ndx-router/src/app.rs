@@ -67,6 +67,10 @@ pub struct HostCounters {
     pub udp_kernel_rx: u64,
     /// Datagrams from the kernel UDP sockets that are not NDN.
     pub udp_kernel_bad: u64,
+    /// Datagrams too large for their link sent through the kernel (IP fragments).
+    pub udp_kernel_tx: u64,
+    /// Such datagrams the kernel refused (or no kernel socket of the family).
+    pub udp_kernel_tx_failed: u64,
     /// Packets not handed to a shard because its queue was full.
     pub shard_queue_full: u64,
     /// Management Interests answered.
@@ -128,6 +132,8 @@ pub struct Host {
     dispatch: Dispatch,
     cfg: AppConfig,
     counters: HostCounters,
+    /// The NDN UDP ports (the first is the source port of what ndx sends).
+    ports: Vec<u16>,
     rbuf: Vec<u8>,
     /// Connections that stopped reading at their budget.
     again: Vec<usize>,
@@ -181,18 +187,20 @@ fn bind_app(path: &Path, cfg: &AppConfig) -> Result<UnixListener, HostError> {
     Ok(l)
 }
 
-/// Binds one kernel UDP socket for IP-fragmented datagrams (IPv6 sockets are v6-only, so
-/// both families can bind the port).
+/// Binds one kernel UDP socket for IP-fragmented datagrams: IPv6 sockets are v6-only, so
+/// both families can bind the port; large buffers, as a window of 8000-byte segments arrives
+/// at once.
 fn bind_udp(addr: SocketAddr) -> std::io::Result<UdpSocket> {
-    let std_sock = if addr.is_ipv6() {
-        // std binds v6 sockets dual-stack on Linux by default only when the sysctl says so;
-        // bind to [::] and accept that the v4 socket may already hold the v4 side.
-        std::net::UdpSocket::bind(addr)?
-    } else {
-        std::net::UdpSocket::bind(addr)?
-    };
-    std_sock.set_nonblocking(true)?;
-    Ok(UdpSocket::from_std(std_sock))
+    use socket2::{Domain, Protocol, Socket, Type};
+    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))?;
+    if addr.is_ipv6() {
+        s.set_only_v6(true)?;
+    }
+    let _ = s.set_recv_buffer_size(4 << 20);
+    let _ = s.set_send_buffer_size(4 << 20);
+    s.set_nonblocking(true)?;
+    s.bind(&addr.into())?;
+    Ok(UdpSocket::from_std(s.into()))
 }
 
 impl Host {
@@ -301,6 +309,7 @@ impl Host {
                 dispatch,
                 cfg: cfg.clone(),
                 counters: HostCounters::default(),
+                ports: udp_ports.to_vec(),
                 rbuf: vec![0; 65_536],
                 again: Vec::new(),
             },
@@ -561,6 +570,17 @@ impl Host {
             return;
         }
         let Some(&conn) = self.by_face.get(&p.face) else {
+            // A packet too large for a UDP face's link: the kernel sends it in IP fragments.
+            if let Some(Link::Udp(to)) = plane.faces.table().get(p.face).map(|f| f.link) {
+                let sock = self.udp.iter().find(|s| {
+                    s.local_addr()
+                        .is_ok_and(|a| a.is_ipv4() == to.is_ipv4() && a.port() == self.ports[0])
+                });
+                match sock.map(|s| s.send_to(&p.bytes, to)) {
+                    Some(Ok(_)) => self.counters.udp_kernel_tx += 1,
+                    _ => self.counters.udp_kernel_tx_failed += 1,
+                }
+            }
             self.links.give_back(p);
             return;
         };
@@ -720,6 +740,8 @@ impl Host {
             "udp_kernel_sockets": self.udp.len(),
             "udp_kernel_rx": c.udp_kernel_rx,
             "udp_kernel_bad": c.udp_kernel_bad,
+            "udp_kernel_tx": c.udp_kernel_tx,
+            "udp_kernel_tx_failed": c.udp_kernel_tx_failed,
             "shard_queue_full": c.shard_queue_full,
             "mgmt_requests": c.mgmt_requests,
             "mgmt_commands_refused": self.mgmt.refused(),

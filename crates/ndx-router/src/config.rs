@@ -248,6 +248,7 @@ impl Default for RawL2 {
 struct RawUdp {
     ports: Vec<u16>,
     on_demand: bool,
+    fragmentation: String,
 }
 
 impl Default for RawUdp {
@@ -255,6 +256,7 @@ impl Default for RawUdp {
         Self {
             ports: vec![6363],
             on_demand: true,
+            fragmentation: "ndnlp".into(),
         }
     }
 }
@@ -656,6 +658,9 @@ pub struct Config {
     pub udp_ports: Vec<u16>,
     /// Create faces for new UDP peers on their first packet.
     pub udp_on_demand: bool,
+    /// Packets larger than the link MTU leave UDP faces as IP fragments from the kernel's
+    /// UDP socket (NFD's way) rather than NDNLPv2 fragments from the data path.
+    pub udp_ip_fragments: bool,
     /// `[app]`.
     pub app: AppConfig,
     /// Interfaces.
@@ -1167,6 +1172,18 @@ impl RawConfig {
             huge_pages: tb.huge_pages,
             udp_ports: u.ports.clone(),
             udp_on_demand: u.on_demand,
+            udp_ip_fragments: match u.fragmentation.as_str() {
+                "ndnlp" => false,
+                "ip" => true,
+                other => {
+                    return bad(
+                        "udp.fragmentation",
+                        format!(
+                            "{other:?}: \"ndnlp\" (NDNLPv2 fragments) or \"ip\" (IP fragments)"
+                        ),
+                    );
+                }
+            },
             app: self.app.check(dir)?,
             interfaces,
             faces,

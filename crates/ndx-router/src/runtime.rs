@@ -374,6 +374,7 @@ impl Router {
                     idle: cfg.idle,
                     udp_port: cfg.udp_ports[0],
                     on_demand: cfg.udp_on_demand,
+                    ip_fragments: cfg.udp_ip_fragments,
                     ifaces: ifaces.clone(),
                 },
                 redispatch.next().flatten(),

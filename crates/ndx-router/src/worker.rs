@@ -61,6 +61,9 @@ pub struct WorkerConfig {
     pub udp_port: u16,
     /// Create faces for new peers.
     pub on_demand: bool,
+    /// Packets too large for a UDP face's link go to the host thread, whose kernel socket
+    /// sends them as IP fragments (`[udp] fragmentation = "ip"`).
+    pub ip_fragments: bool,
     /// Interfaces (by ifindex).
     pub ifaces: Arc<Vec<IfaceInfo>>,
 }
@@ -902,7 +905,22 @@ impl Core {
                 continue;
             }
             let Some(path) = path else {
-                self.snap.add(Io::UnresolvedFace, 1);
+                // A UDP face whose next hop is not resolved yet (the control thread resolves
+                // it within 200 ms): the host thread's kernel socket sends it meanwhile, the
+                // kernel resolving the neighbour itself.
+                let via_kernel = matches!(link, Link::Udp(_))
+                    && self
+                        .host
+                        .as_ref()
+                        .is_some_and(|h| h.send(self.me, face, out.parts()));
+                self.snap.add(
+                    if via_kernel {
+                        Io::HostOut
+                    } else {
+                        Io::UnresolvedFace
+                    },
+                    1,
+                );
                 continue;
             };
             let Some(ep) = eps.iter_mut().find(|e| e.ifindex == path.ifindex) else {
@@ -930,6 +948,17 @@ impl Core {
                     &mut self.hdr,
                     &mut self.snap,
                 );
+                continue;
+            }
+            if self.cfg.ip_fragments && matches!(link, Link::Udp(_)) {
+                // Too big for the link: one datagram from the host thread's kernel socket,
+                // which the kernel sends as IP fragments.
+                let sent = self
+                    .host
+                    .as_ref()
+                    .is_some_and(|h| h.send(self.me, face, out.parts()));
+                self.snap
+                    .add(if sent { Io::HostOut } else { Io::HostQueueFull }, 1);
                 continue;
             }
             // Too big for the link: NDNLPv2 fragmentation of the packet inside (whole in

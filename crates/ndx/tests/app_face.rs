@@ -204,7 +204,11 @@ fn ndnd_put_registers_on_the_app_socket_and_ndnd_cat_fetches_through_it() {
         .stdin(std::fs::File::open(&file).unwrap());
     let put = Proc::spawn(cmd, "ndnd put");
     let registered = wait_for(20, || !rib_routes(&router, "/app/ndnd").is_empty());
-    assert!(registered, "ndnd put did not register: {}", router_routes(&router));
+    assert!(
+        registered,
+        "ndnd put did not register: {}",
+        router_routes(&router)
+    );
     let o = line
         .r
         .cmd(&bin)
@@ -214,7 +218,11 @@ fn ndnd_put_registers_on_the_app_socket_and_ndnd_cat_fetches_through_it() {
         .output()
         .expect("ndnd cat runs");
     assert!(o.status.success(), "ndnd cat: {}", describe(&o));
-    assert!(o.stdout == data, "ndnd cat got {} bytes, not the object", o.stdout.len());
+    assert!(
+        o.stdout == data,
+        "ndnd cat got {} bytes, not the object",
+        o.stdout.len()
+    );
     drop(put);
     assert!(wait_for(10, || app_faces(&router) == 0), "app faces left");
 }
@@ -230,7 +238,13 @@ fn mgmt(line: &Line, py: &str, args: &[&str]) -> Output {
 fn code(o: &Output) -> u32 {
     stdout(o)
         .lines()
-        .find_map(|l| l.strip_prefix("code ")?.split_whitespace().next()?.parse().ok())
+        .find_map(|l| {
+            l.strip_prefix("code ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
         .unwrap_or_else(|| panic!("no status code: {}", describe(o)))
 }
 
@@ -257,31 +271,68 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
     // face), FIB (the config's /t and /localhost/nfd), strategies, general status, CS.
     let faces = dataset(&mgmt(&line, &py, &["faces"]));
     let uris: Vec<&str> = faces.iter().filter_map(|f| f["uri"].as_str()).collect();
-    assert!(uris.contains(&format!("udp4://{}", line.producer_endpoint()).as_str()), "{uris:?}");
+    assert!(
+        uris.contains(&format!("udp4://{}", line.producer_endpoint()).as_str()),
+        "{uris:?}"
+    );
     assert!(uris.contains(&"internal://"), "{uris:?}");
     assert!(uris.iter().any(|u| u.starts_with("fd://")), "{uris:?}");
     let fib = dataset(&mgmt(&line, &py, &["fib"]));
     let prefixes: Vec<&str> = fib.iter().filter_map(|e| e["name"].as_str()).collect();
-    assert!(prefixes.contains(&"/t") && prefixes.contains(&"/localhost/nfd"), "{prefixes:?}");
+    assert!(
+        prefixes.contains(&"/t") && prefixes.contains(&"/localhost/nfd"),
+        "{prefixes:?}"
+    );
     let rib = dataset(&mgmt(&line, &py, &["rib"]));
-    let t = rib.iter().find(|e| e["name"] == "/t").expect("/t in the RIB");
+    let t = rib
+        .iter()
+        .find(|e| e["name"] == "/t")
+        .expect("/t in the RIB");
     assert_eq!(t["routes"][0]["origin"], 255, "static origin: {t}");
     let general = dataset(&mgmt(&line, &py, &["status"]));
-    assert!(general[0]["nfd_version"].as_str().is_some_and(|v| v.starts_with("ndx")));
+    assert!(
+        general[0]["nfd_version"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("ndx"))
+    );
     assert!(general[0]["n_fib_entries"].as_u64() >= Some(2));
     let cs = dataset(&mgmt(&line, &py, &["cs"]));
     assert!(cs[0]["capacity"].as_u64() > Some(0), "{}", cs[0]);
 
     // Set and list a strategy, then unset it.
-    let o = mgmt(&line, &py, &["--expect", "200", "set-strategy", "/t", "multicast"]);
+    let o = mgmt(
+        &line,
+        &py,
+        &["--expect", "200", "set-strategy", "/t", "multicast"],
+    );
     assert!(o.status.success(), "{}", describe(&o));
     let strategies = dataset(&mgmt(&line, &py, &["strategies"]));
-    let t = strategies.iter().find(|s| s["name"] == "/t").expect("/t's choice");
-    assert!(t["strategy"].as_str().is_some_and(|s| s.contains("multicast")), "{t}");
+    let t = strategies
+        .iter()
+        .find(|s| s["name"] == "/t")
+        .expect("/t's choice");
+    assert!(
+        t["strategy"]
+            .as_str()
+            .is_some_and(|s| s.contains("multicast")),
+        "{t}"
+    );
     let fib = router.routes();
-    let t = fib["routes"].as_array().unwrap().iter().find(|r| r["prefix"] == "/t").unwrap();
+    let t = fib["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prefix"] == "/t")
+        .unwrap();
     assert_eq!(t["strategy"], "multicast");
-    assert_eq!(code(&mgmt(&line, &py, &["set-strategy", "/t", "/localhost/nfd/strategy/ncc"])), 404);
+    assert_eq!(
+        code(&mgmt(
+            &line,
+            &py,
+            &["set-strategy", "/t", "/localhost/nfd/strategy/ncc"]
+        )),
+        404
+    );
     assert_eq!(code(&mgmt(&line, &py, &["unset-strategy", "/t"])), 200);
     assert_eq!(code(&mgmt(&line, &py, &["unset-strategy", "/"])), 400);
 
@@ -298,24 +349,69 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
         &line,
         &py,
         &[
-            "register", "/r", "--face-id", &producer, "--origin", "128", "--cost", "7", "--flags",
-            "2", "--expires", "1500",
+            "register",
+            "/r",
+            "--face-id",
+            &producer,
+            "--origin",
+            "128",
+            "--cost",
+            "7",
+            "--flags",
+            "2",
+            "--expires",
+            "1500",
         ],
     );
     assert_eq!(code(&o), 200, "{}", describe(&o));
     let rib = router.routes()["rib"].clone();
-    let r = rib.as_array().unwrap().iter().find(|e| e["prefix"] == "/r").expect("/r");
+    let r = rib
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["prefix"] == "/r")
+        .expect("/r");
     assert_eq!(r["routes"][0]["origin"], "nlsr");
     assert_eq!(r["routes"][0]["cost"], 7);
     assert_eq!(r["routes"][0]["capture"], true);
-    assert!(wait_for(10, || rib_routes(&router, "/r").is_empty()), "/r did not expire");
+    assert!(
+        wait_for(10, || rib_routes(&router, "/r").is_empty()),
+        "/r did not expire"
+    );
     // Register on a face that does not exist: 410.
-    assert_eq!(code(&mgmt(&line, &py, &["register", "/r", "--face-id", "99999"])), 410);
+    assert_eq!(
+        code(&mgmt(&line, &py, &["register", "/r", "--face-id", "99999"])),
+        410
+    );
     // faces/create and faces/destroy of a UDP face.
-    let o = mgmt(&line, &py, &["raw-command", "faces", "create", &control_uri("udp4://10.0.2.9:6363")]);
+    let o = mgmt(
+        &line,
+        &py,
+        &[
+            "raw-command",
+            "faces",
+            "create",
+            &control_uri("udp4://10.0.2.9:6363"),
+        ],
+    );
     assert_eq!(code(&o), 200, "{}", describe(&o));
-    assert!(router.status()["faces"].as_array().unwrap().iter().any(|f| f["remote"] == "udp://10.0.2.9:6363"));
-    let o = mgmt(&line, &py, &["raw-command", "faces", "create", &control_uri("udp4://10.0.2.9:6363")]);
+    assert!(
+        router.status()["faces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["remote"] == "udp://10.0.2.9:6363")
+    );
+    let o = mgmt(
+        &line,
+        &py,
+        &[
+            "raw-command",
+            "faces",
+            "create",
+            &control_uri("udp4://10.0.2.9:6363"),
+        ],
+    );
     assert_eq!(code(&o), 409, "{}", describe(&o));
 
     // Bad input: malformed ControlParameters, an empty one, a missing one, an unknown verb.
@@ -323,7 +419,11 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
         let o = mgmt(&line, &py, &["raw-command", "rib", "register", hex]);
         assert_eq!(code(&o), 400, "ControlParameters {hex:?}: {}", describe(&o));
     }
-    let o = mgmt(&line, &py, &["raw-command", "rib", "register", "--no-params"]);
+    let o = mgmt(
+        &line,
+        &py,
+        &["raw-command", "rib", "register", "--no-params"],
+    );
     assert_eq!(code(&o), 400, "{}", describe(&o));
     let o = mgmt(&line, &py, &["unknown-verb"]);
     assert_eq!(code(&o), 501, "{}", describe(&o));
@@ -339,7 +439,15 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
         &py,
         "fetch.py",
         &to,
-        &["--one", "/localhost/nfd/faces/list", "--can-be-prefix", "--lifetime", "500", "--retries", "0"],
+        &[
+            "--one",
+            "/localhost/nfd/faces/list",
+            "--can-be-prefix",
+            "--lifetime",
+            "500",
+            "--retries",
+            "0",
+        ],
     );
     assert!(stdout(&o).contains("timeout"), "{}", describe(&o));
     let st = router.settle(|s| total(s, "drop_scope") > before);
@@ -388,4 +496,91 @@ fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
     let host = router.status()["host"].clone();
     assert!(host["app_accepted"].as_u64() >= Some(1000), "{host}");
     assert_eq!(host["app_faces"], 0);
+}
+
+/// ndx-app's python-ndn producer straight over UDP (no forwarder of its own): prints
+/// `ready IP:PORT VERSIONED-NAME`.
+fn udp_producer(line: &Line, py: &str, prefix: &str, file: &Path, seg: usize) -> (Proc, String) {
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../ndx-app/tests/interop/pyndn_producer.py");
+    let to_ndx = format!("udp://{}", line.endpoint(2, 2, 6363));
+    let mut cmd = line.p.cmd(py);
+    cmd.arg(script)
+        .args([to_ndx.as_str(), prefix])
+        .arg(file)
+        .arg(seg.to_string())
+        .env("NDN_CLIENT_TRANSPORT", &to_ndx);
+    let mut producer = Proc::spawn(cmd, "pyndn_producer.py");
+    let ready = stdout_lines(&mut producer)
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the python-ndn producer did not start");
+    let mut w = ready.split_whitespace();
+    assert_eq!(w.next(), Some("ready"), "{ready}");
+    (producer, w.next().expect("address").to_owned())
+}
+
+#[test]
+fn ip_fragmented_udp_from_a_python_ndn_producer_crosses_ndx() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, data) = line.content("obj", 120_000, 5);
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let (_producer, local) = udp_producer(&line, &py, "/ipfrag", &file, 8000);
+    // Its prefix registration (dropped: /localhost from a UDP face) made ndx create an
+    // on-demand face for it; route to that face.
+    assert!(wait_for(10, || router.try_ctl(&["route", "add", "/ipfrag", &local])));
+    let before = router.status();
+    let out = line.scratch.path("got");
+    let o = line.get("/ipfrag", &out, &[]);
+    assert!(o.status.success(), "ndx get: {}", describe(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), data, "bytes differ");
+    // Every 8000-byte segment came as IP fragments, reassembled by the kernel and received
+    // on the host thread's UDP socket, on the producer's face.
+    let st = router.status();
+    let host = &st["host"];
+    let kernel =
+        host["udp_kernel_rx"].as_u64().unwrap() - before["host"]["udp_kernel_rx"].as_u64().unwrap();
+    assert!(kernel >= 15, "{kernel} datagrams from the kernel: {host}");
+    assert!(total(&st, "host_in") >= 15);
+}
+
+#[test]
+fn a_3_kb_name_interest_from_python_ndn_over_udp_is_answered_through_ndx() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, _) = line.content("obj", 1000, 3);
+    // python-ndn over UDP neither fragments nor reassembles NDNLPv2: with IP fragmentation
+    // (NFD's way) the 3 KB Data goes back to it in IP fragments.
+    let router = line.start_router(&line.config(
+        1,
+        &format!("udp://{}", line.producer_endpoint()),
+        "[udp]\nfragmentation = \"ip\"\n",
+    ));
+    let _producer = app_producer(&line, &py, "/big", &file, &["--answer-any"]);
+    let to = format!("udp://{}", line.router_target());
+    let o = run_peer(
+        &line.c,
+        &py,
+        "fetch.py",
+        &to,
+        &["--one", "/big/name", "--pad-to", "3000", "--timeout", "30"],
+    );
+    let out = stdout(&o);
+    assert!(
+        o.status.success() && out.starts_with("data /big/name"),
+        "{}\nrouter: {}",
+        describe(&o),
+        router.status()
+    );
+    let host = router.status()["host"].clone();
+    // The Interest came in IP fragments (the kernel socket), the Data left in them.
+    assert!(host["udp_kernel_rx"].as_u64() >= Some(1), "{host}");
+    assert!(host["udp_kernel_tx"].as_u64() >= Some(1), "{host}");
 }

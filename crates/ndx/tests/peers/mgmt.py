@@ -26,12 +26,15 @@ its code (--expect N: exit 1 unless the code is N):
   raw-command MODULE VERB HEX       the ControlParameters component is exactly the bytes HEX
                                     ('' = empty component, --no-params = no component)
   unknown-verb [--module rib] [--verb frobnicate]   a valid register-style ControlParameters
---format: how a command Interest is signed (DigestSha256 either way):
+--format: how a command Interest is signed (v2 and v1: DigestSha256):
   v2 (default)  NDN v0.3 signed Interest, name .../<ControlParameters>/params-sha256=<d>
                 (what ndn.appv2 register and pynfdc send)
   v1            pre-2022 signed command Interest: .../<ControlParameters>/<timestamp>/<nonce>/
                 <SignatureInfo>/<SignatureValue> (what ndn.app.NDNApp.register sends)
   unsigned      .../<ControlParameters> and nothing else
+Options (--format, --body, --expect, --meta, --lifetime, --timeout, ...) go before or after
+COMMAND. A route registered without --face-id is on mgmt.py's own connection, so the forwarder
+removes it when mgmt.py exits.
 Exit codes: 0 ok, 1 error / decode error / --expect mismatch, 2 usage, 3 Nack ('nack <code>
 <reason>'), 4 timeout ('timeout'), 5 --timeout expired ('deadline'), 6 connection closed,
 130/143 SIGINT/SIGTERM.
@@ -61,27 +64,43 @@ STRATEGY_SHORT = ("multicast", "best-route", "access", "asf", "self-learning", "
                   "random")
 
 
+def add_options(p, suppress):
+    """The options every COMMAND takes, before or after it (suppress: no defaults, so that a
+    subcommand's parser does not overwrite what was given before the COMMAND)."""
+    def d(value):
+        return argparse.SUPPRESS if suppress else value
+
+    p.add_argument("--transport", metavar="URI", default=d(None),
+                   help="forwarder: unix:///path, udp://host:port, tcp://host:port (default: "
+                        "$NDN_CLIENT_TRANSPORT, then client.conf, then unix:///run/nfd/nfd.sock)")
+    p.add_argument("--timeout", type=float, default=d(15), metavar="SECONDS",
+                   help="hard overall deadline, 0 = none (default 15); on expiry prints "
+                        "'deadline' and exits 5")
+    p.add_argument("-v", "--verbose", action="count", default=d(0),
+                   help="log more to stderr (-v info, -vv debug)")
+    p.add_argument("--lifetime", type=int, default=d(2000), metavar="MS",
+                   help="InterestLifetime (default 2000)")
+    p.add_argument("--retries", type=int, default=d(2),
+                   help="dataset Interests: resend a timed-out one this many times "
+                        "(default 2); commands are sent once")
+    p.add_argument("--format", choices=peerlib.FORMATS, default=d("v2"),
+                   help="command Interest format (default v2)")
+    p.add_argument("--body", action="store_true", default=d(False),
+                   help="commands: also print 'body <json>' (response ControlParameters)")
+    p.add_argument("--expect", type=int, metavar="CODE", default=d(None),
+                   help="commands: exit 1 unless the status code is CODE")
+    p.add_argument("--meta", action="store_true", default=d(False),
+                   help="datasets: first print 'dataset <versioned-name> <segments> <bytes>'")
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 epilog=__doc__.split("\n\n", 1)[1])
-    peerlib.add_common_args(p, default_timeout=15)
-    p.add_argument("--lifetime", type=int, default=2000, metavar="MS",
-                   help="InterestLifetime (default %(default)s)")
-    p.add_argument("--retries", type=int, default=2,
-                   help="dataset Interests: resend a timed-out one this many times "
-                        "(default %(default)s); commands are sent once")
-    p.add_argument("--format", choices=peerlib.FORMATS, default="v2",
-                   help="command Interest format (default %(default)s)")
-    p.add_argument("--body", action="store_true",
-                   help="commands: also print 'body <json>' (response ControlParameters)")
-    p.add_argument("--expect", type=int, metavar="CODE",
-                   help="commands: exit 1 unless the status code is CODE")
-    p.add_argument("--meta", action="store_true",
-                   help="datasets: first print 'dataset <versioned-name> <segments> <bytes>'")
+    add_options(p, suppress=False)
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for name in DATASETS:
-        sub.add_parser(name, help=f"{'/'.join(DATASETS[name][:2])} dataset")
+        add_options(sub.add_parser(name, help=f"{'/'.join(DATASETS[name][:2])} dataset"), True)
     r = sub.add_parser("register", help="rib/register")
     r.add_argument("prefix")
     r.add_argument("--face-id", type=int)
@@ -108,6 +127,9 @@ def parse_args():
     uv.add_argument("--module", default="rib")
     uv.add_argument("--verb", default="frobnicate")
     uv.add_argument("--prefix", default="/ndx/unknown-verb")
+    for name in ("register", "unregister", "set-strategy", "unset-strategy", "raw-command",
+                 "unknown-verb"):
+        add_options(sub.choices[name], True)
     args = p.parse_args()
     if args.cmd == "raw-command":
         try:
@@ -208,7 +230,7 @@ def main():
             emit("error", "decode", type(e).__name__, str(e).replace(" ", "_"))
             return peerlib.EXIT_ERROR
         for obj in objs:
-            print(json.dumps(obj, sort_keys=True), flush=True)
+            emit(json.dumps(obj, sort_keys=True))
         return peerlib.EXIT_OK
 
     data_name, resp = out.value

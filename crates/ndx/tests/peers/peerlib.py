@@ -11,6 +11,7 @@ import asyncio
 import errno
 import hashlib
 import logging
+import os
 import signal
 import struct
 import sys
@@ -50,8 +51,14 @@ def setup_logging(verbose: int) -> None:
 
 
 def emit(*fields) -> None:
-    """One machine-readable line on stdout."""
-    print(" ".join(str(f) for f in fields), flush=True)
+    """One machine-readable line on stdout (a reader gone, e.g. `| head -1`, is not an error:
+    the rest of the output is dropped)."""
+    try:
+        print(" ".join(str(f) for f in fields), flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def add_common_args(parser, default_timeout):
