@@ -369,12 +369,12 @@ impl Host {
             self.read(plane, conn);
         }
         if let Some(p) = first {
-            self.from_shard(plane, p);
+            self.on_shard_packet(plane, p);
         }
         // A bounded number per turn, so the sockets keep their turn.
         for _ in 0..4096 {
             match self.links.from_shards.try_recv() {
-                Ok(p) => self.from_shard(plane, p),
+                Ok(p) => self.on_shard_packet(plane, p),
                 Err(_) => break,
             }
         }
@@ -497,7 +497,7 @@ impl Host {
             c.rbuf.drain(..at);
         }
         for p in packets {
-            self.from_app(plane, conn, p);
+            self.on_app_packet(plane, conn, p);
         }
         if bad {
             self.counters.app_bad_frames += 1;
@@ -512,7 +512,7 @@ impl Host {
     }
 
     /// A packet an app sent: to the shard that owns it.
-    fn from_app(&mut self, _plane: &mut Plane, conn: usize, bytes: Vec<u8>) {
+    fn on_app_packet(&mut self, _plane: &mut Plane, conn: usize, bytes: Vec<u8>) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
@@ -559,7 +559,7 @@ impl Host {
     }
 
     /// A packet a shard sent to a host face.
-    fn from_shard(&mut self, plane: &mut Plane, p: HostPacket) {
+    fn on_shard_packet(&mut self, plane: &mut Plane, p: HostPacket) {
         if p.face == self.internal {
             self.counters.mgmt_requests += 1;
             let stats = self.stats_for_mgmt();

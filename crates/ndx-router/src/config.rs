@@ -1417,6 +1417,55 @@ mod tests {
     }
 
     #[test]
+    fn app_section_parses_and_is_checked() {
+        let d = parse("").unwrap().app;
+        assert_eq!(d.socket.as_deref(), Some(Path::new(DEFAULT_APP_SOCKET)));
+        assert_eq!((d.mode, d.localhop, d.udp_fragments), (0o666, false, true));
+        assert_eq!(d.command_key, None);
+        let c = parse(
+            "[app]\nsocket = \"\"\nowner = \"root\"\ngroup = \"0\"\nmode = \"0660\"\n\
+             localhop = true\nqueue_bytes = 65536",
+        )
+        .unwrap()
+        .app;
+        assert_eq!(c.socket, None);
+        assert_eq!(
+            (c.owner, c.group, c.mode, c.localhop),
+            (Some(0), Some(0), 0o660, true)
+        );
+        assert!(err("[app]\nmode = \"0999\"").contains("app.mode"));
+        assert!(err("[app]\nmode = \"rw\"").contains("app.mode"));
+        assert!(err("[app]\nowner = \"no-such-user-ndx\"").contains("app.owner"));
+        assert!(err("[app]\nqueue_bytes = 10").contains("app.queue_bytes"));
+        assert!(err("[app]\nmax_connections = 0").contains("app.max_connections"));
+        assert!(err("[app]\ncommand_key = \"/nonexistent/key\"").contains("app.command_key"));
+        let dir = std::env::temp_dir().join(format!("ndx-key-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("short"), "abc").unwrap();
+        std::fs::write(dir.join("good"), "0123456789abcdef0123\n").unwrap();
+        let file = dir.join("ndx.toml");
+        let load = |k: &str| Config::parse(&format!("[app]\ncommand_key = \"{k}\""), &file);
+        assert!(
+            load("short")
+                .unwrap_err()
+                .to_string()
+                .contains("at least 16")
+        );
+        // Relative to the configuration file's directory, trimmed.
+        assert_eq!(
+            load("good").unwrap().app.command_key.as_deref(),
+            Some(&b"0123456789abcdef0123"[..])
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(
+            parse("[udp]\nfragmentation = \"ip\"")
+                .unwrap()
+                .udp_ip_fragments
+        );
+        assert!(err("[udp]\nfragmentation = \"both\"").contains("udp.fragmentation"));
+    }
+
+    #[test]
     fn errors_name_the_file_key_and_reason() {
         assert!(err("[router]\nshards = 0").contains("t.toml: router.shards: 0"));
         assert!(err("[router]\nshardz = 2").contains("unknown field `shardz`"));

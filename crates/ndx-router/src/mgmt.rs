@@ -148,6 +148,7 @@ impl Mgmt {
         let dataset = matches!(
             (req.module.as_str(), req.verb.as_str()),
             ("faces", "list")
+                | ("faces", "query")
                 | ("fib", "list")
                 | ("rib", "list")
                 | ("strategy-choice", "list")
@@ -158,7 +159,7 @@ impl Mgmt {
             if req.scope != Scope::Localhost {
                 return None;
             }
-            return self.dataset(plane, &req.module, &req.verb, interest, host);
+            return self.dataset(plane, &req, interest, host);
         }
         let mut resp = self.command(plane, interest, &req, from);
         if resp.code != status::OK {
@@ -275,15 +276,24 @@ impl Mgmt {
     fn dataset(
         &mut self,
         plane: &mut Plane,
-        module: &str,
-        verb: &str,
+        req: &ndx_nfd::Request,
         interest: &Interest<'_>,
         host: &HostView,
     ) -> Option<Vec<u8>> {
-        let key = format!("{module}/{verb}");
+        let key = format!("{}/{}", req.module, req.verb);
         let name = interest.name();
+        // faces/query's filter, or pynfdc's signed dataset request (a ParametersSha256Digest
+        // after the verb): answered with the whole dataset in one Data named as the request,
+        // which is all pynfdc reads.
+        let whole_in_one = name
+            .get(4)
+            .is_some_and(|c| matches!(c.kind(), ndx_codec::ComponentKind::ParamsDigest(_)))
+            || name
+                .get(5)
+                .is_some_and(|c| matches!(c.kind(), ndx_codec::ComponentKind::ParamsDigest(_)));
+        let query = req.filter.is_some() && !whole_in_one;
         // A later segment of a version we published: from the kept copy.
-        if name.len() > 4 {
+        if name.len() > 4 && !whole_in_one && !query {
             let v = name.get(4)?;
             let seg = name.get(5);
             let kept = self.datasets.get(&key)?;
@@ -297,7 +307,8 @@ impl Mgmt {
         }
         let mut content = Vec::new();
         match key.as_str() {
-            "faces/list" => faces_dataset(plane, host, &mut content),
+            "faces/list" => faces_dataset(plane, host, None, &mut content),
+            "faces/query" => faces_dataset(plane, host, req.filter.as_ref(), &mut content),
             "fib/list" => {
                 let mut routes = plane.fib.routes();
                 routes.sort_by(|a, b| {
@@ -388,11 +399,18 @@ impl Mgmt {
             }
             _ => return None,
         }
+        if whole_in_one {
+            let mut d = ndx_codec::DataRepr::new(name.to_buf(), content);
+            d.freshness_ms = Some(ndx_nfd::MGMT_FRESHNESS_MS);
+            return d.to_vec().ok();
+        }
         let version = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as u64);
+        // A query's name carries its filter: the dataset is named after the request.
+        let base = if query { name } else { name.prefix(4) };
         let segments =
-            ndx_nfd::dataset_segments(&name, version, &content, ndx_nfd::DATASET_SEGMENT_SIZE);
+            ndx_nfd::dataset_segments(&base, version, &content, ndx_nfd::DATASET_SEGMENT_SIZE);
         let first = segments.first().cloned();
         let kept = self.datasets.entry(key).or_default();
         kept.retain(|p| p.at.elapsed().as_secs() < 10);
@@ -417,7 +435,12 @@ fn component_number(c: &ndx_codec::Component<'_>) -> Option<u64> {
     Some(v.iter().fold(0u64, |n, b| (n << 8) | u64::from(*b)))
 }
 
-fn faces_dataset(plane: &Plane, host: &HostView, out: &mut Vec<u8>) {
+fn faces_dataset(
+    plane: &Plane,
+    host: &HostView,
+    filter: Option<&ndx_nfd::FaceQueryFilter>,
+    out: &mut Vec<u8>,
+) {
     for f in plane.faces.table().iter() {
         let c = host
             .faces
@@ -457,7 +480,7 @@ fn faces_dataset(plane: &Plane, host: &HostView, out: &mut Vec<u8>) {
                 face_persistency::PERMANENT,
             ),
         };
-        FaceStatus {
+        let status = FaceStatus {
             face_id: u64::from(f.id.0),
             uri,
             local_uri,
@@ -482,8 +505,10 @@ fn faces_dataset(plane: &Plane, host: &HostView, out: &mut Vec<u8>) {
                 0
             },
             ..FaceStatus::default()
+        };
+        if filter.is_none_or(|q| q.matches(&status)) {
+            status.encode_into(out);
         }
-        .encode_into(out);
     }
 }
 

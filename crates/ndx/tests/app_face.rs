@@ -454,6 +454,112 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
     assert!(total(&st, "drop_scope") > before);
 }
 
+/// python-ndn's `pynfdc` CLI (next to its python) on the router's app socket.
+fn pynfdc(line: &Line, py: &str, args: &[&str]) -> Output {
+    let bin = Path::new(py).with_file_name("pynfdc");
+    line.r
+        .cmd(bin)
+        .args(args)
+        .env("NDN_CLIENT_TRANSPORT", unix(&line.app_socket()))
+        .stdin(Stdio::null())
+        .output()
+        .expect("pynfdc runs")
+}
+
+#[test]
+fn pynfdc_lists_faces_routes_and_strategies_and_sets_a_strategy() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let o = pynfdc(&line, &py, &["face"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let faces = stdout(&o);
+    assert!(
+        faces.contains(&line.producer_endpoint()) && faces.contains("internal://"),
+        "{faces}"
+    );
+    let o = pynfdc(&line, &py, &["route"]);
+    assert!(
+        o.status.success() && stdout(&o).contains("/t"),
+        "{}",
+        describe(&o)
+    );
+    let o = pynfdc(&line, &py, &["ss", "/t", "multicast"]);
+    assert!(
+        o.status.success() && stdout(&o).contains("200"),
+        "{}",
+        describe(&o)
+    );
+    let o = pynfdc(&line, &py, &["strategy"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    // Each prefix, then its strategy on the next line.
+    assert!(
+        stdout(&o).contains("/t\n\t/localhost/nfd/strategy/multicast"),
+        "{}",
+        describe(&o)
+    );
+    let routes = router.routes();
+    let t = routes["routes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prefix"] == "/t")
+        .unwrap();
+    assert_eq!(t["strategy"], "multicast");
+    let o = pynfdc(&line, &py, &["status"]);
+    assert!(
+        o.status.success() && stdout(&o).contains("ndx"),
+        "{}",
+        describe(&o)
+    );
+    // A face by id (faces/query with a FaceQueryFilter).
+    let o = pynfdc(&line, &py, &["face", "1"]);
+    assert!(
+        o.status.success() && stdout(&o).contains(&line.producer_endpoint()),
+        "{}",
+        describe(&o)
+    );
+    // Create a face and a route through it, then remove both.
+    let o = pynfdc(&line, &py, &["nf", "udp4://10.0.2.9:6363"]);
+    assert!(
+        o.status.success() && stdout(&o).contains("200"),
+        "{}",
+        describe(&o)
+    );
+    let id = router.status()["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["remote"] == "udp://10.0.2.9:6363")
+        .map(|f| f["id"].to_string())
+        .expect("the new face");
+    let o = pynfdc(&line, &py, &["nr", "/n", &id]);
+    assert!(
+        o.status.success() && stdout(&o).contains("200"),
+        "{}",
+        describe(&o)
+    );
+    // pynfdc sends no Origin: NFD's default, app.
+    assert_eq!(
+        rib_routes(&router, "/n"),
+        vec![(id.parse().unwrap(), "app".to_owned())]
+    );
+    let o = pynfdc(&line, &py, &["rf", &id]);
+    assert!(
+        o.status.success() && stdout(&o).contains("200"),
+        "{}",
+        describe(&o)
+    );
+    assert!(
+        rib_routes(&router, "/n").is_empty(),
+        "the face's route went with it"
+    );
+}
+
 /// A ControlParameters with just a Uri, as hex.
 fn control_uri(uri: &str) -> String {
     let mut v = vec![0x72, uri.len() as u8];
