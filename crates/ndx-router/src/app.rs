@@ -19,6 +19,7 @@ use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use mio::net::{UdpSocket, UnixListener, UnixStream};
@@ -32,6 +33,7 @@ use crate::faces::{Link, Origin};
 use crate::host::{Doorbell, HostLinks, HostPacket, ShardHostLink};
 use crate::mgmt::Mgmt;
 use crate::plane::Plane;
+use crate::worker::Event;
 
 /// Largest packet an app may send or receive (NFD's and ndnd's limit is 8800; NDNLPv2 headers
 /// and larger local packets fit).
@@ -324,7 +326,7 @@ impl Host {
 
     /// One turn: waits up to `timeout` for app sockets, kernel UDP sockets or packets from
     /// the shards, and serves all of them.
-    pub fn turn(&mut self, plane: &mut Plane, timeout: Duration) {
+    pub fn turn(&mut self, plane: &mut Plane, events: &Receiver<Event>, timeout: Duration) {
         // Sleep only when no shard has sent anything: announce the nap, then look once more
         // (a shard that sends after the look rings the bell).
         let mut first = self.links.from_shards.try_recv().ok();
@@ -365,6 +367,9 @@ impl Host {
                 }
             }
         }
+        // Faces the shards created on demand, before any packet they forwarded from them
+        // (a /localhop command names its face by IncomingFaceId).
+        faces_from_shards(plane, events);
         for conn in std::mem::take(&mut self.again) {
             self.read(plane, conn);
         }
@@ -764,6 +769,20 @@ impl Host {
 impl Drop for Host {
     fn drop(&mut self) {
         self.close_socket();
+    }
+}
+
+/// Adds the faces the shards announced (created on demand) to the table, and publishes it
+/// when any was new.
+pub fn faces_from_shards(plane: &mut Plane, events: &Receiver<Event>) {
+    let mut changed = false;
+    while let Ok(ev) = events.try_recv() {
+        match ev {
+            Event::NewFace(face) => changed |= plane.faces.insert(face).is_ok(),
+        }
+    }
+    if changed {
+        plane.faces.publish();
     }
 }
 

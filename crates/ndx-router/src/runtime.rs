@@ -485,21 +485,13 @@ impl Router {
         while !self.stop.load(Ordering::Relaxed) {
             // App sockets, kernel UDP, management and the shards' packets for host faces; it
             // sleeps in poll(2) up to 2 ms when there is nothing to do.
-            self.host.turn(&mut self.plane, Duration::from_millis(2));
+            self.host
+                .turn(&mut self.plane, &self.events, Duration::from_millis(2));
             let attached = &self.attached;
             let host = &self.host;
             let extra = || json!({"xdp": xdp_counters(attached), "host": host.status()});
             self.control.poll(&mut self.plane, &extra);
             let mut changed = false;
-            while let Ok(ev) = self.events.try_recv() {
-                match ev {
-                    Event::NewFace(face) => {
-                        if self.plane.faces.insert(face).is_ok() {
-                            changed = true;
-                        }
-                    }
-                }
-            }
             if Instant::now() >= next_resolve {
                 changed |= self.resolve_faces();
                 self.plane.expire_routes();

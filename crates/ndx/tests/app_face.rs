@@ -690,3 +690,124 @@ fn a_3_kb_name_interest_from_python_ndn_over_udp_is_answered_through_ndx() {
     assert!(host["udp_kernel_rx"].as_u64() >= Some(1), "{host}");
     assert!(host["udp_kernel_tx"].as_u64() >= Some(1), "{host}");
 }
+
+#[test]
+fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_faces() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let key = line.scratch.path("command.key");
+    std::fs::write(&key, "an ndx test key, 32 bytes long!!\n").unwrap();
+    let wrong = line.scratch.path("wrong.key");
+    std::fs::write(&wrong, "not the key at all, but as long\n").unwrap();
+    let router = line.start_router(&line.config(
+        1,
+        &format!("udp://{}", line.producer_endpoint()),
+        &format!(
+            "[app]\nsocket = \"{}\"\nlocalhop = true\ncommand_key = \"{}\"\n",
+            line.app_socket().display(),
+            key.display()
+        ),
+    ));
+    let app = unix(&line.app_socket());
+    let command = |ns: &Netns, transport: &str, args: &[&str]| {
+        let o = run_peer(ns, &py, "signed_command.py", transport, args);
+        let code = stdout(&o)
+            .strip_prefix("code ")
+            .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok());
+        (code, describe(&o))
+    };
+    let key_arg = key.display().to_string();
+    let wrong_arg = wrong.display().to_string();
+    // Unsigned (DigestSha256) or under another key: 403. Under the key: 200.
+    let (c, o) = command(&line.r, &app, &["rib", "register", "--name", "/k"]);
+    assert_eq!(c, Some(403), "{o}");
+    let (c, o) = command(
+        &line.r,
+        &app,
+        &[
+            "rib",
+            "register",
+            "--name",
+            "/k",
+            "--hmac-key-file",
+            &wrong_arg,
+        ],
+    );
+    assert_eq!(c, Some(403), "{o}");
+    let producer = router.status()["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "producer")
+        .map(|f| f["id"].to_string())
+        .expect("the producer face");
+    let (c, o) = command(
+        &line.r,
+        &app,
+        &[
+            "rib",
+            "register",
+            "--name",
+            "/k",
+            "--face-id",
+            &producer,
+            "--hmac-key-file",
+            &key_arg,
+        ],
+    );
+    assert_eq!(c, Some(200), "{o}");
+    assert_eq!(rib_routes(&router, "/k").len(), 1);
+
+    // /localhop from a remote face (the consumer, over UDP): registers the prefix on that
+    // face; /localhost from it gets nothing.
+    let udp = format!("udp://{}", line.router_target());
+    let (c, o) = command(
+        &line.c,
+        &udp,
+        &[
+            "rib",
+            "register",
+            "--name",
+            "/hop",
+            "--scope",
+            "localhop",
+            "--hmac-key-file",
+            &key_arg,
+        ],
+    );
+    assert_eq!(c, Some(200), "{o}");
+    let routes = rib_routes(&router, "/hop");
+    assert_eq!(routes.len(), 1, "{routes:?}");
+    let face = router.status()["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == routes[0].0)
+        .cloned()
+        .unwrap();
+    assert!(
+        face["remote"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("udp://10.0.1.1:")),
+        "{face}"
+    );
+    let (c, o) = command(
+        &line.c,
+        &udp,
+        &[
+            "rib",
+            "register",
+            "--name",
+            "/hop2",
+            "--hmac-key-file",
+            &key_arg,
+            "--timeout",
+            "5",
+        ],
+    );
+    assert_eq!(c, None, "{o}");
+    assert!(rib_routes(&router, "/hop2").is_empty());
+}
