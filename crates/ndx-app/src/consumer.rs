@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use ndx_codec::{Data, InterestRepr, NackReason, NameBuf, Packet, ReassembledHeaders};
 use sha2::{Digest, Sha256};
 
+use crate::addr::Endpoint;
 use crate::error::{AppError, VerifyError};
-use crate::face::{Face, any_addr_for, bind};
+use crate::face::{Face, Peer};
 use crate::get::{Discovery, GetOptions, GetReport};
 use crate::progress::Progress;
 use crate::rng::Rng;
@@ -29,6 +30,7 @@ const TICK: Duration = Duration::from_millis(20);
 #[derive(Debug)]
 pub struct Consumer {
     face: Face,
+    peer: Peer,
     opts: GetOptions,
     rng: Rng,
 }
@@ -70,29 +72,62 @@ struct Counters {
 }
 
 impl Consumer {
-    /// Binds `opts.bind` (or an ephemeral port of the target's family).
+    /// Binds `opts.bind` (or an ephemeral port of the target's family), or connects to the
+    /// target's Unix socket.
     pub fn new(opts: &GetOptions) -> Result<Self, AppError> {
-        let sock = bind(opts.bind.unwrap_or_else(|| any_addr_for(opts.target)))?;
-        Self::with_socket(sock, opts)
+        Self::check(opts)?;
+        let (face, peer) = Face::open(&opts.target, opts.bind, opts.mtu)?;
+        Ok(Self::with_face(face, peer, opts))
     }
 
-    /// Uses an already-bound socket (e.g. one a peer already sends to).
+    /// Uses an already-bound socket (e.g. one a peer already sends to); the target must be a
+    /// UDP address.
     pub fn with_socket(sock: UdpSocket, opts: &GetOptions) -> Result<Self, AppError> {
+        Self::check(opts)?;
+        let Endpoint::Udp(target) = opts.target else {
+            return Err(AppError::InvalidOption(format!(
+                "a UDP socket cannot reach {}",
+                opts.target
+            )));
+        };
+        Ok(Self::with_face(
+            Face::new(sock, opts.mtu)?,
+            Peer::Udp(target),
+            opts,
+        ))
+    }
+
+    fn check(opts: &GetOptions) -> Result<(), AppError> {
         if opts.init_cwnd == 0 || opts.max_cwnd == 0 {
             return Err(AppError::InvalidOption(
                 "the congestion window must be at least 1".into(),
             ));
         }
-        Ok(Self {
-            face: Face::new(sock, opts.mtu)?,
-            opts: opts.clone(),
-            rng: Rng::new(),
-        })
+        Ok(())
     }
 
-    /// The local address Interests are sent from.
+    fn with_face(face: Face, peer: Peer, opts: &GetOptions) -> Self {
+        Self {
+            face,
+            peer,
+            opts: opts.clone(),
+            rng: Rng::new(),
+        }
+    }
+
+    /// The local UDP address Interests are sent from (an error on a Unix socket).
     pub fn local_addr(&self) -> Result<SocketAddr, AppError> {
-        self.face.local_addr()
+        match self.face.local_endpoint()? {
+            Endpoint::Udp(a) => Ok(a),
+            other => Err(AppError::InvalidOption(format!(
+                "the consumer is attached to {other}, not to a UDP address"
+            ))),
+        }
+    }
+
+    /// Where Interests are sent from: a UDP address, or the forwarder's Unix socket.
+    pub fn local_endpoint(&self) -> Result<Endpoint, AppError> {
+        self.face.local_endpoint()
     }
 
     /// Discovers the version, fetches every segment and writes the object to `out` in order.
@@ -130,7 +165,7 @@ impl Consumer {
         i.nonce = Some(nonce);
         i.lifetime_ms = Some(self.opts.lifetime_ms);
         let wire = i.to_vec()?;
-        self.face.send(self.opts.target, &wire, None, None)?;
+        self.face.send(self.peer, &wire, None, None)?;
         Ok(nonce)
     }
 
@@ -139,8 +174,7 @@ impl Consumer {
         let Some(p) = self.face.recv(wait)? else {
             return Ok(None);
         };
-        let same = |a: SocketAddr| (a.ip().to_canonical(), a.port());
-        if same(p.from) != same(self.opts.target) {
+        if !p.from.same(self.peer) {
             return Ok(None);
         }
         Ok(Some((p.packet, p.lp)))
@@ -300,7 +334,7 @@ impl Fetch<'_> {
                         return Err(AppError::Timeout {
                             name: seg_name(seg).to_string(),
                             attempts: retries + 1,
-                            target: self.consumer.opts.target,
+                            target: self.consumer.opts.target.clone(),
                         });
                     }
                     segs[seg as usize] = Seg::Pending {
@@ -426,7 +460,7 @@ impl Fetch<'_> {
                                 return Err(AppError::Nack {
                                     name: name.to_string(),
                                     reason,
-                                    target: self.consumer.opts.target,
+                                    target: self.consumer.opts.target.clone(),
                                 });
                             }
                             segs[seg as usize] = Seg::Pending {
@@ -438,7 +472,7 @@ impl Fetch<'_> {
                             return Err(AppError::Nack {
                                 name: name.to_string(),
                                 reason,
-                                target: self.consumer.opts.target,
+                                target: self.consumer.opts.target.clone(),
                             });
                         }
                     }

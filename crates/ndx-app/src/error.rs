@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use ndx_codec::NackReason;
 
+use crate::addr::Endpoint;
+
 /// Why `put`, `serve`, `get` or `gen` failed.
 #[derive(Debug, thiserror::Error)]
 pub enum AppError {
@@ -24,6 +26,49 @@ pub enum AppError {
         what: &'static str,
         /// The OS error.
         source: io::Error,
+    },
+    /// The forwarder's Unix socket could not be connected to.
+    #[error("cannot connect to the forwarder's socket unix://{}: {source} (is the forwarder running, with its Unix socket there?)", path.display())]
+    Connect {
+        /// The socket's path.
+        path: PathBuf,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// A send, receive or option call on the forwarder's Unix socket failed.
+    #[error("Unix socket error while {what}: {source}")]
+    Stream {
+        /// What was being done.
+        what: &'static str,
+        /// The OS error.
+        source: io::Error,
+    },
+    /// The forwarder closed its end of the Unix socket.
+    #[error("the forwarder closed the connection on unix://{}", path.display())]
+    Closed {
+        /// The socket's path.
+        path: PathBuf,
+    },
+    /// The byte stream from the forwarder is not NDN packets back to back.
+    #[error("broken packet framing on the forwarder's socket: {0}")]
+    Framing(String),
+    /// The forwarder refused to register the prefix (rib/register answered other than 200).
+    #[error("the forwarder refused to register {prefix}: status {code} {text:?}")]
+    Registration {
+        /// The prefix.
+        prefix: String,
+        /// The ControlResponse's StatusCode.
+        code: u32,
+        /// Its StatusText.
+        text: String,
+    },
+    /// The forwarder's answer to rib/register is not a ControlResponse.
+    #[error("the forwarder's answer to rib/register for {prefix} is malformed: {reason}")]
+    BadResponse {
+        /// The prefix.
+        prefix: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// The input file (or stdin) could not be read.
     #[error("cannot read {path}: {source}")]
@@ -56,7 +101,7 @@ pub enum AppError {
         /// Times it was sent (for discovery: rounds, each with the CanBePrefix and the RDR Interest).
         attempts: u32,
         /// Where they were sent.
-        target: SocketAddr,
+        target: Endpoint,
     },
     /// The network answered an Interest with a Nack the consumer cannot retry.
     #[error("Interest {name} was Nacked ({reason:?}) by {target}")]
@@ -66,7 +111,7 @@ pub enum AppError {
         /// The Nack's reason.
         reason: NackReason,
         /// Who sent it.
-        target: SocketAddr,
+        target: Endpoint,
     },
     /// A Data failed verification; the fetch is aborted.
     #[error("Data {name} failed verification: {reason}")]

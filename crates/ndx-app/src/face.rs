@@ -1,5 +1,6 @@
-//! A UDP "face" for the tools: one std socket, NDNLPv2 fragmentation on send and reassembly on
-//! receive, PitToken and Nack headers carried through.
+//! The tools' "face": one link, a UDP socket or a local forwarder's Unix stream socket, with
+//! NDNLPv2 fragmentation on send and reassembly on receive (a stream needs neither: its
+//! packets always fit in one frame), PitToken and Nack headers carried through.
 
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
@@ -11,7 +12,9 @@ use ndx_codec::{
     Fragmenter, LpHeaders, NackReason, Packet, ReassembledHeaders, Reassembler, ReassemblerConfig,
 };
 
+use crate::addr::Endpoint;
 use crate::error::AppError;
+use crate::stream::{MAX_FRAME, StreamLink};
 
 /// IPv4 (20) plus UDP (8) header bytes.
 const V4_OVERHEAD: usize = 28;
@@ -20,11 +23,32 @@ const V6_OVERHEAD: usize = 48;
 /// Largest UDP payload.
 const MAX_DATAGRAM: usize = 65_507;
 
+/// Who a packet comes from or goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Peer {
+    /// A UDP address.
+    Udp(SocketAddr),
+    /// The other end of the face's stream (the local forwarder).
+    Stream,
+}
+
+impl Peer {
+    /// The same peer (for UDP: the same address, IPv4-mapped or not, and port).
+    pub(crate) fn same(self, other: Peer) -> bool {
+        let canon = |a: SocketAddr| (a.ip().to_canonical(), a.port());
+        match (self, other) {
+            (Peer::Udp(a), Peer::Udp(b)) => canon(a) == canon(b),
+            (Peer::Stream, Peer::Stream) => true,
+            _ => false,
+        }
+    }
+}
+
 /// A network packet (Interest or Data TLV) that came in, with its LP headers.
 #[derive(Debug)]
 pub(crate) struct Incoming {
     /// The sender.
-    pub(crate) from: SocketAddr,
+    pub(crate) from: Peer,
     /// The Interest or Data TLV (reassembled when it came in fragments).
     pub(crate) packet: Vec<u8>,
     /// PitToken, Nack, CongestionMark of the (first) LpPacket; default when bare.
@@ -41,17 +65,28 @@ pub(crate) struct FaceCounters {
     pub(crate) send_dropped: u64,
 }
 
-/// One UDP socket with LP fragmentation and reassembly.
+/// What carries the face's frames.
+#[derive(Debug)]
+enum Link {
+    /// A UDP socket, its receive buffer and current receive timeout.
+    Udp {
+        sock: UdpSocket,
+        rx: Vec<u8>,
+        timeout: Option<Duration>,
+    },
+    /// A local forwarder's Unix stream socket.
+    Stream(StreamLink),
+}
+
+/// One link with LP fragmentation and reassembly.
 #[derive(Debug)]
 pub(crate) struct Face {
-    sock: UdpSocket,
+    link: Link,
     fragmenter: Fragmenter,
     reassembler: Reassembler,
     next_sequence: u64,
-    rx: Vec<u8>,
     tx: Vec<u8>,
     epoch: Instant,
-    timeout: Option<Duration>,
     pub(crate) counters: FaceCounters,
 }
 
@@ -79,7 +114,48 @@ fn enlarge_buffers(sock: &UdpSocket) {
     let _ = s.set_send_buffer_size(SOCKET_BUFFER);
 }
 
+/// The reassembler's limits (a stream never needs it for more than single LpPackets).
+fn reassembler() -> Reassembler {
+    Reassembler::new(ReassemblerConfig {
+        max_partials: 128,
+        max_packet_len: 1 << 17,
+        max_frag_count: 1 << 10,
+        timeout_ns: 2_000_000_000,
+    })
+}
+
 impl Face {
+    /// Opens a face towards `target`: a UDP socket bound to `bind` (default: any address of
+    /// the target's family), or a connection to a forwarder's Unix socket (`bind` unused).
+    /// Returns the face and the peer to send to.
+    pub(crate) fn open(
+        target: &Endpoint,
+        bind_addr: Option<SocketAddr>,
+        link_mtu: usize,
+    ) -> Result<(Self, Peer), AppError> {
+        match target {
+            Endpoint::Udp(a) => {
+                let sock = bind(bind_addr.unwrap_or_else(|| any_addr_for(*a)))?;
+                Ok((Self::new(sock, link_mtu)?, Peer::Udp(*a)))
+            }
+            Endpoint::Unix(path) => Ok((Self::connect(path)?, Peer::Stream)),
+        }
+    }
+
+    /// Connects to a local forwarder's Unix stream socket.
+    pub(crate) fn connect(path: &std::path::Path) -> Result<Self, AppError> {
+        let link = StreamLink::connect(path)?;
+        Ok(Self {
+            link: Link::Stream(link),
+            fragmenter: Fragmenter::new(MAX_FRAME).map_err(AppError::Encode)?,
+            reassembler: reassembler(),
+            next_sequence: 0,
+            tx: vec![0; MAX_FRAME],
+            epoch: Instant::now(),
+            counters: FaceCounters::default(),
+        })
+    }
+
     /// Wraps `sock`; `link_mtu` is the IP MTU of the path (the largest LpPacket is that minus
     /// the IP and UDP headers of the socket's family).
     pub(crate) fn new(sock: UdpSocket, link_mtu: usize) -> Result<Self, AppError> {
@@ -101,36 +177,42 @@ impl Face {
             ))
         })?;
         Ok(Self {
-            sock,
+            link: Link::Udp {
+                sock,
+                rx: vec![0; MAX_DATAGRAM + 1],
+                timeout: None,
+            },
             fragmenter,
-            reassembler: Reassembler::new(ReassemblerConfig {
-                max_partials: 128,
-                max_packet_len: 1 << 17,
-                max_frag_count: 1 << 10,
-                timeout_ns: 2_000_000_000,
-            }),
+            reassembler: reassembler(),
             next_sequence: 0,
-            rx: vec![0; MAX_DATAGRAM + 1],
             tx: vec![0; payload],
             epoch: Instant::now(),
-            timeout: None,
             counters: FaceCounters::default(),
         })
     }
 
-    /// The socket's local address.
-    pub(crate) fn local_addr(&self) -> Result<SocketAddr, AppError> {
-        self.sock.local_addr().map_err(|source| AppError::Socket {
-            what: "reading the local address",
-            source,
-        })
+    /// Where the face is attached: its UDP socket's local address, or the forwarder's
+    /// socket path.
+    pub(crate) fn local_endpoint(&self) -> Result<Endpoint, AppError> {
+        match &self.link {
+            Link::Udp { sock, .. } => {
+                sock.local_addr()
+                    .map(Endpoint::Udp)
+                    .map_err(|source| AppError::Socket {
+                        what: "reading the local address",
+                        source,
+                    })
+            }
+            Link::Stream(s) => Ok(Endpoint::Unix(s.path().to_path_buf())),
+        }
     }
 
     /// Sends `packet` (an Interest or Data TLV) to `to`: bare when it fits and no header is
-    /// needed, else in one LpPacket or in NDNLPv2 fragments carrying `pit_token` and `nack`.
+    /// needed, else in one LpPacket or in NDNLPv2 fragments carrying `pit_token` and `nack`
+    /// (on a stream, `to` is [`Peer::Stream`] and packets always fit in one frame).
     pub(crate) fn send(
         &mut self,
-        to: SocketAddr,
+        to: Peer,
         packet: &[u8],
         pit_token: Option<&[u8]>,
         nack: Option<NackReason>,
@@ -170,8 +252,21 @@ impl Face {
         result
     }
 
-    fn send_datagram(&mut self, to: SocketAddr, d: &[u8], fragment: bool) -> Result<(), AppError> {
-        match self.sock.send_to(d, to) {
+    fn send_datagram(&mut self, to: Peer, d: &[u8], fragment: bool) -> Result<(), AppError> {
+        let (sock, to) = match (&mut self.link, to) {
+            (Link::Udp { sock, .. }, Peer::Udp(to)) => (sock, to),
+            (Link::Stream(s), Peer::Stream) => {
+                s.send(d)?;
+                self.counters.datagrams_sent += 1;
+                return Ok(());
+            }
+            _ => {
+                return Err(AppError::InvalidOption(format!(
+                    "cannot send to {to:?} on this face"
+                )));
+            }
+        };
+        match sock.send_to(d, to) {
             Ok(_) => {
                 self.counters.datagrams_sent += 1;
                 self.counters.fragments_sent += u64::from(fragment);
@@ -198,42 +293,25 @@ impl Face {
         }
     }
 
-    /// Waits up to `timeout` for one datagram; returns the network packet it completes, or
-    /// `None` on timeout or when the datagram was a non-final fragment, an IDLE packet or
-    /// malformed (counted).
+    /// Waits up to `timeout` for one datagram or stream frame; returns the network packet it
+    /// completes, or `None` on timeout or when it was a non-final fragment, an IDLE packet or
+    /// malformed (counted). A broken stream is an error.
     pub(crate) fn recv(&mut self, timeout: Duration) -> Result<Option<Incoming>, AppError> {
-        let timeout = timeout.max(Duration::from_micros(100));
-        if self.timeout != Some(timeout) {
-            self.sock
-                .set_read_timeout(Some(timeout))
-                .map_err(|source| AppError::Socket {
-                    what: "setting the receive timeout",
-                    source,
-                })?;
-            self.timeout = Some(timeout);
-        }
-        let (n, from) = match self.sock.recv_from(&mut self.rx) {
-            Ok(r) => r,
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    ErrorKind::WouldBlock
-                        | ErrorKind::TimedOut
-                        | ErrorKind::Interrupted
-                        | ErrorKind::ConnectionRefused
-                ) =>
-            {
-                return Ok(None);
-            }
-            Err(source) => {
-                return Err(AppError::Socket {
-                    what: "receiving",
-                    source,
-                });
-            }
+        let (frame, from) = match &mut self.link {
+            Link::Udp {
+                sock,
+                rx,
+                timeout: t,
+            } => match udp_recv(sock, rx, t, timeout)? {
+                Some((n, from)) => (&rx[..n], Peer::Udp(from)),
+                None => return Ok(None),
+            },
+            Link::Stream(s) => match s.recv(timeout)? {
+                Some(frame) => (frame, Peer::Stream),
+                None => return Ok(None),
+            },
         };
         self.counters.datagrams_received += 1;
-        let frame = &self.rx[..n];
         let lp = match Packet::decode(frame) {
             Ok(Packet::Lp(lp)) => lp,
             Ok(p) => {
@@ -249,7 +327,11 @@ impl Face {
             }
         };
         let now_ns = self.epoch.elapsed().as_nanos() as u64;
-        match self.reassembler.push(now_ns, peer_id(from), &lp) {
+        let peer = match from {
+            Peer::Udp(a) => peer_id(a),
+            Peer::Stream => 0,
+        };
+        match self.reassembler.push(now_ns, peer, &lp) {
             Ok(Some(r)) => Ok(Some(Incoming {
                 from,
                 packet: r.packet.to_vec(),
@@ -261,6 +343,42 @@ impl Face {
                 Ok(None)
             }
         }
+    }
+}
+
+/// One datagram within `timeout` (`None` on timeout); `current` caches the socket's timeout.
+fn udp_recv(
+    sock: &UdpSocket,
+    rx: &mut [u8],
+    current: &mut Option<Duration>,
+    timeout: Duration,
+) -> Result<Option<(usize, SocketAddr)>, AppError> {
+    let timeout = timeout.max(Duration::from_micros(100));
+    if *current != Some(timeout) {
+        sock.set_read_timeout(Some(timeout))
+            .map_err(|source| AppError::Socket {
+                what: "setting the receive timeout",
+                source,
+            })?;
+        *current = Some(timeout);
+    }
+    match sock.recv_from(rx) {
+        Ok(r) => Ok(Some(r)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::WouldBlock
+                    | ErrorKind::TimedOut
+                    | ErrorKind::Interrupted
+                    | ErrorKind::ConnectionRefused
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(source) => Err(AppError::Socket {
+            what: "receiving",
+            source,
+        }),
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use ndx_codec::NameBuf;
 
-use crate::addr::parse_udp_endpoint;
+use crate::addr::{Endpoint, parse_endpoint, parse_udp_endpoint};
 use crate::consumer::Consumer;
 use crate::error::AppError;
 use crate::producer::DEFAULT_MTU;
@@ -23,13 +23,15 @@ pub struct GetOptions {
     /// Name prefix of the object; when it ends with a version (`v=N`), discovery is skipped.
     #[arg(value_name = "PREFIX")]
     pub prefix: NameBuf,
-    /// Forwarder or producer to send Interests to: `udp://IP:port`, `IP:port`, `[v6]:port`.
-    #[arg(short, long, default_value = DEFAULT_TARGET, value_parser = parse_udp_endpoint)]
-    pub target: SocketAddr,
+    /// Forwarder or producer to send Interests to: `udp://IP:port`, `IP:port`, `[v6]:port`,
+    /// or a local forwarder's Unix socket, `unix:///run/nfd/nfd.sock`.
+    #[arg(short, long, default_value = DEFAULT_TARGET, value_parser = parse_endpoint)]
+    pub target: Endpoint,
     /// Write the object to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Local UDP address to send from (default: any address of the target's family).
+    /// Local UDP address to send from (default: any address of the target's family; unused
+    /// with a Unix socket).
     #[arg(long, value_parser = parse_udp_endpoint)]
     pub bind: Option<SocketAddr>,
     /// InterestLifetime, in milliseconds.
@@ -68,11 +70,12 @@ pub struct GetOptions {
 }
 
 impl GetOptions {
-    /// Options with every default, fetching `prefix` through `target`.
-    pub fn new(prefix: NameBuf, target: SocketAddr) -> Self {
+    /// Options with every default, fetching `prefix` through `target` (a UDP address or an
+    /// [`Endpoint`]).
+    pub fn new(prefix: NameBuf, target: impl Into<Endpoint>) -> Self {
         Self {
             prefix,
-            target,
+            target: target.into(),
             output: None,
             bind: None,
             lifetime_ms: 4000,

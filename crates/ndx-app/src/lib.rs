@@ -11,7 +11,10 @@
 //!   [`GetReport`] (throughput, retransmissions, RTT);
 //! - [`generate`]: a windowed Interest generator for benchmarks ([`GenReport`]).
 //!
-//! Everything runs on plain blocking std UDP sockets with receive timeouts: no async runtime.
+//! Everything runs on plain blocking std sockets with receive timeouts, no async runtime: UDP
+//! to a forwarder or producer, or a local forwarder's Unix stream socket (`unix://PATH`, TLV
+//! packets back to back), where `put` and `serve` register their prefix (`rib/register`,
+//! [`ndx_nfd`]) before reporting ready.
 //! The option structs derive [`clap::Args`], so a binary flattens them into subcommands.
 mod addr;
 mod consumer;
@@ -21,12 +24,17 @@ mod get;
 mod object;
 mod producer;
 mod progress;
+mod register;
 mod rng;
 mod rtt;
+mod stream;
 mod traffic;
 mod window;
 
-pub use addr::{AddrError, NDN_PORT, parse_udp_endpoint};
+pub use addr::{
+    AddrError, DEFAULT_FORWARDER_SOCKET, Endpoint, NDN_PORT, parse_endpoint, parse_udp_endpoint,
+    parse_unix_endpoint,
+};
 pub use consumer::{Consumer, MAX_SEGMENTS};
 pub use error::{AppError, VerifyError};
 pub use get::{DEFAULT_TARGET, Discovery, GetOptions, GetReport, get};

@@ -1,18 +1,21 @@
 //! The producer: `put` serves one segmented object, `serve` answers every Interest under a
 //! prefix with a synthetic Data. Both reply to whoever sent the Interest, echoing its PitToken.
+//! They listen on a UDP address, or connect to a local forwarder's Unix socket and register
+//! their prefix there (`--forwarder`).
 
 use std::io::Read;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ndx_codec::{DataRepr, Interest, NackReason, NameBuf, Packet};
 
-use crate::addr::parse_udp_endpoint;
+use crate::addr::{Endpoint, parse_udp_endpoint, parse_unix_endpoint};
 use crate::error::AppError;
-use crate::face::{Face, bind};
+use crate::face::{Face, Peer, bind};
 use crate::object::{Lookup, SegmentedObject, timestamp_version};
+use crate::register::register;
 
 /// Default content bytes per segment (as ndnputchunks and `ndnd put`).
 pub const DEFAULT_SEGMENT_SIZE: usize = 8000;
@@ -38,6 +41,18 @@ pub struct PutOptions {
     /// UDP address to listen on (a forwarder routes the prefix to it).
     #[arg(short, long, default_value = DEFAULT_PRODUCER_BIND, value_parser = parse_udp_endpoint)]
     pub bind: SocketAddr,
+    /// Connect to a local forwarder's Unix socket instead of listening on UDP, and register
+    /// the prefix there (rib/register, origin app, cost 0) before serving: `unix://PATH`;
+    /// given last without a value, unix:///run/nfd/nfd.sock.
+    #[arg(
+        long,
+        value_name = "unix://PATH",
+        num_args = 0..=1,
+        default_missing_value = "unix://",
+        value_parser = parse_unix_endpoint,
+        conflicts_with = "bind"
+    )]
+    pub forwarder: Option<PathBuf>,
     /// Content bytes per segment.
     #[arg(short, long, default_value_t = DEFAULT_SEGMENT_SIZE)]
     pub segment_size: usize,
@@ -64,6 +79,7 @@ impl PutOptions {
             prefix,
             input: None,
             bind,
+            forwarder: None,
             segment_size: DEFAULT_SEGMENT_SIZE,
             freshness_ms: DEFAULT_FRESHNESS_MS,
             version: None,
@@ -83,6 +99,18 @@ pub struct ServeOptions {
     /// UDP address to listen on.
     #[arg(short, long, default_value = DEFAULT_PRODUCER_BIND, value_parser = parse_udp_endpoint)]
     pub bind: SocketAddr,
+    /// Connect to a local forwarder's Unix socket instead of listening on UDP, and register
+    /// the prefix there (rib/register, origin app, cost 0) before serving: `unix://PATH`;
+    /// given last without a value, unix:///run/nfd/nfd.sock.
+    #[arg(
+        long,
+        value_name = "unix://PATH",
+        num_args = 0..=1,
+        default_missing_value = "unix://",
+        value_parser = parse_unix_endpoint,
+        conflicts_with = "bind"
+    )]
+    pub forwarder: Option<PathBuf>,
     /// Content bytes of each Data.
     #[arg(short = 'n', long, default_value_t = 1000)]
     pub payload_size: usize,
@@ -103,6 +131,7 @@ impl ServeOptions {
         Self {
             prefix,
             bind,
+            forwarder: None,
             payload_size: 1000,
             freshness_ms: DEFAULT_FRESHNESS_MS,
             mtu: DEFAULT_MTU,
@@ -147,10 +176,31 @@ enum Responder {
     Synthetic { content: Vec<u8>, freshness_ms: u64 },
 }
 
+/// A producer's face: a bound UDP socket, or a connection to a forwarder's Unix socket on
+/// which `prefix` is registered.
+fn producer_face(
+    bind_addr: SocketAddr,
+    forwarder: Option<&Path>,
+    mtu: usize,
+    prefix: &NameBuf,
+) -> Result<(Face, Endpoint), AppError> {
+    let face = match forwarder {
+        Some(path) => {
+            let mut face = Face::connect(path)?;
+            register(&mut face, prefix)?;
+            face
+        }
+        None => Face::new(bind(bind_addr)?, mtu)?,
+    };
+    let local = face.local_endpoint()?;
+    Ok((face, local))
+}
+
 /// A bound producer; [`Producer::run`] answers Interests until told to stop.
 #[derive(Debug)]
 pub struct Producer {
     face: Face,
+    local: Endpoint,
     responder: Responder,
     prefix: NameBuf,
     stop_after: Option<Duration>,
@@ -158,8 +208,9 @@ pub struct Producer {
 }
 
 impl Producer {
-    /// Binds `opts.bind` and prepares `content` as a segmented object (`opts.input` is
-    /// ignored).
+    /// Binds `opts.bind` (or connects to `opts.forwarder` and registers the prefix there,
+    /// returning once the forwarder answered 200) and prepares `content` as a segmented
+    /// object (`opts.input` is ignored).
     pub fn put(opts: &PutOptions, content: &[u8]) -> Result<Self, AppError> {
         let version = opts.version.unwrap_or_else(timestamp_version);
         let object = SegmentedObject::new(
@@ -169,7 +220,8 @@ impl Producer {
             opts.segment_size,
             opts.freshness_ms,
         )?;
-        let face = Face::new(bind(opts.bind)?, opts.mtu)?;
+        let (face, local) =
+            producer_face(opts.bind, opts.forwarder.as_deref(), opts.mtu, &opts.prefix)?;
         let report = ProducerReport {
             versioned_name: Some(object.versioned.to_string()),
             segments: object.segments.len() as u64,
@@ -178,6 +230,7 @@ impl Producer {
         };
         Ok(Self {
             face,
+            local,
             responder: Responder::Object(object),
             prefix: opts.prefix.clone(),
             stop_after: opts.duration.map(Duration::from_secs),
@@ -185,12 +238,15 @@ impl Producer {
         })
     }
 
-    /// Binds `opts.bind` for `serve` mode.
+    /// Binds `opts.bind` (or connects to `opts.forwarder` and registers the prefix) for
+    /// `serve` mode.
     pub fn serve(opts: &ServeOptions) -> Result<Self, AppError> {
-        let face = Face::new(bind(opts.bind)?, opts.mtu)?;
+        let (face, local) =
+            producer_face(opts.bind, opts.forwarder.as_deref(), opts.mtu, &opts.prefix)?;
         let content = (0..opts.payload_size).map(|i| (i % 251) as u8).collect();
         Ok(Self {
             face,
+            local,
             responder: Responder::Synthetic {
                 content,
                 freshness_ms: opts.freshness_ms,
@@ -201,9 +257,22 @@ impl Producer {
         })
     }
 
-    /// The address the producer listens on.
+    /// The UDP address the producer listens on (an error for a producer attached to a
+    /// forwarder's Unix socket).
     pub fn local_addr(&self) -> Result<SocketAddr, AppError> {
-        self.face.local_addr()
+        match &self.local {
+            Endpoint::Udp(a) => Ok(*a),
+            Endpoint::Unix(_) => Err(AppError::InvalidOption(format!(
+                "the producer is attached to {}, not to a UDP address",
+                self.local
+            ))),
+        }
+    }
+
+    /// Where the producer is attached: its UDP address, or the forwarder's Unix socket on
+    /// which its prefix is registered.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.local
     }
 
     /// The versioned name served (`/prefix/v=<version>`), in `put` mode.
@@ -231,7 +300,7 @@ impl Producer {
 
     fn handle(
         &mut self,
-        from: SocketAddr,
+        from: Peer,
         packet: &[u8],
         pit_token: Option<&[u8]>,
     ) -> Result<(), AppError> {
@@ -278,7 +347,7 @@ impl Producer {
 
     fn nack(
         &mut self,
-        to: SocketAddr,
+        to: Peer,
         interest: &Interest<'_>,
         pit_token: Option<&[u8]>,
     ) -> Result<(), AppError> {

@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use ndx_codec::{InterestRepr, NameBuf, Packet};
 
-use crate::addr::parse_udp_endpoint;
+use crate::addr::{Endpoint, parse_endpoint, parse_udp_endpoint};
 use crate::error::AppError;
-use crate::face::{Face, any_addr_for, bind};
+use crate::face::Face;
 use crate::get::DEFAULT_TARGET;
 use crate::producer::DEFAULT_MTU;
 use crate::rng::Rng;
@@ -22,10 +22,11 @@ pub struct GenOptions {
     /// Name prefix; Interests are named `/prefix/<n>` (n in decimal).
     #[arg(value_name = "PREFIX")]
     pub prefix: NameBuf,
-    /// Forwarder or producer to send Interests to.
-    #[arg(short, long, default_value = DEFAULT_TARGET, value_parser = parse_udp_endpoint)]
-    pub target: SocketAddr,
-    /// Local UDP address to send from.
+    /// Forwarder or producer to send Interests to (UDP forms as `get`'s, or
+    /// `unix:///run/nfd/nfd.sock`).
+    #[arg(short, long, default_value = DEFAULT_TARGET, value_parser = parse_endpoint)]
+    pub target: Endpoint,
+    /// Local UDP address to send from (unused with a Unix socket).
     #[arg(long, value_parser = parse_udp_endpoint)]
     pub bind: Option<SocketAddr>,
     /// Interests in flight at once.
@@ -52,11 +53,12 @@ pub struct GenOptions {
 }
 
 impl GenOptions {
-    /// Options with every default, for `prefix` through `target`.
-    pub fn new(prefix: NameBuf, target: SocketAddr) -> Self {
+    /// Options with every default, for `prefix` through `target` (a UDP address or an
+    /// [`Endpoint`]).
+    pub fn new(prefix: NameBuf, target: impl Into<Endpoint>) -> Self {
         Self {
             prefix,
-            target,
+            target: target.into(),
             bind: None,
             window: 64,
             duration: 10,
@@ -138,8 +140,7 @@ pub fn generate(opts: &GenOptions) -> Result<GenReport, AppError> {
             "--distinct must be at least 1".into(),
         ));
     }
-    let sock = bind(opts.bind.unwrap_or_else(|| any_addr_for(opts.target)))?;
-    let mut face = Face::new(sock, opts.mtu)?;
+    let (mut face, peer) = Face::open(&opts.target, opts.bind, opts.mtu)?;
     let mut rng = Rng::new();
     let lifetime = Duration::from_millis(opts.lifetime_ms);
     let start = Instant::now();
@@ -186,7 +187,7 @@ pub fn generate(opts: &GenOptions) -> Result<GenReport, AppError> {
             i.must_be_fresh = opts.must_be_fresh;
             i.nonce = Some(rng.next_u32());
             i.lifetime_ms = Some(opts.lifetime_ms);
-            face.send(opts.target, &i.to_vec()?, None, None)?;
+            face.send(peer, &i.to_vec()?, None, None)?;
             let key = i.name.as_name().as_bytes().to_vec();
             in_flight.insert(seq, (now, key.clone()));
             by_name.entry(key).or_default().push(seq);

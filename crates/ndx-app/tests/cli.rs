@@ -33,7 +33,10 @@ fn defaults_match_the_constructors() {
     let Cmd::Get(g) = parse(&["get", "/a/b"]) else {
         unreachable!()
     };
-    let expect = GetOptions::new("/a/b".parse().unwrap(), "127.0.0.1:6363".parse().unwrap());
+    let expect = GetOptions::new(
+        "/a/b".parse().unwrap(),
+        "127.0.0.1:6363".parse::<std::net::SocketAddr>().unwrap(),
+    );
     assert_eq!(format!("{g:?}"), format!("{expect:?}"));
     let Cmd::Put(p) = parse(&["put", "/a"]) else {
         unreachable!()
@@ -48,7 +51,10 @@ fn defaults_match_the_constructors() {
     let Cmd::Gen(n) = parse(&["gen", "/a"]) else {
         unreachable!()
     };
-    let expect = GenOptions::new("/a".parse().unwrap(), "127.0.0.1:6363".parse().unwrap());
+    let expect = GenOptions::new(
+        "/a".parse().unwrap(),
+        "127.0.0.1:6363".parse::<std::net::SocketAddr>().unwrap(),
+    );
     assert_eq!(format!("{n:?}"), format!("{expect:?}"));
 }
 
@@ -67,7 +73,10 @@ fn options_parse() {
     ]) else {
         unreachable!()
     };
-    assert_eq!(g.target, "[::1]:7000".parse().unwrap());
+    assert_eq!(
+        g.target,
+        "[::1]:7000".parse::<std::net::SocketAddr>().unwrap().into()
+    );
     assert_eq!(g.prefix.to_string(), "/a/v=5");
     assert_eq!((g.max_retries, g.no_progress), (3, true));
     assert_eq!(g.output.as_deref(), Some(std::path::Path::new("out.bin")));
@@ -82,6 +91,51 @@ fn options_parse() {
         unreachable!()
     };
     assert_eq!((n.window, n.distinct, n.count), (8, Some(10), Some(5)));
+    // A local forwarder's Unix socket.
+    let Cmd::Put(p) = parse(&["put", "/a", "--forwarder", "unix:///tmp/fw.sock"]) else {
+        unreachable!()
+    };
+    assert_eq!(
+        p.forwarder.as_deref(),
+        Some(std::path::Path::new("/tmp/fw.sock"))
+    );
+    let Cmd::Serve(s) = parse(&["serve", "/a", "--forwarder"]) else {
+        unreachable!()
+    };
+    assert_eq!(
+        s.forwarder.as_deref(),
+        Some(std::path::Path::new(ndx_app::DEFAULT_FORWARDER_SOCKET))
+    );
+    let Cmd::Get(g) = parse(&["get", "/a", "-t", "unix:///run/nfd/nfd.sock"]) else {
+        unreachable!()
+    };
+    assert_eq!(
+        g.target,
+        ndx_app::Endpoint::Unix("/run/nfd/nfd.sock".into())
+    );
+    let Cmd::Gen(n) = parse(&["gen", "/a", "-t", "unix://"]) else {
+        unreachable!()
+    };
+    assert_eq!(
+        n.target,
+        ndx_app::Endpoint::Unix(ndx_app::DEFAULT_FORWARDER_SOCKET.into())
+    );
+    for bad in [
+        &["ndx", "put", "/a", "--forwarder", "udp://127.0.0.1"][..],
+        &[
+            "ndx",
+            "put",
+            "/a",
+            "--forwarder",
+            "unix:///x",
+            "-b",
+            "127.0.0.1",
+        ],
+        &["ndx", "serve", "--forwarder", "/a"],
+        &["ndx", "get", "/a", "-t", "unix:"],
+    ] {
+        assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+    }
     assert!(Cli::try_parse_from(["ndx", "get", "no-slash"]).is_err());
     assert!(Cli::try_parse_from(["ndx", "get", "/a", "-t", "udp://"]).is_err());
 }

@@ -4,7 +4,10 @@
 //!
 //! - `ndx get` → ndnd → `ndx put`;
 //! - `ndnd cat` (ndnd's consumer, over the unix socket) → ndnd → `ndx put`;
-//! - `ndx get` → ndnd → `ndnd put` (ndnd's producer).
+//! - `ndx get` → ndnd → `ndnd put` (ndnd's producer);
+//! - over ndnd's Unix socket (its application face): `ndx put` registers its prefix
+//!   (rib/register, answered 200) and `ndx get` fetches through the same socket; `ndx serve`
+//!   registers and `ndx gen` loads it; `ndnd cat` fetches from the registered `ndx put`.
 //!
 //! The binary is `$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`; when absent the tests print
 //! `skipping: <reason>`, and fail instead when `NDX_REQUIRE_ROOT_TESTS=1`.
@@ -18,7 +21,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{Running, content};
-use ndx_app::{Consumer, GetOptions, Producer, PutOptions};
+use ndx_app::{
+    Consumer, Endpoint, GenOptions, GetOptions, Producer, PutOptions, ServeOptions, generate,
+};
 
 const DEFAULT_NDND: &str = "/opt/ndx-interop/go/ndnd";
 
@@ -132,7 +137,9 @@ impl Drop for Forwarder {
 fn get_opts(prefix: &str, port: u16) -> GetOptions {
     let mut g = GetOptions::new(
         prefix.parse().unwrap(),
-        format!("127.0.0.1:{port}").parse().unwrap(),
+        format!("127.0.0.1:{port}")
+            .parse::<std::net::SocketAddr>()
+            .unwrap(),
     );
     g.no_progress = true;
     g
@@ -221,4 +228,79 @@ fn ndx_get_through_ndnd_from_ndnd_put() {
     let report = Consumer::new(&g).unwrap().fetch(&mut out).unwrap();
     assert!(out == data, "object fetched from ndnd put differs");
     eprintln!("{report}");
+}
+
+/// `ndx put` registers `/ndx/ndnd/unix` on ndnd's Unix socket; `ndx get` fetches it through
+/// the same socket (ndnd forwards between its two application faces), and `ndnd cat` too.
+#[test]
+fn ndx_put_registers_on_ndnd_unix_socket_and_ndx_get_fetches() {
+    let bin = match ndnd() {
+        Ok(b) => b,
+        Err(r) => return skip(&r),
+    };
+    let fw = Forwarder::start(&bin, "unixput");
+    let data = content(1_500_000, 24);
+    let mut opts = PutOptions::new(
+        "/ndx/ndnd/unix".parse().unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+    );
+    opts.forwarder = Some(fw.sock.clone());
+    // Returns once ndnd answered 200 to rib/register.
+    let producer = Running::start(Producer::put(&opts, &data).unwrap());
+    assert_eq!(producer.endpoint, Endpoint::Unix(fw.sock.clone()));
+    let mut g = GetOptions::new(
+        "/ndx/ndnd/unix".parse().unwrap(),
+        Endpoint::Unix(fw.sock.clone()),
+    );
+    g.no_progress = true;
+    let mut out = Vec::new();
+    let report = Consumer::new(&g).unwrap().fetch(&mut out).unwrap();
+    assert!(
+        out == data,
+        "object fetched through ndnd's unix socket differs"
+    );
+    eprintln!("{report}");
+    let cat = fw
+        .client()
+        .args(["cat", "/ndx/ndnd/unix"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        cat.status.success(),
+        "ndnd cat failed: {}",
+        String::from_utf8_lossy(&cat.stderr)
+    );
+    assert!(cat.stdout == data, "ndnd cat got a different object");
+    let p = producer.finish();
+    assert!(p.data_sent >= report.segments, "{p:?}");
+    assert_eq!(p.fragments_sent, 0, "nothing is fragmented on a stream");
+}
+
+/// `ndx serve` registers on ndnd's Unix socket and `ndx gen` loads it through the same socket.
+#[test]
+fn ndx_serve_and_gen_on_ndnd_unix_socket() {
+    let bin = match ndnd() {
+        Ok(b) => b,
+        Err(r) => return skip(&r),
+    };
+    let fw = Forwarder::start(&bin, "unixserve");
+    let mut s = ServeOptions::new(
+        "/ndx/ndnd/serve".parse().unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+    );
+    s.forwarder = Some(fw.sock.clone());
+    s.payload_size = 3000;
+    let server = Running::start(Producer::serve(&s).unwrap());
+    let mut g = GenOptions::new(
+        "/ndx/ndnd/serve".parse().unwrap(),
+        Endpoint::Unix(fw.sock.clone()),
+    );
+    g.count = Some(500);
+    g.window = 16;
+    g.duration = 20;
+    let r = generate(&g).unwrap();
+    assert_eq!((r.sent, r.satisfied, r.timeouts), (500, 500, 0), "{r}");
+    let p = server.finish();
+    assert!(p.data_sent >= 500, "{p:?}");
 }

@@ -357,7 +357,7 @@ fn get_writes_the_output_file_and_removes_it_on_failure() {
     assert!(std::fs::read(&path).unwrap() == data);
     // A failed fetch leaves no partial file.
     let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
-    g.target = silent.local_addr().unwrap();
+    g.target = silent.local_addr().unwrap().into();
     g.discovery_retries = 0;
     g.initial_rto_ms = 50;
     g.min_rto_ms = 50;

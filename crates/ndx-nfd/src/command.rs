@@ -91,13 +91,14 @@ pub fn command_signature_ok(interest: &Interest<'_>) -> bool {
     // of InterestSignatureInfo: locate both in the wire (the views' slices point into it).
     let wire = interest.wire();
     let base = wire.as_ptr() as usize;
-    let params_at = params.as_ptr() as usize - base;
     let header = ndx_codec::tlv_len(tt::APPLICATION_PARAMETERS, params.len()) - params.len();
-    let info_end = info.as_ptr() as usize - base + info.len();
-    let Some(tail) = params_at
-        .checked_sub(header)
-        .and_then(|start| wire.get(start..info_end))
-    else {
+    let start = (params.as_ptr() as usize)
+        .checked_sub(base)
+        .and_then(|at| at.checked_sub(header));
+    let end = (info.as_ptr() as usize)
+        .checked_sub(base)
+        .map(|at| at + info.len());
+    let Some(tail) = start.zip(end).and_then(|(start, end)| wire.get(start..end)) else {
         return false;
     };
     let mut h = Sha256::new();

@@ -39,14 +39,17 @@ enum Command {
     Face(ctl::FaceArgs),
     /// List, add or remove routes of a running router, or set a prefix's strategy.
     Route(ctl::RouteArgs),
-    /// Serve a file as a versioned, segmented NDN object over UDP (a producer).
+    /// Serve a file as a versioned, segmented NDN object (a producer) on UDP, or through a
+    /// local forwarder's Unix socket with `--forwarder unix://PATH` (the prefix is registered).
     Put(ndx_app::PutOptions),
-    /// Fetch a segmented object over UDP with a congestion window, verify it and report
-    /// throughput (a consumer).
+    /// Fetch a segmented object with a congestion window, verify it and report throughput (a
+    /// consumer), over UDP or a local forwarder's Unix socket (`-t unix://PATH`).
     Get(ndx_app::GetOptions),
-    /// Answer every Interest under a prefix with a Data of N bytes (a benchmark producer).
+    /// Answer every Interest under a prefix with a Data of N bytes (a benchmark producer), on
+    /// UDP or through a local forwarder (`--forwarder unix://PATH`).
     Serve(ndx_app::ServeOptions),
-    /// Send Interests as fast as a window allows and count the Data (a traffic generator).
+    /// Send Interests as fast as a window allows and count the Data (a traffic generator),
+    /// over UDP or a local forwarder's Unix socket (`-t unix://PATH`).
     Gen(ndx_app::GenOptions),
 }
 
@@ -102,17 +105,39 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
     Ok(0)
 }
 
-/// `ndx put`: announces the versioned name, then serves until the duration ends (or forever).
+/// How a producer is reachable, for its ready line.
+fn attached(p: &ndx_app::Producer, prefix: &ndx_app::NameBuf) -> String {
+    match p.endpoint() {
+        e @ ndx_app::Endpoint::Unix(_) => format!("through {e} ({prefix} registered)"),
+        e => format!("on {e}"),
+    }
+}
+
+/// `ndx put`: announces the versioned name once ready (bound, or registered with the
+/// forwarder), then serves until the duration ends (or forever).
 fn put(opts: &ndx_app::PutOptions) -> Result<u8, Box<dyn std::error::Error>> {
     let content = ndx_app::read_input(opts.input.as_deref())?;
     let mut producer = ndx_app::Producer::put(opts, &content)?;
     if let Some(name) = producer.versioned_name() {
         eprintln!(
-            "serving {name} ({} bytes) on udp://{}",
+            "serving {name} ({} bytes) {}",
             content.len(),
-            producer.local_addr()?
+            attached(&producer, &opts.prefix)
         );
     }
+    let report = producer.run(&std::sync::atomic::AtomicBool::new(false))?;
+    eprintln!("{report:?}");
+    Ok(0)
+}
+
+/// `ndx serve`: announces the prefix once ready, then answers until the duration ends.
+fn serve(opts: &ndx_app::ServeOptions) -> Result<u8, Box<dyn std::error::Error>> {
+    let mut producer = ndx_app::Producer::serve(opts)?;
+    eprintln!(
+        "answering under {} {}",
+        opts.prefix,
+        attached(&producer, &opts.prefix)
+    );
     let report = producer.run(&std::sync::atomic::AtomicBool::new(false))?;
     eprintln!("{report:?}");
     Ok(0)
@@ -170,12 +195,7 @@ fn main() -> ExitCode {
                 0
             })
             .map_err(Into::into),
-        Command::Serve(opts) => ndx_app::serve(&opts)
-            .map(|r| {
-                eprintln!("{r:?}");
-                0
-            })
-            .map_err(Into::into),
+        Command::Serve(opts) => serve(&opts),
         Command::Gen(opts) => ndx_app::generate(&opts)
             .map(|r| {
                 println!("{r}");

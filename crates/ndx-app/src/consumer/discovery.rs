@@ -71,7 +71,7 @@ impl Fetch<'_> {
                 return Err(AppError::Timeout {
                     name: names[0].to_string(),
                     attempts,
-                    target: self.consumer.opts.target,
+                    target: self.consumer.opts.target.clone(),
                 });
             }
             if attempts > 0 {
@@ -129,7 +129,7 @@ impl Fetch<'_> {
                                 return Err(AppError::Nack {
                                     name: n.to_string(),
                                     reason: r.unwrap_or(NackReason::Unspecified),
-                                    target: self.consumer.opts.target,
+                                    target: self.consumer.opts.target.clone(),
                                 });
                             }
                             resend = true;

@@ -11,23 +11,31 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use ndx_app::{AppError, Producer, ProducerReport};
+use ndx_app::{AppError, Endpoint, Producer, ProducerReport};
 
 /// A producer running on its own thread; stopped on drop.
 pub struct Running {
+    /// Its UDP address (`0.0.0.0:0` for a producer attached to a forwarder's Unix socket).
     pub addr: SocketAddr,
+    /// Where it is attached.
+    pub endpoint: Endpoint,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<Result<ProducerReport, AppError>>>,
 }
 
 impl Running {
     pub fn start(mut p: Producer) -> Self {
-        let addr = p.local_addr().unwrap();
+        let endpoint = p.endpoint().clone();
+        let addr = match &endpoint {
+            Endpoint::Udp(a) => *a,
+            Endpoint::Unix(_) => SocketAddr::from(([0, 0, 0, 0], 0)),
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
         let handle = std::thread::spawn(move || p.run(&s));
         Self {
             addr,
+            endpoint,
             stop,
             handle: Some(handle),
         }
