@@ -13,7 +13,7 @@
 //! queue, bounded by `[app] queue_bytes`: a slow reader loses its own packets (counted) and
 //! stalls nobody.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
@@ -47,6 +47,8 @@ const CONN_BASE: usize = 64;
 
 /// Most packets of one connection read per event (then the others get their turn).
 const READ_BUDGET: usize = 256;
+/// Empty turns the host thread polls without sleeping before it waits in poll(2).
+const QUIET_TURNS: u32 = 64;
 /// Most Interests a connection remembers for steering the Data that answer them.
 const STEER_MAX: usize = 1 << 16;
 
@@ -106,11 +108,13 @@ struct Conn {
     stream: UnixStream,
     face: FaceId,
     rbuf: Vec<u8>,
-    wq: VecDeque<Vec<u8>>,
-    /// Bytes of `wq[0]` already written.
-    wdone: usize,
-    wbytes: usize,
+    /// Packets waiting to be written, back to back; `out[..out_at]` is written already.
+    out: Vec<u8>,
+    out_at: usize,
+    /// Registered for writability (the socket was full).
     writable: bool,
+    /// In the turn's list of connections to flush.
+    dirty: bool,
     counters: FaceCounters,
     /// Interest names this app was sent, with the shard that sent each (a Data that does
     /// not echo the shard's PIT token is steered by it).
@@ -139,6 +143,10 @@ pub struct Host {
     rbuf: Vec<u8>,
     /// Connections that stopped reading at their budget.
     again: Vec<usize>,
+    /// Connections with packets to write this turn.
+    dirty: Vec<usize>,
+    /// Turns in a row that found nothing to do.
+    quiet: u32,
 }
 
 /// Why the host thread could not start.
@@ -314,6 +322,8 @@ impl Host {
                 ports: udp_ports.to_vec(),
                 rbuf: vec![0; 65_536],
                 again: Vec::new(),
+                dirty: Vec::new(),
+                quiet: 0,
             },
             shard_links,
         ))
@@ -334,7 +344,9 @@ impl Host {
             self.bell.park();
             first = self.links.from_shards.try_recv().ok();
         }
-        let wait = if first.is_some() || !self.again.is_empty() {
+        // After a busy turn, look again without sleeping for a few turns: under load the next
+        // packet is microseconds away, and a sleep costs two context switches and a wake-up.
+        let wait = if first.is_some() || !self.again.is_empty() || self.quiet < QUIET_TURNS {
             Duration::ZERO
         } else {
             timeout
@@ -350,6 +362,11 @@ impl Host {
             .iter()
             .map(|e| (e.token(), e.is_readable(), e.is_writable()))
             .collect();
+        if ready.is_empty() && first.is_none() {
+            self.quiet = self.quiet.saturating_add(1);
+        } else {
+            self.quiet = 0;
+        }
         for (token, readable, writable) in ready {
             match token {
                 WAKER => {}
@@ -383,6 +400,15 @@ impl Host {
                 Err(_) => break,
             }
         }
+        self.links.wake();
+        for conn in std::mem::take(&mut self.dirty) {
+            self.flush(conn);
+        }
+    }
+
+    /// Records the shard threads (woken when handed packets while they sleep).
+    pub fn set_shard_threads(&mut self, threads: Vec<std::thread::Thread>) {
+        self.links.set_threads(threads);
     }
 
     fn accept(&mut self, plane: &mut Plane) {
@@ -433,10 +459,10 @@ impl Host {
                     stream,
                     face,
                     rbuf: Vec::new(),
-                    wq: VecDeque::new(),
-                    wdone: 0,
-                    wbytes: 0,
+                    out: Vec::new(),
+                    out_at: 0,
                     writable: false,
+                    dirty: false,
                     counters: FaceCounters::default(),
                     steer: HashMap::new(),
                 },
@@ -458,10 +484,9 @@ impl Host {
 
     fn read(&mut self, plane: &mut Plane, conn: usize) {
         let mut closed = false;
-        let mut packets: Vec<Vec<u8>> = Vec::new();
         let mut bad = false;
         let mut budget_hit = false;
-        {
+        let mut buf = {
             let Some(c) = self.conns.get_mut(&conn) else {
                 return;
             };
@@ -472,7 +497,14 @@ impl Host {
                         closed = true;
                         break;
                     }
-                    Ok(n) => c.rbuf.extend_from_slice(&self.rbuf[..n]),
+                    Ok(n) => {
+                        c.rbuf.extend_from_slice(&self.rbuf[..n]);
+                        // A short read drained the socket: data arriving later raises a new
+                        // (edge-triggered) event, so no read(2) just to see EAGAIN.
+                        if n < self.rbuf.len() {
+                            break;
+                        }
+                    }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                     Err(_) => {
@@ -485,24 +517,26 @@ impl Host {
                     break;
                 }
             }
-            let mut at = 0;
-            loop {
-                match frame(&c.rbuf[at..]) {
-                    Frame::Whole(n) => {
-                        packets.push(c.rbuf[at..at + n].to_vec());
-                        at += n;
-                    }
-                    Frame::Partial => break,
-                    Frame::Bad => {
-                        bad = true;
-                        break;
-                    }
+            std::mem::take(&mut c.rbuf)
+        };
+        // Every whole packet, straight from the connection's buffer.
+        let mut at = 0;
+        loop {
+            match frame(&buf[at..]) {
+                Frame::Whole(n) => {
+                    self.on_app_packet(conn, &buf[at..at + n]);
+                    at += n;
+                }
+                Frame::Partial => break,
+                Frame::Bad => {
+                    bad = true;
+                    break;
                 }
             }
-            c.rbuf.drain(..at);
         }
-        for p in packets {
-            self.on_app_packet(plane, conn, p);
+        buf.drain(..at);
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.rbuf = buf;
         }
         if bad {
             self.counters.app_bad_frames += 1;
@@ -517,42 +551,41 @@ impl Host {
     }
 
     /// A packet an app sent: to the shard that owns it.
-    fn on_app_packet(&mut self, _plane: &mut Plane, conn: usize, bytes: Vec<u8>) {
+    fn on_app_packet(&mut self, conn: usize, bytes: &[u8]) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
         self.counters.app_rx += 1;
         c.counters.in_bytes += bytes.len() as u64;
         let face = c.face;
-        let shard = match Packet::decode(&bytes) {
-            Ok(Packet::Interest(i)) => {
-                c.counters.in_interests += 1;
-                self.dispatch.shard(&i.name(), None)
-            }
-            Ok(Packet::Data(d)) => {
-                c.counters.in_data += 1;
-                steer_data(&self.dispatch, &c.steer, &d, None)
-            }
-            Ok(Packet::Lp(lp)) => match lp.network_packet() {
-                Ok(Some(Packet::Interest(i))) => {
-                    if lp.nack().is_some() {
-                        c.counters.in_nacks += 1;
+        match peek(bytes) {
+            Peek::Interest => c.counters.in_interests += 1,
+            Peek::Nack => c.counters.in_nacks += 1,
+            Peek::Data => c.counters.in_data += 1,
+            Peek::Other => {}
+        }
+        // One shard: nothing to decide (the shard validates the packet).
+        let shard = if self.dispatch.shards() == 1 {
+            0
+        } else {
+            match Packet::decode(bytes) {
+                Ok(Packet::Interest(i)) => self.dispatch.shard(&i.name(), None),
+                Ok(Packet::Data(d)) => steer_data(&self.dispatch, &c.steer, &d, None),
+                Ok(Packet::Lp(lp)) => match lp.network_packet() {
+                    Ok(Some(Packet::Interest(i))) if lp.nack().is_some() => {
                         self.dispatch.shard(&i.name(), lp.pit_token())
-                    } else {
-                        c.counters.in_interests += 1;
-                        self.dispatch.shard(&i.name(), None)
                     }
-                }
-                Ok(Some(Packet::Data(d))) => {
-                    c.counters.in_data += 1;
-                    steer_data(&self.dispatch, &c.steer, &d, lp.pit_token())
-                }
-                // Fragments and link-only packets: the shard by connection.
-                _ => (conn % self.dispatch.shards().max(1)) as u8,
-            },
-            Err(_) => 0,
+                    Ok(Some(Packet::Interest(i))) => self.dispatch.shard(&i.name(), None),
+                    Ok(Some(Packet::Data(d))) => {
+                        steer_data(&self.dispatch, &c.steer, &d, lp.pit_token())
+                    }
+                    // Fragments and link-only packets: the shard by connection.
+                    _ => (conn % self.dispatch.shards()) as u8,
+                },
+                Err(_) => 0,
+            }
         };
-        self.hand(shard, face, &bytes);
+        self.hand(shard, face, bytes);
     }
 
     fn hand(&mut self, shard: u8, face: FaceId, bytes: &[u8]) {
@@ -590,38 +623,38 @@ impl Host {
             return;
         };
         if let Some(c) = self.conns.get_mut(&conn) {
-            // Remember which shard asked, for a Data that will not echo its token.
-            if let Ok(Packet::Lp(lp)) = Packet::decode(&p.bytes) {
-                match lp.network_packet() {
-                    Ok(Some(Packet::Interest(i))) if lp.nack().is_none() => {
-                        c.counters.out_interests += 1;
-                        if self.dispatch.shards() > 1 {
-                            if c.steer.len() >= STEER_MAX {
-                                c.steer.clear();
-                            }
-                            c.steer.insert(i.name().as_bytes().to_vec(), p.from);
+            match peek(&p.bytes) {
+                Peek::Interest => {
+                    c.counters.out_interests += 1;
+                    // Remember which shard asked, for a Data that will not echo its token.
+                    if self.dispatch.shards() > 1
+                        && let Ok(Packet::Lp(lp)) = Packet::decode(&p.bytes)
+                        && let Ok(Some(Packet::Interest(i))) = lp.network_packet()
+                    {
+                        if c.steer.len() >= STEER_MAX {
+                            c.steer.clear();
                         }
+                        c.steer.insert(i.name().as_bytes().to_vec(), p.from);
                     }
-                    Ok(Some(Packet::Interest(_))) => c.counters.out_nacks += 1,
-                    Ok(Some(Packet::Data(_))) => c.counters.out_data += 1,
-                    _ => {}
                 }
-            } else if p.bytes.first() == Some(&(types::DATA as u8)) {
-                c.counters.out_data += 1;
-            } else {
-                c.counters.out_interests += 1;
+                Peek::Nack => c.counters.out_nacks += 1,
+                Peek::Data => c.counters.out_data += 1,
+                Peek::Other => {}
             }
-            if c.wbytes + p.bytes.len() > self.cfg.queue_bytes {
+            if c.out.len() - c.out_at + p.bytes.len() > self.cfg.queue_bytes {
                 self.counters.app_queue_dropped += 1;
             } else {
                 c.counters.out_bytes += p.bytes.len() as u64;
-                c.wbytes += p.bytes.len();
-                c.wq.push_back(p.bytes.clone());
+                c.out.extend_from_slice(&p.bytes);
                 self.counters.app_tx += 1;
+                // Written once per turn, every packet of the turn in one write.
+                if !c.dirty && !c.writable {
+                    c.dirty = true;
+                    self.dirty.push(conn);
+                }
             }
         }
         self.links.give_back(p);
-        self.flush(conn);
     }
 
     /// Writes what a connection has queued; asks for writability when the socket is full.
@@ -629,28 +662,27 @@ impl Host {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
-        while let Some(front) = c.wq.front() {
-            match c.stream.write(&front[c.wdone..]) {
-                Ok(n) => {
-                    c.wdone += n;
-                    if c.wdone == front.len() {
-                        c.wbytes -= front.len();
-                        c.wq.pop_front();
-                        c.wdone = 0;
-                    }
-                }
+        c.dirty = false;
+        while c.out_at < c.out.len() {
+            match c.stream.write(&c.out[c.out_at..]) {
+                Ok(n) => c.out_at += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(_) => {
                     // The reader closes the connection when it sees the hang-up.
-                    c.wq.clear();
-                    c.wbytes = 0;
-                    c.wdone = 0;
+                    c.out_at = c.out.len();
                     break;
                 }
             }
         }
-        let want = !c.wq.is_empty();
+        if c.out_at == c.out.len() {
+            c.out.clear();
+            c.out_at = 0;
+        } else if c.out_at > c.out.len() / 2 {
+            c.out.drain(..c.out_at);
+            c.out_at = 0;
+        }
+        let want = c.out_at < c.out.len();
         if want != c.writable {
             c.writable = want;
             let interest = if want {
@@ -810,6 +842,63 @@ fn steer_data(
     d.shard(&data.name(), None)
 }
 
+/// What kind of packet a frame carries, read from its TLV heads alone (the per-face
+/// counters need no more; the shard validates the packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Peek {
+    Interest,
+    Nack,
+    Data,
+    Other,
+}
+
+fn peek(b: &[u8]) -> Peek {
+    let head = |b: &[u8]| -> Option<(u64, usize, usize)> {
+        let (t, n) = read_varnum(b).ok()?;
+        let (l, m) = read_varnum(b.get(n..)?).ok()?;
+        Some((t, n + m, l as usize))
+    };
+    let kind = |t: u64| match t {
+        types::INTEREST => Peek::Interest,
+        types::DATA => Peek::Data,
+        _ => Peek::Other,
+    };
+    let Some((t, at, len)) = head(b) else {
+        return Peek::Other;
+    };
+    if t != types::LP_PACKET {
+        return kind(t);
+    }
+    let Some(mut v) = b.get(at..at + len) else {
+        return Peek::Other;
+    };
+    let mut nack = false;
+    while let Some((t, at, len)) = head(v) {
+        if t == types::LP_NACK {
+            nack = true;
+        }
+        // A later fragment holds no packet's start.
+        if t == types::LP_FRAG_INDEX
+            && v.get(at..at + len)
+                .is_some_and(|x| x.iter().any(|&b| b != 0))
+        {
+            return Peek::Other;
+        }
+        if t == types::LP_FRAGMENT {
+            return match (v.get(at).map(|&x| u64::from(x)).map(kind), nack) {
+                (Some(Peek::Interest), true) => Peek::Nack,
+                (Some(k), _) => k,
+                (None, _) => Peek::Other,
+            };
+        }
+        let Some(rest) = v.get(at + len..) else {
+            return Peek::Other;
+        };
+        v = rest;
+    }
+    Peek::Other
+}
+
 /// What the head of a stream holds.
 #[derive(Debug, PartialEq, Eq)]
 enum Frame {
@@ -878,6 +967,36 @@ pub(crate) fn tokened(token: Option<&[u8]>, packet: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peek_reads_the_kind_from_tlv_heads() {
+        use ndx_codec::{DataRepr, InterestRepr, NackReason, NameBuf};
+        let name = NameBuf::from_uri("/a/b").unwrap();
+        let interest = InterestRepr::new(name.clone()).to_vec().unwrap();
+        let data = DataRepr::new(name, vec![1, 2, 3]).to_vec().unwrap();
+        assert_eq!(peek(&interest), Peek::Interest);
+        assert_eq!(peek(&data), Peek::Data);
+        let lp = |h: LpHeaders<'_>, inner: &[u8]| {
+            let mut out = vec![0; h.encoded_len(Some(inner.len()))];
+            let n = h.encode(Some(inner), &mut out).unwrap();
+            out.truncate(n);
+            out
+        };
+        let token = [1u8, 2, 3, 4, 5, 6];
+        let tokened = LpHeaders {
+            pit_token: Some(&token),
+            ..LpHeaders::default()
+        };
+        assert_eq!(peek(&lp(tokened, &data)), Peek::Data);
+        assert_eq!(peek(&lp(tokened, &interest)), Peek::Interest);
+        let nack = LpHeaders {
+            nack: Some(NackReason::NoRoute),
+            ..tokened
+        };
+        assert_eq!(peek(&lp(nack, &interest)), Peek::Nack);
+        assert_eq!(peek(&[]), Peek::Other);
+        assert_eq!(peek(&[0x64, 0x02, 0x50]), Peek::Other, "truncated");
+    }
 
     #[test]
     fn frames_are_cut_at_tlv_boundaries() {

@@ -468,7 +468,15 @@ pub enum Idle {
     /// After a run of empty turns, give the CPU to other threads (`sched_yield`) on every
     /// empty turn: for machines where shards share cores with other work.
     Yield,
+    /// After a run of empty turns, sleep up to [`PARK_MICROS`] µs at a time: the host
+    /// thread wakes the shard at once when it hands it a packet (app faces), frames from
+    /// the network wait at most that long. For hosts where the forwarder shares a few cores
+    /// with its applications.
+    Park,
 }
+
+/// Longest sleep of an idle shard with `idle = "park"`, in microseconds.
+pub const PARK_MICROS: u64 = 50;
 
 /// How the XDP program is attached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -874,8 +882,12 @@ impl RawConfig {
         let idle = match r.idle.as_str() {
             "spin" => Idle::Spin,
             "yield" => Idle::Yield,
+            "park" => Idle::Park,
             other => {
-                return bad("router.idle", format!("{other:?}: \"spin\" or \"yield\""));
+                return bad(
+                    "router.idle",
+                    format!("{other:?}: \"spin\", \"yield\" or \"park\""),
+                );
             }
         };
         let xdp_classify = match r.xdp_classify.as_str() {

@@ -82,6 +82,8 @@ pub struct ShardHostLink {
     pub back: SyncSender<Vec<u8>>,
     /// Wakes the host.
     pub bell: Arc<Doorbell>,
+    /// Set while the shard sleeps (`idle = "park"`): the host unparks it.
+    pub shard_bell: Arc<AtomicBool>,
 }
 
 impl ShardHostLink {
@@ -118,6 +120,10 @@ pub struct HostLinks {
     pub returned: Receiver<Vec<u8>>,
     /// Spare buffers.
     spare: Vec<Vec<u8>>,
+    /// Each shard's sleeping flag and thread (set once the workers run).
+    sleepers: Vec<(Arc<AtomicBool>, Option<std::thread::Thread>)>,
+    /// Shards handed a packet since the last [`HostLinks::wake`].
+    handed: u64,
 }
 
 /// Why a packet could not be handed to a shard.
@@ -132,8 +138,11 @@ pub enum HandError {
 impl HostLinks {
     /// A buffer for a packet to a shard.
     pub fn buffer(&mut self) -> Vec<u8> {
-        while let Ok(b) = self.returned.try_recv() {
-            if self.spare.len() < POOL {
+        if self.spare.is_empty() {
+            while let Ok(b) = self.returned.try_recv() {
+                if self.spare.len() >= POOL {
+                    break;
+                }
                 self.spare.push(b);
             }
         }
@@ -152,7 +161,10 @@ impl HostLinks {
             face,
             bytes,
         }) {
-            Ok(()) => Ok(()),
+            Ok(()) => {
+                self.handed |= 1 << (shard % 64);
+                Ok(())
+            }
             Err(TrySendError::Full(h) | TrySendError::Disconnected(h)) => {
                 if self.spare.len() < POOL {
                     self.spare.push(h.bytes);
@@ -160,6 +172,29 @@ impl HostLinks {
                 Err(HandError::Full)
             }
         }
+    }
+
+    /// Records the shard threads, to wake those that sleep (`idle = "park"`).
+    pub fn set_threads(&mut self, threads: Vec<std::thread::Thread>) {
+        for (s, t) in self.sleepers.iter_mut().zip(threads) {
+            s.1 = Some(t);
+        }
+    }
+
+    /// Wakes the sleeping shards that were handed packets since the last call.
+    pub fn wake(&mut self) {
+        if self.handed == 0 {
+            return;
+        }
+        for (i, (flag, thread)) in self.sleepers.iter().enumerate() {
+            if self.handed & (1 << (i % 64)) != 0
+                && flag.load(Ordering::SeqCst)
+                && let Some(t) = thread
+            {
+                t.unpark();
+            }
+        }
+        self.handed = 0;
     }
 
     /// Gives a shard's packet buffer back to it.
@@ -177,7 +212,10 @@ pub fn links(shards: usize, bell: &Arc<Doorbell>) -> (HostLinks, Vec<ShardHostLi
     let mut pools = Vec::new();
     let mut to_shards = Vec::new();
     let mut shard_side = Vec::new();
+    let mut sleepers = Vec::new();
     for _ in 0..shards {
+        let flag = Arc::new(AtomicBool::new(false));
+        sleepers.push((flag.clone(), None));
         let (ptx, prx) = sync_channel(POOL);
         let (htx, hrx) = sync_channel(TO_SHARD_DEPTH);
         pools.push(ptx);
@@ -188,6 +226,7 @@ pub fn links(shards: usize, bell: &Arc<Doorbell>) -> (HostLinks, Vec<ShardHostLi
             inbox: hrx,
             back: back.clone(),
             bell: bell.clone(),
+            shard_bell: flag,
         });
     }
     (
@@ -197,6 +236,8 @@ pub fn links(shards: usize, bell: &Arc<Doorbell>) -> (HostLinks, Vec<ShardHostLi
             to_shards,
             returned,
             spare: Vec::new(),
+            sleepers,
+            handed: 0,
         },
         shard_side,
     )

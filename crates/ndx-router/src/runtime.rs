@@ -314,7 +314,7 @@ impl Router {
 
         // The host thread's side: app socket, kernel UDP sockets, the management face (its
         // routes go in before the workers start).
-        let (host, host_links) = crate::app::Host::new(
+        let (mut host, host_links) = crate::app::Host::new(
             &cfg.app,
             &cfg.udp_ports,
             &mut plane,
@@ -408,6 +408,7 @@ impl Router {
                 .map_err(StartError::Thread)?;
             workers.push(h);
         }
+        host.set_shard_threads(workers.iter().map(|w| w.thread().clone()).collect());
         // The control socket last: a client that sees it may rely on forwarding being on.
         let control = match ControlServer::bind(&cfg.control_socket) {
             Ok(c) => c,
@@ -482,15 +483,21 @@ impl Router {
             n.send("READY=1\nSTATUS=forwarding");
         }
         let mut next_resolve = Instant::now();
+        let mut next_control = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
             // App sockets, kernel UDP, management and the shards' packets for host faces; it
             // sleeps in poll(2) up to 2 ms when there is nothing to do.
             self.host
                 .turn(&mut self.plane, &self.events, Duration::from_millis(2));
-            let attached = &self.attached;
-            let host = &self.host;
-            let extra = || json!({"xdp": xdp_counters(attached), "host": host.status()});
-            self.control.poll(&mut self.plane, &extra);
+            // The control socket every 2 ms (an accept(2) per loop turn would cost the app
+            // faces a syscall per turn under load).
+            if Instant::now() >= next_control {
+                let attached = &self.attached;
+                let host = &self.host;
+                let extra = || json!({"xdp": xdp_counters(attached), "host": host.status()});
+                self.control.poll(&mut self.plane, &extra);
+                next_control = Instant::now() + Duration::from_millis(2);
+            }
             let mut changed = false;
             if Instant::now() >= next_resolve {
                 changed |= self.resolve_faces();

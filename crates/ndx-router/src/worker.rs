@@ -464,10 +464,22 @@ impl Worker {
                 // Poll flat out for a while (the next burst usually follows closely; a PAUSE
                 // costs up to ~140 cycles), then yield or pause.
                 if empty_turns > IDLE_TURNS {
-                    if self.core.cfg.idle == crate::config::Idle::Yield {
-                        std::thread::yield_now();
-                    } else {
-                        std::hint::spin_loop();
+                    match self.core.cfg.idle {
+                        crate::config::Idle::Yield => std::thread::yield_now(),
+                        crate::config::Idle::Park => {
+                            // The host unparks us when it hands us a packet.
+                            let bell = self.core.host.as_ref().map(|h| h.shard_bell.clone());
+                            if let Some(b) = &bell {
+                                b.store(true, Ordering::SeqCst);
+                            }
+                            std::thread::park_timeout(std::time::Duration::from_micros(
+                                crate::config::PARK_MICROS,
+                            ));
+                            if let Some(b) = &bell {
+                                b.store(false, Ordering::SeqCst);
+                            }
+                        }
+                        crate::config::Idle::Spin => std::hint::spin_loop(),
                     }
                 }
             } else {

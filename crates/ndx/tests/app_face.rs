@@ -811,3 +811,74 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
     assert_eq!(c, None, "{o}");
     assert!(rib_routes(&router, "/hop2").is_empty());
 }
+
+#[test]
+fn ndx_tools_attach_to_ndx_as_apps() {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, data) = line.content("obj", 500_000, 13);
+    // The shard sleeps when idle and the host thread wakes it (idle = "park").
+    let router = line.start_router(&line.config(
+        1,
+        &format!("udp://{}", line.producer_endpoint()),
+        "idle = \"park\"",
+    ));
+    let app = unix(&line.app_socket());
+    // `ndx put` registers through ndx's app socket; a consumer on the UDP side fetches it,
+    // and `ndx get` on the app socket too.
+    let log = line.scratch.path("put.log");
+    let mut cmd = line.r.cmd(topo::NDX);
+    cmd.args(["put", "/app/ndx", "-i"])
+        .arg(&file)
+        .args(["--forwarder", &app]);
+    let _put = topo::spawn_logged(cmd, "ndx put", &log);
+    assert!(
+        wait_for(20, || !rib_routes(&router, "/app/ndx").is_empty()),
+        "ndx put did not register: {}",
+        topo::read(&log)
+    );
+    let out = line.scratch.path("got-udp");
+    let o = line.get("/app/ndx", &out, &[]);
+    assert!(o.status.success(), "ndx get over UDP: {}", describe(&o));
+    assert_eq!(std::fs::read(&out).unwrap(), data);
+    let out = line.scratch.path("got-app");
+    let o = line
+        .r
+        .cmd(topo::NDX)
+        .args(["get", "/app/ndx", "-t", &app, "--no-progress", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "ndx get on the app socket: {}",
+        describe(&o)
+    );
+    assert_eq!(std::fs::read(&out).unwrap(), data);
+
+    // `ndx serve` and `ndx gen` both on the app socket: every Interest answered.
+    let log = line.scratch.path("serve.log");
+    let mut cmd = line.r.cmd(topo::NDX);
+    cmd.args(["serve", "/app/gen", "-n", "1000", "--forwarder", &app]);
+    let _serve = topo::spawn_logged(cmd, "ndx serve", &log);
+    assert!(wait_for(20, || !rib_routes(&router, "/app/gen").is_empty()));
+    let o = line
+        .r
+        .cmd(topo::NDX)
+        .args([
+            "gen", "/app/gen", "-t", &app, "-c", "2000", "-w", "32", "-d", "30",
+        ])
+        .output()
+        .unwrap();
+    let s = stdout(&o);
+    assert!(
+        o.status.success() && s.contains("(2000 Interests satisfied), 0 Nacks, 0 timeouts"),
+        "{}",
+        describe(&o)
+    );
+    let host = router.status()["host"].clone();
+    assert!(host["app_rx"].as_u64() >= Some(4000), "{host}");
+    assert_eq!(host["app_queue_dropped"], 0);
+}
