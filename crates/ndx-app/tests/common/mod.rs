@@ -6,12 +6,41 @@
 )]
 
 use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ndx_app::{AppError, Producer, ProducerReport};
+
+/// Where python-ndn is looked for when `$NDX_PYTHON` is not set.
+const DEFAULT_PYTHON: &str = "/opt/ndx-interop/venv/bin/python";
+
+/// The python-ndn 0.5.2 interpreter (`$NDX_PYTHON`, else [`DEFAULT_PYTHON`]), or why there is
+/// none.
+pub fn python() -> Result<PathBuf, String> {
+    let py =
+        std::env::var_os("NDX_PYTHON").map_or_else(|| PathBuf::from(DEFAULT_PYTHON), PathBuf::from);
+    match Command::new(&py)
+        .args(["-c", "import ndn.app, ndn.app_support.segment_fetcher"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => Ok(py),
+        Ok(_) => Err(format!("{} cannot import python-ndn", py.display())),
+        Err(e) => Err(format!("{} not runnable: {e}", py.display())),
+    }
+}
+
+/// A python-ndn script of `tests/interop`.
+pub fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(name)
+}
 
 /// A producer running on its own thread; stopped on drop.
 pub struct Running {
