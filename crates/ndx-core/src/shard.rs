@@ -92,7 +92,9 @@ impl Default for ShardConfig {
 pub enum DropReason {
     /// Not a valid NDN packet.
     Malformed,
-    /// A fragment that could not be reassembled (bad, duplicate or expired set).
+    /// A fragment rejected by reassembly (malformed, inconsistent or oversized: its set is
+    /// dropped). Sets that time out or are evicted incomplete are in
+    /// [`Shard::reassembly_counters`].
     Reassembly,
     /// HopLimit was 0 on arrival.
     HopLimit,
@@ -642,6 +644,13 @@ impl Shard {
     /// Counters.
     pub fn counters(&self) -> ShardCounters {
         self.counters
+    }
+
+    /// The counters of the shard's NDNLPv2 reassembler: among them the fragment sets dropped
+    /// incomplete when they timed out ([`on_timer`](Self::on_timer) expires them) or were
+    /// evicted to make room, which no [`DropReason`] counts.
+    pub fn reassembly_counters(&self) -> ndx_codec::ReassemblyCounters {
+        self.reassembler.counters()
     }
 
     /// The PIT (read-only).
@@ -2123,6 +2132,32 @@ mod tests {
                 .map(|(f, b)| (f, b.to_vec()))
                 .eq(out_o.sends().map(|(f, b)| (f, b.to_vec())))
         );
+    }
+
+    #[test]
+    fn an_incomplete_fragment_set_that_times_out_is_counted() {
+        let mut s = routed(ShardConfig::default());
+        let mut r = InterestRepr::new(object(4));
+        r.nonce = Some(4);
+        r.lifetime_ms = Some(4000);
+        let wire = r.to_vec().expect("Interest");
+        let f = ndx_codec::Fragmenter::new(ndx_codec::Fragmenter::MIN_MTU).expect("MTU");
+        let mut frags = f
+            .fragment(&wire, &LpHeaders::default(), 77)
+            .expect("fragments");
+        assert!(frags.count() > 1);
+        let mut first = vec![0; frags.max_len()];
+        let n = frags.next_into(&mut first).expect("one").expect("written");
+        let mut out = Actions::new();
+        s.process(0, FaceId(1), &first[..n], &mut out);
+        assert_eq!(s.reassembly_counters().expired, 0);
+        // Not yet: the default timeout is 500 ms.
+        s.on_timer(499_000_000, &mut out);
+        assert_eq!(s.reassembly_counters().expired, 0);
+        s.on_timer(500_000_000, &mut out);
+        let c = s.reassembly_counters();
+        assert_eq!((c.fragments_received, c.expired), (1, 1));
+        assert_eq!(s.counters().interests_in, 0);
     }
 
     /// The Interest inside a frame we forwarded.
