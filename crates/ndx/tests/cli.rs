@@ -1,6 +1,6 @@
 //! The `ndx` binary's own commands without a router or root: what it prints when its standard
 //! output is a pipe closed early (`ndx ... | head`), against a stand-in control socket where
-//! a router is needed.
+//! a router is needed; `ndx check` refusing what `ndx run` refuses, in the same words.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixListener;
@@ -139,4 +139,72 @@ fn control_commands_into_a_closed_pipe_exit_quietly() {
         let (first, out) = read_a_little_then_close(child);
         assert_quiet(&format!("ndx {args:?}"), &first, &out);
     }
+}
+
+/// `ndx check -c FILE` and `ndx run -c FILE` on `text`.
+fn check_and_run(dir: &Scratch, file: &str, text: &str) -> (Output, Output) {
+    let path = dir.path(file);
+    std::fs::write(&path, text).unwrap();
+    let run = |cmd: &str| {
+        Command::new(NDX)
+            .args([cmd, "-c"])
+            .arg(&path)
+            .output()
+            .expect("ndx runs")
+    };
+    (run("check"), run("run"))
+}
+
+#[test]
+fn check_refuses_what_run_refuses_with_the_same_message() {
+    let dir = Scratch::new("check");
+    let iface = "[[interface]]\nname = \"eth0\"\n";
+    let face =
+        |name: &str, remote: &str| format!("[[face]]\nname = \"{name}\"\nremote = \"{remote}\"\n");
+    let cases = [
+        (
+            "none.toml",
+            "[router]\nshards = 1\n".to_owned(),
+            "interface: no [[interface]] in the configuration: ndx needs at least one to attach to",
+        ),
+        (
+            "twice.toml",
+            format!(
+                "{iface}{}{}",
+                face("a", "udp://192.0.2.1"),
+                face("b", "udp://192.0.2.1:6363")
+            ),
+            "face[1].remote: udp://192.0.2.1:6363 is already face \"a\"",
+        ),
+        (
+            "strategy.toml",
+            format!(
+                "{iface}{}[[route]]\nprefix = \"/a/b\"\nface = \"a\"\n\
+                 [[strategy]]\nprefix = \"/a\"\nstrategy = \"multicast\"\n",
+                face("a", "udp://192.0.2.1")
+            ),
+            "strategy[0].prefix: /a has no [[route]]",
+        ),
+    ];
+    for (file, text, why) in &cases {
+        let (check, run) = check_and_run(&dir, file, text);
+        let err = String::from_utf8_lossy(&check.stderr);
+        assert_eq!(check.status.code(), Some(2), "ndx check {file}: {err}");
+        assert!(
+            check.stdout.is_empty(),
+            "ndx check {file} printed: {check:?}"
+        );
+        assert!(err.contains(why), "ndx check {file}: {err}");
+        // `ndx run` refuses it while loading, before it needs root, in the same words.
+        assert_eq!(run.status.code(), Some(2), "ndx run {file}: {run:?}");
+        assert_eq!(String::from_utf8_lossy(&run.stderr), err, "ndx run {file}");
+    }
+    // The documented example is fine.
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/ndx.toml");
+    let out = Command::new(NDX)
+        .args(["check", "-c", example])
+        .output()
+        .expect("ndx runs");
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(": ok: "));
 }
