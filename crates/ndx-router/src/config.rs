@@ -1066,6 +1066,9 @@ impl RawConfig {
             unsolicited,
             hash_key,
             l2: l2_core,
+            // Random, as NFD's nonces are: two routers (whose shards' generators give Nonces
+            // to Interests without one) must not send the same sequence.
+            seed: random_key().0,
             ..ShardConfig::default()
         };
         Ok(Config {
@@ -1376,6 +1379,15 @@ mod tests {
         std::fs::write(&file, "[[interface]]\nname = \"eth0\"\n").unwrap();
         assert_eq!(Config::load(&file).unwrap().interfaces.len(), 1);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn every_router_draws_its_own_seed() {
+        let seeds: Vec<u64> = (0..4).map(|_| parse("").unwrap().shard.seed).collect();
+        let mut distinct = seeds.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{seeds:x?}");
     }
 
     #[test]
