@@ -25,6 +25,32 @@ mod discovery;
 pub const MAX_SEGMENTS: u64 = 1 << 24;
 /// Longest a receive waits before timers are checked again.
 const TICK: Duration = Duration::from_millis(20);
+/// Longest wait before retrying an Interest answered with Nack Congestion.
+const MAX_CONGESTION_BACKOFF: Duration = Duration::from_secs(10);
+
+/// The wait before retry `n` (from 0) of an Interest answered with Nack Congestion: 2^n ms,
+/// at most 10 s, as ndncatchunks' fetcher waits.
+fn congestion_backoff(n: u32) -> Duration {
+    Duration::from_millis(1u64.checked_shl(n).unwrap_or(u64::MAX)).min(MAX_CONGESTION_BACKOFF)
+}
+
+/// The error for an Interest (`name`, sent `attempts` times to `target`) whose last answer
+/// was a Nack with `reason` that ends the fetch.
+fn nack_error(name: String, reason: NackReason, attempts: u32, target: Endpoint) -> AppError {
+    match reason {
+        NackReason::NoRoute => AppError::NoRoute { name, target },
+        NackReason::Congestion => AppError::Congestion {
+            name,
+            attempts,
+            target,
+        },
+        reason => AppError::Nack {
+            name,
+            reason,
+            target,
+        },
+    }
+}
 
 /// A bound consumer.
 #[derive(Debug)]
@@ -301,6 +327,8 @@ impl Fetch<'_> {
         write(&mut contents, &mut next_write, &mut hasher, out)?;
 
         let mut retx: VecDeque<u64> = VecDeque::new();
+        // Segments Nacked for congestion, each waiting for its backoff before `retx`.
+        let mut delayed: BinaryHeap<Reverse<(Instant, u64)>> = BinaryHeap::new();
         let mut next_new = 0u64;
         let mut timers: BinaryHeap<Reverse<(Instant, u64, u64)>> = BinaryHeap::new();
         let mut in_flight = 0usize;
@@ -343,6 +371,13 @@ impl Fetch<'_> {
                     retx.push_back(seg);
                 }
             }
+            while let Some(&Reverse((at, seg))) = delayed.peek() {
+                if at > now {
+                    break;
+                }
+                delayed.pop();
+                retx.push_back(seg);
+            }
             // Fill the window: retransmissions first, then new segments in order.
             while in_flight < self.window.window() {
                 let seg = if let Some(s) = retx.pop_front() {
@@ -372,7 +407,11 @@ impl Fetch<'_> {
             }
             let wait = timers
                 .peek()
-                .map_or(TICK, |Reverse((d, _, _))| d.saturating_duration_since(now))
+                .map(|Reverse((d, _, _))| *d)
+                .into_iter()
+                .chain(delayed.peek().map(|Reverse((d, _))| *d))
+                .min()
+                .map_or(TICK, |d| d.saturating_duration_since(now))
                 .min(TICK);
             let Some((packet, lp)) = self.consumer.recv(wait)? else {
                 continue;
@@ -451,30 +490,24 @@ impl Fetch<'_> {
                     }
                     self.counters.nacks += 1;
                     in_flight -= 1;
+                    let target = self.consumer.opts.target.clone();
+                    // Congestion: a window decrease and a retry after a growing backoff;
+                    // Duplicate: a retry at once (with a new nonce, as every transmission);
+                    // both at most `max_retries` times. NoRoute (or no reason): the end.
                     match reason {
-                        NackReason::Congestion | NackReason::Duplicate => {
-                            if reason == NackReason::Congestion {
-                                let _ = self.window.on_congestion(tx, tx_counter);
-                            }
-                            if retries >= max_retries {
-                                return Err(AppError::Nack {
-                                    name: name.to_string(),
-                                    reason,
-                                    target: self.consumer.opts.target.clone(),
-                                });
-                            }
+                        NackReason::Congestion | NackReason::Duplicate if retries < max_retries => {
                             segs[seg as usize] = Seg::Pending {
                                 retries: retries + 1,
                             };
-                            retx.push_back(seg);
+                            if reason == NackReason::Congestion {
+                                let _ = self.window.on_congestion(tx, tx_counter);
+                                let at = Instant::now() + congestion_backoff(retries);
+                                delayed.push(Reverse((at, seg)));
+                            } else {
+                                retx.push_back(seg);
+                            }
                         }
-                        _ => {
-                            return Err(AppError::Nack {
-                                name: name.to_string(),
-                                reason,
-                                target: self.consumer.opts.target.clone(),
-                            });
-                        }
+                        _ => return Err(nack_error(name.to_string(), reason, retries + 1, target)),
                     }
                 }
                 Reply::Other => {}

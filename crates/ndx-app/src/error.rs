@@ -103,7 +103,31 @@ pub enum AppError {
         /// Where they were sent.
         target: Endpoint,
     },
-    /// The network answered an Interest with a Nack the consumer cannot retry.
+    /// The network answered with Nack NoRoute: no forwarder on the way (or the producer) has
+    /// a route for the name. Not retried.
+    #[error("no route to {name} at {target} (Nack NoRoute)")]
+    NoRoute {
+        /// The Interest's name.
+        name: String,
+        /// Where the Interest was sent.
+        target: Endpoint,
+    },
+    /// Every retransmission of an Interest, each after a longer backoff, was answered with
+    /// Nack Congestion.
+    #[error(
+        "Nack Congestion from {target} for {name} after {attempts} attempts, retried with \
+         backoff (the path is overloaded: try again later)"
+    )]
+    Congestion {
+        /// The Interest's name.
+        name: String,
+        /// Times it was sent.
+        attempts: u32,
+        /// Who sent the Nacks.
+        target: Endpoint,
+    },
+    /// The network answered an Interest with a Nack the consumer cannot retry (no reason or
+    /// an unknown one), or with Nack Duplicate to every retransmission.
     #[error("Interest {name} was Nacked ({reason:?}) by {target}")]
     Nack {
         /// The Interest's name.

@@ -8,22 +8,26 @@
 //! - over ndnd's Unix socket (its application face): `ndx put` registers its prefix
 //!   (rib/register, answered 200) and `ndx get` fetches through the same socket; `ndx serve`
 //!   registers and `ndx gen` loads it; `ndnd cat` fetches from the registered `ndx put`.
+//! - a python-ndn consumer (over ndnd's unix socket) → ndnd → `ndx put`, with CanBePrefix
+//!   version discovery.
 //!
-//! The binary is `$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`; when absent the tests print
-//! `skipping: <reason>`, and fail instead when `NDX_REQUIRE_ROOT_TESTS=1`.
+//! The binary is `$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`, and python-ndn is `$NDX_PYTHON`,
+//! else `/opt/ndx-interop/venv/bin/python`; when absent the tests print `skipping: <reason>`,
+//! and fail instead when `NDX_REQUIRE_ROOT_TESTS=1`.
 
 mod common;
 
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Running, content};
+use common::{Running, content, python, script};
 use ndx_app::{
     Consumer, Endpoint, GenOptions, GetOptions, Producer, PutOptions, ServeOptions, generate,
 };
+use sha2::{Digest, Sha256};
 
 const DEFAULT_NDND: &str = "/opt/ndx-interop/go/ndnd";
 
@@ -228,6 +232,91 @@ fn ndx_get_through_ndnd_from_ndnd_put() {
     let report = Consumer::new(&g).unwrap().fetch(&mut out).unwrap();
     assert!(out == data, "object fetched from ndnd put differs");
     eprintln!("{report}");
+}
+
+/// An IPv4 address of this host that is not loopback (the first global one `ip` lists).
+fn non_loopback_v4() -> Option<std::net::IpAddr> {
+    let out = Command::new("ip")
+        .args(["-o", "-4", "addr", "show", "scope", "global"])
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let cidr = text
+        .split_whitespace()
+        .skip_while(|w| *w != "inet")
+        .nth(1)?;
+    cidr.split('/').next()?.parse().ok()
+}
+
+/// python-ndn's segment fetcher through ndnd from `ndx put`: discovery is a CanBePrefix
+/// Interest, and every 8000-byte segment reaches ndnd in NDNLPv2 fragments (its UDP MTU is
+/// 1420). ndnd takes the PitToken of a reassembled packet from the fragment that completed it;
+/// a Data from a non-local face without its token is looked for only on the forwarding thread
+/// its own name hashes to, where a CanBePrefix Interest's PIT entry (on its prefix's thread)
+/// usually is not: unless the token rides on every fragment, discovery gets no answer. So the
+/// producer is on a non-loopback address (ndnd treats loopback peers as local and looks
+/// everywhere).
+#[test]
+fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
+    let bin = match ndnd() {
+        Ok(b) => b,
+        Err(r) => return skip(&r),
+    };
+    let py = match python() {
+        Ok(p) => p,
+        Err(r) => return skip(&r),
+    };
+    let Some(ip) = non_loopback_v4() else {
+        return skip("no non-loopback IPv4 address on this host");
+    };
+    let fw = Forwarder::start(&bin, "pycons");
+    let data = content(200_000, 24);
+    let mut opts = PutOptions::new(
+        "/ndx/ndnd/py".parse().unwrap(),
+        std::net::SocketAddr::new(ip, 0),
+    );
+    // A fixed version: ndnd hashes names to its forwarding threads (8 by default; xxHash), and
+    // `/ndx/ndnd/py/v=1/seg=0` does not hash to the thread of `/ndx/ndnd/py`, so the outcome
+    // does not depend on the clock.
+    opts.version = Some(1);
+    assert_eq!(opts.segment_size, 8000, "segments larger than ndnd's MTU");
+    let producer = Running::start(Producer::put(&opts, &data).unwrap());
+    fw.route("/ndx/ndnd/py", producer.addr);
+    let url = format!("unix://{}", fw.sock.display());
+    let out = fw.dir.join("fetched");
+    let mut child = Kill(
+        Command::new(&py)
+            .arg(script("pyndn_consumer.py"))
+            .args([url.as_str(), "/ndx/ndnd/py"])
+            .arg(&out)
+            .env("NDN_CLIENT_TRANSPORT", &url)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let line = BufReader::new(stdout).lines().next();
+        let _ = tx.send(line.and_then(Result::ok).unwrap_or_default());
+    });
+    let result = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("python-ndn consumer printed nothing");
+    let expect = format!(
+        "ok {} {}",
+        data.len(),
+        Sha256::digest(&data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    );
+    assert_eq!(result, expect, "python-ndn through ndnd");
+    assert!(std::fs::read(&out).unwrap() == data, "fetched bytes differ");
+    let p = producer.finish();
+    assert!(p.fragments_sent > 0, "ndx put fragmented nothing: {p:?}");
+    assert!(p.pit_tokens_echoed >= 25, "{p:?}");
 }
 
 /// `ndx put` registers `/ndx/ndnd/unix` on ndnd's Unix socket; `ndx get` fetches it through

@@ -15,27 +15,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Running, content};
+use common::{Running, content, python, script};
 use ndx_app::{Consumer, GetOptions, Producer, PutOptions};
 use sha2::{Digest, Sha256};
-
-const DEFAULT_PYTHON: &str = "/opt/ndx-interop/venv/bin/python";
-
-/// The python-ndn interpreter, or why there is none.
-fn python() -> Result<PathBuf, String> {
-    let py =
-        std::env::var_os("NDX_PYTHON").map_or_else(|| PathBuf::from(DEFAULT_PYTHON), PathBuf::from);
-    match Command::new(&py)
-        .args(["-c", "import ndn.app, ndn.app_support.segment_fetcher"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-    {
-        Ok(s) if s.success() => Ok(py),
-        Ok(_) => Err(format!("{} cannot import python-ndn", py.display())),
-        Err(e) => Err(format!("{} not runnable: {e}", py.display())),
-    }
-}
 
 /// Skips (or fails under `NDX_REQUIRE_ROOT_TESTS=1`).
 fn skip(reason: &str) {
@@ -43,12 +25,6 @@ fn skip(reason: &str) {
         panic!("NDX_REQUIRE_ROOT_TESTS=1 but {reason} (install: see crates/ndx-app/README.md)");
     }
     eprintln!("skipping: {reason}");
-}
-
-fn script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/interop")
-        .join(name)
 }
 
 /// A child process killed (by its id) and reaped when dropped.

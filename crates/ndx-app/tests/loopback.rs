@@ -2,8 +2,10 @@
 
 mod common;
 
+use std::collections::HashMap;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use common::{Relay, Running, content};
 use ndx_app::{
@@ -118,11 +120,11 @@ fn discovery_finds_the_version_and_an_explicit_version_skips_it() {
     // A version nobody serves is Nacked by the producer.
     g.prefix = name("/ndx/test/disc/obj/v=43");
     match fetch(&g) {
-        Err(AppError::Nack { name, reason, .. }) => {
-            assert_eq!(reason, NackReason::NoRoute);
+        Err(AppError::NoRoute { name, target }) => {
             assert_eq!(name, "/ndx/test/disc/obj/v=43/seg=0");
+            assert_eq!(target, ndx_app::Endpoint::Udp(producer.addr));
         }
-        other => panic!("expected a Nack, got {other:?}"),
+        other => panic!("expected Nack NoRoute, got {other:?}"),
     }
     let p = producer.finish();
     assert_eq!(p.nacks_sent, 1);
@@ -292,7 +294,8 @@ fn pit_token_is_echoed_and_large_data_fragmented() {
     assert!(!lp.is_fragment());
     let d = Data::decode(lp.fragment().unwrap()).unwrap();
     assert_eq!(d.content(), &data[2500..]);
-    // Segment 0 (2500 bytes) does not: fragments, token on the first only.
+    // Segment 0 (2500 bytes) does not: fragments, each with the token (ndnd needs it on the
+    // fragment that completes the set, whichever that is).
     let frames = ask(0, &mut buf);
     assert!(frames.len() >= 2);
     let mut whole = Vec::new();
@@ -302,7 +305,7 @@ fn pit_token_is_echoed_and_large_data_fragmented() {
         };
         assert!(f.len() <= 1500 - 28);
         assert_eq!(lp.frag_index(), k as u64);
-        assert_eq!(lp.pit_token().is_some(), k == 0);
+        assert_eq!(lp.pit_token(), Some(&token[..]), "fragment {k}");
         whole.extend_from_slice(lp.fragment().unwrap());
     }
     let d = Data::decode(&whole).unwrap();
@@ -363,4 +366,196 @@ fn get_writes_the_output_file_and_removes_it_on_failure() {
     g.min_rto_ms = 50;
     assert!(matches!(ndx_app::get(&g), Err(AppError::Timeout { .. })));
     assert!(!path.exists());
+}
+
+/// A Nack with `reason` for the Interest in datagram `d` (`None` when it holds none).
+fn nack(d: &[u8], reason: NackReason) -> Option<Vec<u8>> {
+    let Ok(Packet::Interest(i)) = Packet::decode(d) else {
+        return None;
+    };
+    let h = LpHeaders {
+        nack: Some(reason),
+        ..LpHeaders::default()
+    };
+    let mut out = vec![0; h.encoded_len(Some(i.wire().len()))];
+    let n = h.encode(Some(i.wire()), &mut out).unwrap();
+    out.truncate(n);
+    Some(out)
+}
+
+/// The name and nonce of the Interest in datagram `d`.
+fn name_and_nonce(d: &[u8]) -> Option<(String, u32)> {
+    match Packet::decode(d) {
+        Ok(Packet::Interest(i)) => Some((i.name().to_string(), i.nonce()?)),
+        _ => None,
+    }
+}
+
+/// (name, nonce, when) of every Interest a relay saw.
+type Seen = Arc<Mutex<Vec<(String, u32, Instant)>>>;
+
+/// A relay in front of `producer` that Nacks with `reason` the Interests `pick` chooses
+/// (given the name and how many Interests for it came before), and records them all.
+fn nacking_relay(
+    producer: SocketAddr,
+    reason: NackReason,
+    pick: fn(&str, usize) -> bool,
+) -> (Relay, Seen) {
+    let seen: Seen = Arc::default();
+    let log = seen.clone();
+    let relay = Relay::answering(
+        producer,
+        Box::new(move |d| {
+            let (name, nonce) = name_and_nonce(d)?;
+            let mut log = log.lock().unwrap();
+            let before = log.iter().filter(|(n, _, _)| *n == name).count();
+            log.push((name.clone(), nonce, Instant::now()));
+            if pick(&name, before) {
+                nack(d, reason)
+            } else {
+                None
+            }
+        }),
+    );
+    (relay, seen)
+}
+
+fn small_object(prefix: &str, seed: u64) -> (Vec<u8>, Running) {
+    let data = content(20_000, seed);
+    let mut opts = PutOptions::new(name(prefix), v4_any());
+    opts.segment_size = 1000;
+    let producer = Running::start(Producer::put(&opts, &data).unwrap());
+    (data, producer)
+}
+
+#[test]
+fn nack_congestion_on_discovery_is_retried_with_backoff_then_reported() {
+    let (_, producer) = small_object("/ndx/test/congested", 31);
+    let (relay, seen) = nacking_relay(producer.addr, NackReason::Congestion, |_, _| true);
+    let mut g = GetOptions::new(name("/ndx/test/congested"), relay.addr);
+    g.no_progress = true;
+    g.discovery_retries = 3;
+    let err = fetch(&g).unwrap_err();
+    match &err {
+        AppError::Congestion {
+            name,
+            attempts,
+            target,
+        } => {
+            assert_eq!(name, "/ndx/test/congested");
+            assert_eq!(*attempts, 4);
+            assert_eq!(*target, ndx_app::Endpoint::Udp(relay.addr));
+        }
+        other => panic!("expected Nack Congestion, got {other:?}"),
+    }
+    let msg = err.to_string();
+    assert!(
+        msg.contains(&format!("Nack Congestion from {}", relay.addr)),
+        "{msg}"
+    );
+    assert!(!msg.contains("listening"), "not a silent target: {msg}");
+    // Four rounds of two Interests (the prefix and its RDR name), every one with a new nonce,
+    // the rounds 1, 2 and 4 ms apart at least.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 8, "{seen:?}");
+    let mut nonces: Vec<u32> = seen.iter().map(|s| s.1).collect();
+    nonces.sort_unstable();
+    nonces.dedup();
+    assert_eq!(nonces.len(), 8);
+    let round = |k: usize| seen[2 * k].2;
+    for (k, ms) in [(1, 1), (2, 2), (3, 4)] {
+        let gap = round(k) - round(k - 1);
+        assert!(gap >= Duration::from_millis(ms), "round {k} after {gap:?}");
+    }
+}
+
+#[test]
+fn nack_congestion_on_segments_backs_off_and_recovers_or_is_reported() {
+    // The first two Interests for each segment are Nacked: the fetch completes anyway.
+    let (data, producer) = small_object("/ndx/test/busy", 32);
+    let (relay, _seen) = nacking_relay(producer.addr, NackReason::Congestion, |n, before| {
+        n.contains("/seg=") && before < 2
+    });
+    let mut g = GetOptions::new(name("/ndx/test/busy"), relay.addr);
+    g.no_progress = true;
+    let (out, report) = fetch(&g).unwrap();
+    assert!(out == data);
+    // Segment 0 came with discovery; 19 more, two Nacks each.
+    assert_eq!(report.nacks, 2 * 19, "{report:?}");
+    assert!(report.window_decreases > 0, "{report:?}");
+    // Segment 3 Nacked every time: reported after max_retries + 1 attempts.
+    let (relay, seen) = nacking_relay(producer.addr, NackReason::Congestion, |n, _| {
+        n.ends_with("/seg=3")
+    });
+    g.target = ndx_app::Endpoint::Udp(relay.addr);
+    g.max_retries = 4;
+    match fetch(&g) {
+        Err(AppError::Congestion { name, attempts, .. }) => {
+            assert!(name.ends_with("/seg=3"), "{name}");
+            assert_eq!(attempts, 5);
+        }
+        other => panic!("expected Nack Congestion, got {other:?}"),
+    }
+    let seen = seen.lock().unwrap();
+    let tries: Vec<Instant> = seen
+        .iter()
+        .filter(|s| s.0.ends_with("/seg=3"))
+        .map(|s| s.2)
+        .collect();
+    assert_eq!(tries.len(), 5);
+    // Backoffs of 1, 2, 4 and 8 ms between the tries.
+    assert!(
+        tries[4] - tries[0] >= Duration::from_millis(15),
+        "{tries:?}"
+    );
+}
+
+#[test]
+fn nack_no_route_ends_the_fetch_at_once() {
+    let (_, producer) = small_object("/ndx/test/noroute", 33);
+    let (relay, seen) = nacking_relay(producer.addr, NackReason::NoRoute, |_, _| true);
+    let mut g = GetOptions::new(name("/ndx/test/noroute"), relay.addr);
+    g.no_progress = true;
+    let err = fetch(&g).unwrap_err();
+    assert!(matches!(err, AppError::NoRoute { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "no route to /ndx/test/noroute at {} (Nack NoRoute)",
+            relay.addr
+        )
+    );
+    // One round (the prefix and its RDR name), no retry.
+    assert_eq!(seen.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn nack_duplicate_is_retransmitted_with_a_new_nonce() {
+    let (data, producer) = small_object("/ndx/test/dup", 34);
+    // The first Interest for every name is Nacked Duplicate.
+    let (relay, seen) = nacking_relay(producer.addr, NackReason::Duplicate, |_, before| {
+        before == 0
+    });
+    let mut g = GetOptions::new(name("/ndx/test/dup"), relay.addr);
+    g.no_progress = true;
+    let (out, report) = fetch(&g).unwrap();
+    assert!(out == data);
+    let seen = seen.lock().unwrap();
+    let mut by_name: HashMap<&str, Vec<u32>> = HashMap::new();
+    for (n, nonce, _) in seen.iter() {
+        by_name.entry(n).or_default().push(*nonce);
+    }
+    // Discovery's two names, then segments 1 to 19: each Nacked once and sent again.
+    assert_eq!(report.nacks, 2 + 19, "{report:?}");
+    for (n, nonces) in &by_name {
+        if n.ends_with("/seg=0") {
+            continue; // answered during discovery, never asked by its own name
+        }
+        assert!(nonces.len() >= 2, "{n}: {nonces:?}");
+        assert_ne!(
+            nonces[0], nonces[1],
+            "{n}: the retransmission has a new nonce"
+        );
+    }
+    assert_eq!(report.window_decreases, 0, "a Duplicate is not congestion");
 }

@@ -13,12 +13,15 @@ use crate::types as tt;
 /// Splits outgoing packets into NDNLPv2 fragments that fit one link MTU.
 ///
 /// The plan follows NDNLPv2: fragment `i` of `N` carries `Sequence = first_sequence + i`
-/// (8 fixed bytes, wrapping), `FragIndex = i` and `FragCount = N`; the caller's other header
-/// fields (PitToken, Nack, CongestionMark, ...) ride on fragment 0 only. `N` is the smallest
-/// count for which every LpPacket fits the MTU, counting the NonNegativeInteger sizes of
-/// FragIndex and FragCount and the TLV-LENGTH sizes of LpPacket and Fragment; every fragment but
-/// the last is filled to the MTU (or to one or two bytes short of it, where a longer
-/// TLV-LENGTH would not pay for itself).
+/// (8 fixed bytes, wrapping), `FragIndex = i` and `FragCount = N`. The caller's PitToken rides
+/// on every fragment; its other header fields (Nack, CongestionMark, NextHopFaceId, ...) on
+/// fragment 0 only, where NDNLPv2 has the receiver take a fragmented packet's network-layer
+/// fields from. The token is repeated because ndnd (v1.5.3) takes a reassembled packet's
+/// PitToken from whichever fragment completed it, as it also sends them; NFD and ndx read
+/// fragment 0's and ignore the copies. `N` is the smallest count for which every LpPacket fits
+/// the MTU, counting the NonNegativeInteger sizes of FragIndex and FragCount and the
+/// TLV-LENGTH sizes of LpPacket and Fragment; every fragment but the last is filled to the MTU
+/// (or to one or two bytes short of it, where a longer TLV-LENGTH would not pay for itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fragmenter {
     mtu: usize,
@@ -60,8 +63,9 @@ impl Fragmenter {
     /// LpPacket, without Sequence, FragIndex or FragCount (even when `headers` is empty; a
     /// caller that prefers bare packets checks [`LpHeaders::is_empty`] first). Otherwise it is
     /// `N >= 2` fragments numbered from `first_sequence` as described on [`Fragmenter`]. Any
-    /// Sequence, FragIndex or FragCount in `headers` is ignored; every other field, link-layer
-    /// ones (Ack, TxSequence) included, goes on fragment 0 only.
+    /// Sequence, FragIndex or FragCount in `headers` is ignored; the PitToken goes on every
+    /// fragment, and every other field, link-layer ones (Ack, TxSequence) included, on fragment
+    /// 0 only.
     ///
     /// Fails with [`ErrorKind::Unencodable`] when `headers` leave no room for even one byte of
     /// fragment in the MTU. Never panics and never allocates.
@@ -115,12 +119,13 @@ impl Fragmenter {
             if need == 0 {
                 return Ok(count_lo);
             }
+            let later = later_headers(headers);
             for (index_lo, index_hi) in NNI_CLASSES {
                 if index_lo >= count_hi {
                     break;
                 }
                 let index_hi = index_hi.min(count_hi - 1);
-                let h = fragment_headers(&LpHeaders::default(), 0, index_lo, count_lo);
+                let h = fragment_headers(&later, 0, index_lo, count_lo);
                 let cap = payload_cap(self.mtu, h.fields_len()).ok_or_else(no_room)? as u64;
                 let avail = index_hi - index_lo + 1;
                 let used = need.div_ceil(cap);
@@ -142,6 +147,14 @@ const NNI_CLASSES: [(u64, u64); 4] = [
     (0x1_0000, 0xFFFF_FFFF),
     (0x1_0000_0000, u64::MAX),
 ];
+
+/// The header fields of fragments 1 and beyond: the PitToken alone.
+fn later_headers<'h>(headers: &LpHeaders<'h>) -> LpHeaders<'h> {
+    LpHeaders {
+        pit_token: headers.pit_token,
+        ..LpHeaders::default()
+    }
+}
 
 /// `base` with the fragmentation fields of fragment `index` of `count` set.
 fn fragment_headers<'h>(
@@ -252,7 +265,7 @@ impl Fragments<'_, '_> {
         let base = if self.index == 0 {
             self.headers
         } else {
-            LpHeaders::default()
+            later_headers(&self.headers)
         };
         let h = fragment_headers(&base, sequence, self.index, self.count);
         let cap = payload_cap(self.mtu, h.fields_len()).unwrap_or(0);
@@ -322,7 +335,7 @@ mod tests {
                 };
                 assert_eq!(rest, want);
             } else {
-                assert!(rest.is_empty(), "headers on fragment {i}");
+                assert_eq!(rest, later_headers(headers), "headers on fragment {i}");
             }
             if i + 1 < lps.len() {
                 // As full as possible: one more byte would not fit.
@@ -342,7 +355,7 @@ mod tests {
                     let base = if i == 0 {
                         *headers
                     } else {
-                        LpHeaders::default()
+                        later_headers(headers)
                     };
                     let h = fragment_headers(&base, 0, i, fewer);
                     payload_cap(mtu, h.fields_len()).unwrap_or(0)
@@ -392,7 +405,7 @@ mod tests {
     }
 
     #[test]
-    fn headers_only_on_first_fragment() {
+    fn pit_token_on_every_fragment_other_headers_on_the_first() {
         let f = Fragmenter::new(200).unwrap();
         let token = [7u8; 32];
         let h = LpHeaders {
@@ -404,11 +417,53 @@ mod tests {
         };
         let lps = check(&f, &pattern(2000), &h);
         assert!(lps.len() > 10);
-        assert_eq!(
-            LpPacket::decode(&lps[0]).unwrap().nack(),
-            Some(NackReason::NoRoute)
+        for (i, wire) in lps.iter().enumerate() {
+            let lp = LpPacket::decode(wire).unwrap();
+            assert_eq!(lp.pit_token(), Some(&token[..]), "fragment {i}");
+            let first = i == 0;
+            assert_eq!(lp.nack().is_some(), first, "Nack on fragment {i}");
+            let h = lp.headers();
+            assert_eq!(h.congestion_mark.is_some(), first, "fragment {i}");
+            assert_eq!(h.incoming_face_id.is_some(), first, "fragment {i}");
+        }
+        // Without a token, fragments after the first carry only Sequence, FragIndex and
+        // FragCount.
+        let bare = LpHeaders {
+            pit_token: None,
+            ..h
+        };
+        let lps = check(&f, &pattern(2000), &bare);
+        let second = LpPacket::decode(&lps[1]).unwrap().headers();
+        assert_eq!(second.pit_token, None);
+        assert!(
+            LpHeaders {
+                sequence: None,
+                frag_index: None,
+                frag_count: None,
+                ..second
+            }
+            .is_empty()
         );
-        assert_eq!(LpPacket::decode(&lps[1]).unwrap().nack(), None);
+    }
+
+    #[test]
+    fn the_longest_token_on_every_fragment_still_fits() {
+        // 34 bytes of PitToken TLV on each fragment of a small MTU: about three times as many
+        // fragments as without it, none too long (`check`).
+        let token = [0xA5u8; 32];
+        let h = LpHeaders {
+            pit_token: Some(&token),
+            ..LpHeaders::default()
+        };
+        let f = Fragmenter::new(Fragmenter::MIN_MTU + 34).unwrap();
+        let with = check(&f, &pattern(600), &h);
+        let without = check(&f, &pattern(600), &LpHeaders::default());
+        assert!(
+            with.len() > 2 * without.len(),
+            "{} {}",
+            with.len(),
+            without.len()
+        );
     }
 
     #[test]

@@ -425,6 +425,69 @@ impl<'a> Interest<'a> {
         })
     }
 
+    /// Where this Interest's Nonce goes, as a range of its TLV-VALUE: the Nonce element when
+    /// there is one, else the empty range where packet format v0.3 orders it (after the Name,
+    /// CanBePrefix, MustBeFresh, ForwardingHint and any element unknown to us among them,
+    /// before InterestLifetime, HopLimit and the parameters). `None` only for a hand-made view
+    /// whose wire does not parse.
+    fn nonce_slot(&self) -> Option<(&'a [u8], core::ops::Range<usize>)> {
+        let value = crate::tlv::read_one(self.wire).ok()?.value;
+        let mut r = Reader::new(value);
+        while !r.is_empty() {
+            let at = r.offset();
+            let e = r.read().ok()?;
+            match e.typ {
+                tt::NONCE if self.has(NONCE) => return Some((value, at..r.offset())),
+                tt::INTEREST_LIFETIME
+                | tt::HOP_LIMIT
+                | tt::APPLICATION_PARAMETERS
+                | tt::INTEREST_SIGNATURE_INFO
+                | tt::INTEREST_SIGNATURE_VALUE => return Some((value, at..at)),
+                _ => {}
+            }
+        }
+        Some((value, value.len()..value.len()))
+    }
+
+    /// Length of the Interest TLV [`encode_with_nonce`](Self::encode_with_nonce) writes.
+    pub fn with_nonce_len(&self) -> usize {
+        match self.nonce_slot() {
+            Some((value, slot)) => tlv_len(tt::INTEREST, value.len() - slot.len() + 6),
+            None => 0,
+        }
+    }
+
+    /// Writes this Interest with `nonce` as its Nonce at the start of `out` and returns the
+    /// length written: every other element as received, in the same order; the Nonce
+    /// replaced when there is one, else inserted where packet format v0.3 orders it; the
+    /// outer TLV-LENGTH recomputed. A forwarder uses it for an Interest that arrived without
+    /// a Nonce (which NFD adds and ndnd requires); the signature and the
+    /// ParametersSha256DigestComponent do not cover the Nonce, so both stay valid.
+    ///
+    /// Fails with [`ErrorKind::BufferTooSmall`] when `out` is shorter than
+    /// [`with_nonce_len`](Self::with_nonce_len). Never panics and never allocates.
+    pub fn encode_with_nonce(&self, nonce: u32, out: &mut [u8]) -> Result<usize> {
+        let Some((value, slot)) = self.nonce_slot() else {
+            return Err(Error::new(
+                ErrorKind::Invalid(Element::Interest),
+                self.offset,
+            ));
+        };
+        let (Some(before), Some(after)) = (value.get(..slot.start), value.get(slot.end..)) else {
+            return Err(Error::new(
+                ErrorKind::Invalid(Element::Interest),
+                self.offset,
+            ));
+        };
+        let value_len = before.len() + 6 + after.len();
+        let mut w = Writer::new(out, tlv_len(tt::INTEREST, value_len))?;
+        w.header(tt::INTEREST, value_len)?;
+        w.bytes(before)?;
+        w.tlv(tt::NONCE, &nonce.to_be_bytes())?;
+        w.bytes(after)?;
+        Ok(w.len())
+    }
+
     /// An owned copy of the fields, for re-encoding.
     pub fn to_repr(&self) -> InterestRepr {
         InterestRepr {
@@ -734,5 +797,109 @@ impl InterestRepr {
             rebuilt = with;
         }
         self.name = rebuilt;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repr(uri: &str) -> InterestRepr {
+        InterestRepr::new(uri.parse().unwrap())
+    }
+
+    /// `wire` with `nonce` set by `encode_with_nonce`, decoded; checks the length promised.
+    fn with_nonce(wire: &[u8], nonce: u32) -> Vec<u8> {
+        let i = Interest::decode(wire).unwrap();
+        let mut out = vec![0u8; i.with_nonce_len()];
+        let n = i.encode_with_nonce(nonce, &mut out).unwrap();
+        assert_eq!(n, out.len());
+        out
+    }
+
+    #[test]
+    fn a_nonce_is_inserted_where_v03_orders_it_and_nothing_else_changes() {
+        let mut shapes = Vec::new();
+        shapes.push(repr("/a"));
+        let mut r = repr("/a/b");
+        r.can_be_prefix = true;
+        r.must_be_fresh = true;
+        shapes.push(r.clone());
+        r.lifetime_ms = Some(1500);
+        r.hop_limit = Some(9);
+        shapes.push(r.clone());
+        r.forwarding_hint = vec!["/hint/one".parse().unwrap(), "/h2".parse().unwrap()];
+        shapes.push(r.clone());
+        r.set_app_params(vec![7; 40]);
+        shapes.push(r.clone());
+        r.signature_info = Some(vec![0x1b, 0x01, 0x00]);
+        r.signature_value = Some(vec![0xAA; 32]);
+        r.update_params_digest();
+        shapes.push(r.clone());
+        // A value just below 253 bytes: the Nonce makes the outer TLV-LENGTH 3 bytes long.
+        let mut long = repr("/l");
+        long.name.push_generic(&[b'x'; 240]);
+        long.hop_limit = Some(3);
+        assert!(long.encoded_len() < 255 && long.encoded_len() + 6 > 255);
+        shapes.push(long);
+        for (k, r) in shapes.iter().enumerate() {
+            assert_eq!(r.nonce, None);
+            let wire = r.to_vec().unwrap();
+            let got = with_nonce(&wire, 0xDEAD_BEEF);
+            let i = Interest::decode(&got).unwrap();
+            assert_eq!(i.nonce(), Some(0xDEAD_BEEF), "shape {k}");
+            let mut want = r.clone();
+            want.nonce = Some(0xDEAD_BEEF);
+            assert_eq!(
+                got,
+                want.to_vec().unwrap(),
+                "shape {k}: as the encoder writes it"
+            );
+            assert!(i.params_digest_ok(), "shape {k}");
+            if let Some(off) = i.hop_limit_offset() {
+                assert_eq!(got[off], r.hop_limit.unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn an_existing_nonce_is_replaced_in_place() {
+        let mut r = repr("/a/b");
+        r.nonce = Some(1);
+        r.lifetime_ms = Some(100);
+        let wire = r.to_vec().unwrap();
+        let got = with_nonce(&wire, 2);
+        assert_eq!(got.len(), wire.len());
+        r.nonce = Some(2);
+        assert_eq!(got, r.to_vec().unwrap());
+    }
+
+    #[test]
+    fn unknown_non_critical_elements_stay_where_they_were() {
+        // Name, an unknown non-critical element (type 200), InterestLifetime.
+        let mut value = Vec::new();
+        value.extend_from_slice(&[7, 3, 8, 1, b'a']);
+        value.extend_from_slice(&[200, 2, 0xAB, 0xCD]);
+        value.extend_from_slice(&[12, 1, 50]);
+        let mut wire = vec![5, value.len() as u8];
+        wire.extend_from_slice(&value);
+        assert_eq!(Interest::decode(&wire).unwrap().nonce(), None);
+        let got = with_nonce(&wire, 0x0102_0304);
+        let mut want = vec![5, value.len() as u8 + 6];
+        want.extend_from_slice(&value[..9]);
+        want.extend_from_slice(&[10, 4, 1, 2, 3, 4]);
+        want.extend_from_slice(&value[9..]);
+        assert_eq!(got, want);
+        assert_eq!(Interest::decode(&got).unwrap().lifetime_ms(), Some(50));
+    }
+
+    #[test]
+    fn a_short_buffer_is_refused() {
+        let wire = repr("/a").to_vec().unwrap();
+        let i = Interest::decode(&wire).unwrap();
+        assert_eq!(i.with_nonce_len(), wire.len() + 6);
+        let mut out = vec![0u8; wire.len() + 5];
+        let e = i.encode_with_nonce(1, &mut out).unwrap_err();
+        assert!(matches!(e.kind, ErrorKind::BufferTooSmall { .. }), "{e:?}");
     }
 }

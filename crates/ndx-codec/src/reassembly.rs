@@ -715,6 +715,67 @@ mod tests {
         assert_eq!(got.as_lp_headers(), h);
     }
 
+    /// `frag` with a PitToken (and, on fragment 0, a CongestionMark), as a sender of its
+    /// choice writes it: `omit_index_0` leaves FragIndex out of fragment 0, as NDNts does.
+    fn tokened_frag(
+        seq: u64,
+        index: u64,
+        count: u64,
+        token: Option<&[u8]>,
+        omit_index_0: bool,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        let h = LpHeaders {
+            sequence: Some(seq + index),
+            frag_index: (index > 0 || !omit_index_0).then_some(index),
+            frag_count: Some(count),
+            pit_token: token,
+            congestion_mark: (index == 0).then_some(1),
+            ..LpHeaders::default()
+        };
+        let mut out = vec![0u8; h.encoded_len(Some(payload.len()))];
+        h.encode(Some(payload), &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn token_on_every_fragment_or_on_the_first_only() {
+        let token = [0x11u8, 0x22, 0x33, 0x44, 0x55, 0x66];
+        let pieces: [&[u8]; 3] = [b"abc", b"def", b"gh"];
+        // (token on later fragments, FragIndex omitted on fragment 0): ndx and ndnd put the
+        // token on every fragment, NDNts on the first only and omits its FragIndex.
+        for (later, omit) in [(true, false), (false, true), (false, false), (true, true)] {
+            // Fragment 0 first, in the middle and last.
+            for order in [[0, 1, 2], [1, 0, 2], [2, 1, 0]] {
+                let mut r = Reassembler::new(small());
+                let mut done = None;
+                for (k, &i) in order.iter().enumerate() {
+                    let t = (i == 0 || later).then_some(&token[..]);
+                    let w = tokened_frag(500, i as u64, 3, t, omit, pieces[i]);
+                    let got = push(&mut r, 0, 1, &w).unwrap();
+                    assert_eq!(got.is_some(), k == 2, "{later} {omit} {order:?}");
+                    done = got;
+                }
+                let (p, h) = done.unwrap();
+                assert_eq!(p, b"abcdefgh");
+                assert_eq!(h.pit_token(), Some(&token[..]), "{later} {omit} {order:?}");
+                assert_eq!(h.congestion_mark, Some(1), "fragment 0's fields");
+            }
+        }
+    }
+
+    #[test]
+    fn fragment_0s_token_wins_over_a_later_ones() {
+        let mut r = Reassembler::new(small());
+        let other = [9u8; 4];
+        let w1 = tokened_frag(0, 1, 2, Some(&other), false, b"yz");
+        let w0 = tokened_frag(0, 0, 2, Some(b"first"), false, b"wx");
+        assert!(push(&mut r, 0, 1, &w0).unwrap().is_none());
+        let (p, h) = push(&mut r, 0, 1, &w1).unwrap().unwrap();
+        assert_eq!(p, b"wxyz");
+        assert_eq!(h.pit_token(), Some(&b"first"[..]));
+    }
+
     #[test]
     fn two_peers_same_sequences_interleaved() {
         let a = pattern(800, 10);

@@ -85,7 +85,10 @@ pub struct ShardConfig {
     pub unsolicited: Unsolicited,
     /// Key for every name hash.
     pub hash_key: HashKey,
-    /// Seed of the adaptive strategy's generator.
+    /// Seed of the shard's generator, which the adaptive strategy draws from and which gives
+    /// a Nonce to Interests that arrive without one (they leave with it). Mixed with `shard`,
+    /// so the shards of one router draw apart; a router should pick it at random, or routers
+    /// would send the same nonces.
     pub seed: u64,
     /// The content store's second level (None: L1 only).
     pub l2: Option<L2Config>,
@@ -113,7 +116,9 @@ impl Default for ShardConfig {
 pub enum DropReason {
     /// Not a valid NDN packet.
     Malformed,
-    /// A fragment that could not be reassembled (bad, duplicate or expired set).
+    /// A fragment rejected by reassembly (malformed, inconsistent or oversized: its set is
+    /// dropped). Sets that time out or are evicted incomplete are in
+    /// [`Shard::reassembly_counters`].
     Reassembly,
     /// HopLimit was 0 on arrival.
     HopLimit,
@@ -511,6 +516,8 @@ pub struct Shard {
     /// hits among the last 8 frames a burst tallied.
     speculate: Speculate,
     scratch: Vec<u8>,
+    /// An Interest that arrived without a Nonce, re-encoded with the one it is forwarded with.
+    nonced: Vec<u8>,
     matched: Vec<PitId>,
     l2: Option<L2State>,
     parked: Parked,
@@ -634,9 +641,12 @@ impl Shard {
             faces: FaceTable::default(),
             pending: FaceTable::default(),
             counters: ShardCounters::default(),
-            rng: cfg.seed | 1,
+            // Shard 0 keeps the seed as given; xorshift is a bijection, so shards whose states
+            // differ never draw the same value at the same step.
+            rng: (cfg.seed ^ u64::from(cfg.shard).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1,
             speculate: Speculate::Deep,
             scratch: Vec::with_capacity(9000),
+            nonced: Vec::new(),
             matched: Vec::with_capacity(16),
             l2: cfg.l2.map(L2State::new),
             parked: Parked::default(),
@@ -662,6 +672,13 @@ impl Shard {
     /// Counters.
     pub fn counters(&self) -> ShardCounters {
         self.counters
+    }
+
+    /// The counters of the shard's NDNLPv2 reassembler: among them the fragment sets dropped
+    /// incomplete when they timed out ([`on_timer`](Self::on_timer) expires them) or were
+    /// evicted to make room, which no [`DropReason`] counts.
+    pub fn reassembly_counters(&self) -> ndx_codec::ReassemblyCounters {
+        self.reassembler.counters()
     }
 
     /// The PIT (read-only).
@@ -1243,14 +1260,11 @@ impl Shard {
         let decision = strategy::after_receive_interest(kind, &mut ctx, e, fresh);
         match decision {
             Decision::Forward(faces) => {
-                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
-                for &up in faces.as_slice() {
-                    let fwd = Forward {
-                        from: face,
-                        localhost,
-                    };
-                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, fwd, out);
-                }
+                let fwd = Forward {
+                    from: face,
+                    localhost,
+                };
+                self.forward_to(now, id, faces.as_slice(), interest, nonce, fwd, out);
             }
             Decision::Suppress => self.counters.suppressed += 1,
             Decision::Nack(reason) => {
@@ -1259,6 +1273,74 @@ impl Shard {
                 self.dropped(out, face, DropReason::NoRoute);
             }
         }
+    }
+
+    /// Sends `interest` to each of `faces` for entry `id`, with `nonce` in the out-records.
+    /// An Interest that carries a Nonce leaves as received (HopLimit decremented); one that
+    /// arrived without (allowed from local applications) leaves with `nonce`, the one its
+    /// in-record holds, added (see [`Shard::forward_nonced`]).
+    #[inline]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the pipeline's state for one send"
+    )]
+    fn forward_to(
+        &mut self,
+        now: u64,
+        id: PitId,
+        faces: &[FaceId],
+        interest: &Interest<'_>,
+        nonce: u32,
+        fwd: Forward,
+        out: &mut Actions,
+    ) {
+        if interest.nonce().is_none() {
+            return self.forward_nonced(now, id, faces, interest, nonce, fwd, out);
+        }
+        let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
+        for &up in faces {
+            self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, fwd, out);
+        }
+    }
+
+    /// [`Shard::forward_to`] for an Interest without a Nonce: re-encoded once with `nonce`
+    /// (as NFD does; ndnd drops Interests without one), then sent like any other. The nonce is
+    /// the one generated on arrival and kept in the in-record, so it lands in the out-records
+    /// and, when the entry ends, in the dead-nonce list: a copy that loops back is caught.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the pipeline's state for one send"
+    )]
+    #[cold]
+    #[inline(never)]
+    fn forward_nonced(
+        &mut self,
+        now: u64,
+        id: PitId,
+        faces: &[FaceId],
+        interest: &Interest<'_>,
+        nonce: u32,
+        fwd: Forward,
+        out: &mut Actions,
+    ) {
+        let mut buf = std::mem::take(&mut self.nonced);
+        buf.clear();
+        buf.resize(interest.with_nonce_len(), 0);
+        match interest.encode_with_nonce(nonce, &mut buf) {
+            Ok(n) => {
+                buf.truncate(n);
+                // The Interest decoded before, so its re-encoding does: only to find HopLimit.
+                let hop_patch = Interest::decode(&buf)
+                    .ok()
+                    .and_then(|i| i.hop_limit_offset());
+                for &up in faces {
+                    self.forward_interest(now, id, up, &buf, hop_patch, nonce, fwd, out);
+                }
+            }
+            // Unreachable for a decoded Interest; dropped (counted) rather than sent bare.
+            Err(_) => self.counters.drops[drop_index(DropReason::Malformed)] += 1,
+        }
+        self.nonced = buf;
     }
 
     #[expect(
@@ -1567,7 +1649,6 @@ impl Shard {
     ) {
         match decision {
             Decision::Forward(faces) => {
-                let hop_patch = interest.hop_limit_offset().map(|o| o - interest.offset());
                 let fwd = Forward {
                     from: self
                         .pit
@@ -1576,9 +1657,7 @@ impl Shard {
                         .map_or(FaceId(0), |r| r.face),
                     localhost: is_localhost(&interest.name()),
                 };
-                for &up in faces.as_slice() {
-                    self.forward_interest(now, id, up, interest.wire(), hop_patch, nonce, fwd, out);
-                }
+                self.forward_to(now, id, faces.as_slice(), interest, nonce, fwd, out);
             }
             Decision::Suppress => {}
             Decision::Nack(reason) => {
@@ -2125,6 +2204,165 @@ mod tests {
                 .map(|(f, b)| (f, b.to_vec()))
                 .eq(out_o.sends().map(|(f, b)| (f, b.to_vec())))
         );
+    }
+
+    #[test]
+    fn an_incomplete_fragment_set_that_times_out_is_counted() {
+        let mut s = routed(ShardConfig::default());
+        let mut r = InterestRepr::new(object(4));
+        r.nonce = Some(4);
+        r.lifetime_ms = Some(4000);
+        let wire = r.to_vec().expect("Interest");
+        let f = ndx_codec::Fragmenter::new(ndx_codec::Fragmenter::MIN_MTU).expect("MTU");
+        let mut frags = f
+            .fragment(&wire, &LpHeaders::default(), 77)
+            .expect("fragments");
+        assert!(frags.count() > 1);
+        let mut first = vec![0; frags.max_len()];
+        let n = frags.next_into(&mut first).expect("one").expect("written");
+        let mut out = Actions::new();
+        s.process(0, FaceId(1), &first[..n], &mut out);
+        assert_eq!(s.reassembly_counters().expired, 0);
+        // Not yet: the default timeout is 500 ms.
+        s.on_timer(499_000_000, &mut out);
+        assert_eq!(s.reassembly_counters().expired, 0);
+        s.on_timer(500_000_000, &mut out);
+        let c = s.reassembly_counters();
+        assert_eq!((c.fragments_received, c.expired), (1, 1));
+        assert_eq!(s.counters().interests_in, 0);
+    }
+
+    /// The Interest inside a frame we forwarded.
+    fn forwarded_interest(frame: &[u8]) -> ndx_codec::InterestRepr {
+        let lp = LpPacket::decode(frame).expect("forwarded in an LpPacket");
+        Interest::decode(lp.fragment().expect("a fragment"))
+            .expect("an Interest")
+            .to_repr()
+    }
+
+    #[test]
+    fn an_interest_without_nonce_leaves_with_the_nonce_it_was_given() {
+        let mut s = routed(ShardConfig::default());
+        s.add_face(FaceId(3), FaceInfo::default());
+        let mut r = InterestRepr::new(object(1));
+        r.can_be_prefix = true;
+        r.lifetime_ms = Some(1000);
+        r.hop_limit = Some(10);
+        let bare = r.to_vec().expect("Interest");
+        let mut out = Actions::new();
+        s.process(0, FaceId(1), &bare, &mut out);
+        let sent: Vec<_> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].0, FaceId(2));
+        let fwd = forwarded_interest(&sent[0].1);
+        let nonce = fwd.nonce.expect("forwarded with a Nonce");
+        // Nothing else changed but the HopLimit.
+        let mut want = r.clone();
+        want.nonce = Some(nonce);
+        want.hop_limit = Some(9);
+        assert_eq!(fwd, want);
+        // The nonce is the out-record's: the same Interest looping back on face 3 is caught.
+        out.clear();
+        s.process(1, FaceId(3), &want.to_vec().expect("Interest"), &mut out);
+        assert_eq!(s.counters().dropped(DropReason::Loop), 1);
+        let nack: Vec<_> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(nack.len(), 1, "Nack Duplicate to face 3");
+        assert_eq!(nack[0].0, FaceId(3));
+        let lp = LpPacket::decode(&nack[0].1).expect("Nack");
+        assert_eq!(lp.nack(), Some(NackReason::Duplicate));
+        // The downstream retransmits (still without a Nonce) once retransmissions are no longer
+        // suppressed: a fresh nonce goes upstream.
+        out.clear();
+        s.process(20_000_000, FaceId(1), &bare, &mut out);
+        let sent: Vec<_> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(sent.len(), 1);
+        let again = forwarded_interest(&sent[0].1).nonce.expect("a Nonce");
+        assert_ne!(again, nonce);
+        // An Interest with a Nonce leaves with it, byte for byte but the HopLimit.
+        let mut with = InterestRepr::new(object(2));
+        with.nonce = Some(0x0A0B_0C0D);
+        with.hop_limit = Some(5);
+        out.clear();
+        s.process(
+            30_000_000,
+            FaceId(1),
+            &with.to_vec().expect("Interest"),
+            &mut out,
+        );
+        let sent: Vec<_> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        with.hop_limit = Some(4);
+        assert_eq!(forwarded_interest(&sent[0].1), with);
+    }
+
+    #[test]
+    fn shards_with_one_seed_give_different_nonces() {
+        let bare = InterestRepr::new(object(5)).to_vec().expect("Interest");
+        let nonce_of = |shard: u8| {
+            let mut s = routed(ShardConfig {
+                shard,
+                ..ShardConfig::default()
+            });
+            let mut out = Actions::new();
+            s.process(0, FaceId(1), &bare, &mut out);
+            let sent: Vec<_> = out.sends().map(|(_, b)| b.to_vec()).collect();
+            forwarded_interest(&sent[0]).nonce.expect("a Nonce")
+        };
+        let nonces: Vec<u32> = (0..4).map(nonce_of).collect();
+        let mut distinct = nonces.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{nonces:x?}");
+        // And a shard draws the same nonce from the same seed: the core stays deterministic.
+        assert_eq!(nonce_of(2), nonces[2]);
+    }
+
+    #[test]
+    fn a_nonce_less_interest_retried_after_a_nack_keeps_its_nonce() {
+        // Two routes: the Nack from the first upstream sends the Interest (the Nack's copy,
+        // which carries our nonce) to the second one, with the same nonce.
+        let key = ShardConfig::default().hash_key;
+        let (mut fib, reader) = Fib::new(key, 2);
+        let prefix = NameBuf::from_uri("/net").expect("name");
+        for (face, cost) in [(2, 1), (3, 2)] {
+            fib.add_nexthop(
+                &prefix.as_name(),
+                NextHop {
+                    face: FaceId(face),
+                    cost,
+                },
+            )
+            .expect("route");
+        }
+        fib.publish();
+        let mut s = Shard::new(ShardConfig::default(), reader, 0);
+        for f in 1..=3 {
+            s.add_face(FaceId(f), FaceInfo::default());
+        }
+        let bare = InterestRepr::new(object(3)).to_vec().expect("Interest");
+        let mut out = Actions::new();
+        s.process(0, FaceId(1), &bare, &mut out);
+        let sent: Vec<_> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(sent.len(), 1);
+        assert_eq!(sent[0].0, FaceId(2));
+        let token = our_token(&sent[0].1);
+        let fwd = forwarded_interest(&sent[0].1);
+        let nonce = fwd.nonce.expect("a Nonce");
+        // Face 2 answers with a Nack NoRoute carrying the Interest it got.
+        let h = LpHeaders {
+            pit_token: Some(&token),
+            nack: Some(NackReason::NoRoute),
+            ..LpHeaders::default()
+        };
+        let inner = fwd.to_vec().expect("Interest");
+        let mut nack = vec![0; h.encoded_len(Some(inner.len()))];
+        let n = h.encode(Some(&inner), &mut nack).expect("Nack");
+        nack.truncate(n);
+        out.clear();
+        s.process(1, FaceId(2), &nack, &mut out);
+        let sent: Vec<_> = out.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        assert_eq!(sent[0].0, FaceId(3));
+        assert_eq!(forwarded_interest(&sent[0].1).nonce, Some(nonce));
     }
 
     /// `fragment` in an LpPacket whose only header is the PitToken `token`.

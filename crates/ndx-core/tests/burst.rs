@@ -45,6 +45,7 @@ fn shard() -> Shard {
             FaceInfo {
                 local: f == 0,
                 multi_access: f == 2,
+                ..FaceInfo::default()
             },
         );
     }

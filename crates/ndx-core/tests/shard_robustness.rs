@@ -21,7 +21,7 @@ proptest! {
         fib.publish();
         let mut shard = Shard::new(cfg, reader, 0);
         for f in 0..3 {
-            shard.add_face(FaceId(f), FaceInfo { local: f == 0, multi_access: f == 2 });
+            shard.add_face(FaceId(f), FaceInfo { local: f == 0, multi_access: f == 2, ..FaceInfo::default() });
         }
         let mut out = Actions::new();
         let mut now = 0;

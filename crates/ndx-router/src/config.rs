@@ -771,17 +771,42 @@ pub struct L2Settings {
     pub max_record: usize,
 }
 
+/// Why a configuration without `[[interface]]` cannot run: `Router::start`'s own message
+/// (`StartError::NoInterface`), which `ndx check` gives too.
+pub const NO_INTERFACE: &str =
+    "no [[interface]] in the configuration: ndx needs at least one to attach to";
+
 impl Config {
-    /// Reads and checks a configuration file.
+    /// Reads and checks a configuration file for a router (what `ndx run` and `ndx check`
+    /// load): the checks of [`Config::parse`], then [`Config::check_runnable`].
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             file: path.to_path_buf(),
             source,
         })?;
-        Self::parse(&text, path)
+        let c = Self::parse(&text, path)?;
+        c.check_runnable(path)?;
+        Ok(c)
     }
 
-    /// Parses and checks configuration text; `file` names it in errors.
+    /// What `Router::start` refuses of a configuration that parses, checked without touching
+    /// the system: at least one `[[interface]]` ([`NO_INTERFACE`]). [`Config::parse`] accepts
+    /// a configuration without one (the control plane alone, as tests build it).
+    pub fn check_runnable(&self, file: &Path) -> Result<(), ConfigError> {
+        if self.interfaces.is_empty() {
+            return Err(ConfigError::Invalid {
+                file: file.to_path_buf(),
+                key: "interface".into(),
+                why: NO_INTERFACE.into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Parses and checks configuration text; `file` names it in errors. Everything the
+    /// router's start-up would refuse in the faces, routes and strategies is refused here
+    /// (two faces to one peer, more next hops than a route holds, a strategy for a prefix
+    /// without a route); whether the interfaces exist is only known when `ndx run` attaches.
     pub fn parse(text: &str, file: &Path) -> Result<Config, ConfigError> {
         let raw: RawConfig = toml::from_str(text).map_err(|e| ConfigError::Syntax {
             file: file.to_path_buf(),
@@ -1098,6 +1123,18 @@ impl RawConfig {
             {
                 return bad(key("interface"), "an Ethernet face needs an interface");
             }
+            // One face per link (the face table refuses a second at start-up): the same UDP
+            // address, or the same MAC (or the multicast group) on the same interface.
+            let same_link = |g: &FaceConfig| {
+                g.remote == remote
+                    && (matches!(remote, Remote::Udp(_)) || g.interface == f.interface)
+            };
+            if let Some(g) = faces.iter().find(|g| same_link(g)) {
+                return bad(
+                    key("remote"),
+                    format!("{remote} is already face {:?}", g.name),
+                );
+            }
             faces.push(FaceConfig {
                 name: f.name.clone(),
                 remote,
@@ -1117,10 +1154,31 @@ impl RawConfig {
                     format!("deeper than {} components", ndx_core::MAX_PREFIX_DEPTH),
                 );
             }
+            if prefix.as_name().as_bytes().len() > ndx_core::MAX_PREFIX_BYTES {
+                return bad(
+                    key("prefix"),
+                    format!("longer than {} bytes", ndx_core::MAX_PREFIX_BYTES),
+                );
+            }
             let face = faces
                 .iter()
                 .position(|f| f.name == rt.face)
                 .ok_or_else(|| (key("face"), format!("no face named {:?}", rt.face)))?;
+            let hops = routes
+                .iter()
+                .filter(|r: &&RouteConfig| r.prefix == prefix && r.face != face)
+                .map(|r| r.face)
+                .collect::<HashSet<_>>()
+                .len();
+            if hops >= ndx_core::MAX_NEXTHOPS {
+                return bad(
+                    key("face"),
+                    format!(
+                        "{prefix} already has {hops} next hops: a route holds at most {}",
+                        ndx_core::MAX_NEXTHOPS
+                    ),
+                );
+            }
             routes.push(RouteConfig {
                 prefix,
                 face,
@@ -1163,6 +1221,9 @@ impl RawConfig {
             unsolicited,
             hash_key,
             l2: l2_core,
+            // Random, as NFD's nonces are: two routers (whose shards' generators give Nonces
+            // to Interests without one) must not send the same sequence.
+            seed: random_key().0,
             ..ShardConfig::default()
         };
         Ok(Config {
@@ -1412,7 +1473,7 @@ mod tests {
             face = "up"
             cost = 5
             [[strategy]]
-            prefix = "/a"
+            prefix = "/a/b"
             strategy = "multicast"
             "#,
         )
@@ -1514,6 +1575,106 @@ mod tests {
         assert!(err("[udp]\nports = []").contains("udp.ports"));
         assert!(err("[[interface]]\nname = \"a\"\n[[interface]]\nname = \"a\"").contains("twice"));
         assert!(err("[router]\nshards = \"two\"").contains("t.toml"));
+    }
+
+    #[test]
+    fn load_refuses_no_interface_with_the_routers_message() {
+        assert_eq!(
+            crate::runtime::StartError::NoInterface.to_string(),
+            NO_INTERFACE,
+            "ndx check and ndx run say the same"
+        );
+        let dir = std::env::temp_dir().join(format!("ndx-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("none.toml");
+        std::fs::write(&file, "[router]\nshards = 2\n").unwrap();
+        let e = Config::load(&file).unwrap_err().to_string();
+        assert!(e.ends_with(&format!("interface: {NO_INTERFACE}")), "{e}");
+        assert!(e.starts_with(&file.display().to_string()), "{e}");
+        // `parse` alone still accepts it (the control plane without a data path).
+        assert!(parse("[router]\nshards = 2").is_ok());
+        std::fs::write(&file, "[[interface]]\nname = \"eth0\"\n").unwrap();
+        assert_eq!(Config::load(&file).unwrap().interfaces.len(), 1);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn every_router_draws_its_own_seed() {
+        let seeds: Vec<u64> = (0..4).map(|_| parse("").unwrap().shard.seed).collect();
+        let mut distinct = seeds.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "{seeds:x?}");
+    }
+
+    #[test]
+    fn what_the_router_would_refuse_at_start_is_refused_here() {
+        let face = |name: &str, remote: &str, iface: &str| {
+            let i = if iface.is_empty() {
+                String::new()
+            } else {
+                format!("interface = \"{iface}\"\n")
+            };
+            format!("[[face]]\nname = \"{name}\"\nremote = \"{remote}\"\n{i}")
+        };
+        let ifaces = "[[interface]]\nname = \"a\"\n[[interface]]\nname = \"b\"\n";
+        // Two faces to one UDP peer (6363 is the default port).
+        let e = err(&format!(
+            "{}{}",
+            face("x", "udp://10.0.0.1:6363", ""),
+            face("y", "udp://10.0.0.1", "")
+        ));
+        assert!(
+            e.contains("face[1].remote: udp://10.0.0.1:6363 is already face \"x\""),
+            "{e}"
+        );
+        // The same MAC (or the multicast group) twice on one interface; on two it is fine.
+        let mac = "ether://02:00:00:00:00:01";
+        let e = err(&format!(
+            "{ifaces}{}{}",
+            face("x", mac, "a"),
+            face("y", mac, "a")
+        ));
+        assert!(e.contains("face[1].remote"), "{e}");
+        assert!(
+            parse(&format!(
+                "{ifaces}{}{}",
+                face("x", mac, "a"),
+                face("y", mac, "b")
+            ))
+            .is_ok()
+        );
+        let m = "ether-multicast";
+        let e = err(&format!(
+            "{ifaces}{}{}",
+            face("x", m, "b"),
+            face("y", m, "b")
+        ));
+        assert!(
+            e.contains("face[1].remote: ether-multicast is already"),
+            "{e}"
+        );
+        // Nine next hops on one prefix; the same face twice only updates its cost.
+        let mut text = String::new();
+        for i in 0..9 {
+            text += &face(&format!("f{i}"), &format!("udp://10.0.0.{}", i + 1), "");
+        }
+        let route = |f: &str| format!("[[route]]\nprefix = \"/p\"\nface = \"{f}\"\n");
+        let eight: String = (0..8).map(|i| route(&format!("f{i}"))).collect();
+        assert!(parse(&format!("{text}{eight}{}", route("f0"))).is_ok());
+        let e = err(&format!("{text}{eight}{}", route("f8")));
+        assert!(
+            e.contains("route[8].face: /p already has 8 next hops: a route holds at most 8"),
+            "{e}"
+        );
+        // A strategy choice applies to a prefix and below, routed or not (NFD's strategy
+        // choice table; the RIB gives such a prefix its ancestor's next hops).
+        let routed = format!("{}{}", face("x", "udp://10.0.0.1", ""), route("x"));
+        let strategy =
+            |p: &str| format!("[[strategy]]\nprefix = \"{p}\"\nstrategy = \"multicast\"\n");
+        for p in ["/p", "/q", "/p/sub", "/"] {
+            assert!(parse(&format!("{routed}{}", strategy(p))).is_ok(), "{p}");
+        }
     }
 
     #[test]

@@ -312,7 +312,7 @@ mod tests {
             assert!(e.to_string().contains("unknown command"), "{e}");
             request(&p2, &json!({"cmd": "status"})).unwrap()
         });
-        let extra = || json!({"redirected": 5});
+        let extra = || json!({"xdp": {"redirected": 5}});
         while !client.is_finished() {
             server.poll(&mut plane, &extra);
             std::thread::sleep(Duration::from_millis(1));

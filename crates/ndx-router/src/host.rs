@@ -259,7 +259,7 @@ mod tests {
             (1, FaceId(7), &b"abcd"[..])
         );
         host.give_back(p);
-        assert_eq!(shards[1].pool.try_recv().unwrap().capacity() >= 4, true);
+        assert!(shards[1].pool.try_recv().unwrap().capacity() >= 4);
         // The host hands a packet to shard 0, which returns its buffer.
         let mut b = host.buffer();
         b.extend_from_slice(b"xyz");
@@ -267,7 +267,7 @@ mod tests {
         let h = shards[0].inbox.try_recv().unwrap();
         assert_eq!((h.face, h.bytes.as_slice()), (FaceId(3), &b"xyz"[..]));
         shards[0].back.send(h.bytes).unwrap();
-        assert_eq!(host.buffer().capacity() >= 3, true, "the buffer came back");
+        assert!(host.buffer().capacity() >= 3, "the buffer came back");
         assert_eq!(host.hand(9, FaceId(3), Vec::new()), Err(HandError::NoShard));
         for _ in 0..TO_SHARD_DEPTH {
             host.hand(1, FaceId(3), Vec::new()).unwrap();

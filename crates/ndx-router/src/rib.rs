@@ -367,6 +367,10 @@ impl Rib {
         if nexthops.is_empty() {
             return None;
         }
+        // A FIB entry holds at most MAX_NEXTHOPS: the cheapest (own routes first on a tie).
+        let mut nexthops = nexthops;
+        nexthops.sort_by_key(|h| h.cost);
+        nexthops.truncate(ndx_core::MAX_NEXTHOPS);
         Some(Installed {
             nexthops,
             strategy: self.strategy_of(k),
@@ -508,8 +512,11 @@ mod tests {
         Fib::new(HashKey::new(1, 2), 2).0
     }
 
-    /// (prefix, [(face, cost)], strategy) of every FIB route, sorted.
-    fn dump(f: &Fib) -> Vec<(String, Vec<(u32, u32)>, &'static str)> {
+    /// A FIB route as (prefix, [(face, cost)], strategy).
+    type Row = (String, Vec<(u32, u32)>, &'static str);
+
+    /// Every FIB route, sorted.
+    fn dump(f: &Fib) -> Vec<Row> {
         let mut v: Vec<_> = f
             .routes()
             .into_iter()
@@ -662,6 +669,32 @@ mod tests {
                 ("/a".into(), vec![(1, 1)], "best-route"),
                 ("/a/b/c".into(), vec![(2, 1)], "best-route"),
             ]
+        );
+    }
+
+    #[test]
+    fn a_fib_entry_keeps_the_cheapest_next_hops() {
+        let mut f = fib();
+        let mut rib = Rib::new();
+        for face in 1..=6 {
+            let r = route(face, origin::STATIC, 100 + u64::from(face), CHILD_INHERIT);
+            rib.add(&mut f, &n("/").as_name(), r).unwrap();
+        }
+        for face in 11..=14 {
+            rib.add(
+                &mut f,
+                &n("/a").as_name(),
+                route(face, origin::APP, u64::from(face), 0),
+            )
+            .unwrap();
+        }
+        let d = dump(&f);
+        let a = d.iter().find(|(p, _, _)| p == "/a").unwrap();
+        assert_eq!(a.1.len(), ndx_core::MAX_NEXTHOPS);
+        assert!(a.1.contains(&(11, 11)) && a.1.contains(&(14, 14)));
+        assert!(
+            !a.1.iter().any(|&(face, _)| face == 5 || face == 6),
+            "{a:?}"
         );
     }
 

@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ndx_codec::ReassemblyCounters;
 use ndx_core::{DropReason, ShardCounters};
 
 /// Counter names, in [`ShardStats`] order.
@@ -81,6 +82,9 @@ pub const COUNTERS: &[&str] = &[
     "l2_degraded",
     "l2_write_backlog",
     "l2_writes_dropped",
+    "reassembly_timeouts",
+    "reassembly_evicted",
+    "reassembly_errors",
 ];
 
 /// Indexes into [`COUNTERS`] for the I/O layer's own counters.
@@ -133,6 +137,7 @@ pub enum Io {
 
 const CORE_BASE: usize = 21;
 const L2_BASE: usize = CORE_BASE + 28;
+const REASSEMBLY_BASE: usize = L2_BASE + 21;
 
 /// One shard's published counters.
 #[derive(Debug)]
@@ -259,6 +264,21 @@ impl Snapshot {
         self.0[L2_BASE..L2_BASE + v.len()].copy_from_slice(&v);
     }
 
+    /// Copies the NDNLPv2 reassemblers' counters in, summed over `reassemblers` (the shard's
+    /// own and the worker's): fragment sets dropped incomplete after their timeout
+    /// (`reassembly_timeouts`) or to make room for a new set (`reassembly_evicted`), and
+    /// fragments refused as malformed, inconsistent or oversized (`reassembly_errors`; the
+    /// shard's also count in `drop_reassembly`).
+    pub fn set_reassembly(&mut self, reassemblers: &[ReassemblyCounters]) {
+        let sum = |f: fn(&ReassemblyCounters) -> u64| reassemblers.iter().map(f).sum::<u64>();
+        let v = [
+            sum(|c| c.expired),
+            sum(|c| c.evicted),
+            sum(|c| c.invalid + c.too_large),
+        ];
+        self.0[REASSEMBLY_BASE..REASSEMBLY_BASE + v.len()].copy_from_slice(&v);
+    }
+
     /// Adds another snapshot (totals over shards).
     pub fn accumulate(&mut self, other: &Snapshot) {
         for (a, b) in self.0.iter_mut().zip(&other.0) {
@@ -351,6 +371,23 @@ mod tests {
             Some(5),
             "L2 block after the core block"
         );
+        s.set_reassembly(&[
+            ReassemblyCounters {
+                expired: 2,
+                evicted: 1,
+                invalid: 4,
+                ..Default::default()
+            },
+            ReassemblyCounters {
+                expired: 3,
+                too_large: 5,
+                ..Default::default()
+            },
+        ]);
+        assert_eq!(s.get("reassembly_timeouts"), Some(5));
+        assert_eq!(s.get("reassembly_evicted"), Some(1));
+        assert_eq!(s.get("reassembly_errors"), Some(9));
+        assert_eq!(s.get("l2_writes_dropped"), Some(3), "after the L2 block");
         let stats = ShardStats::default();
         stats.publish(&s);
         let mut total = stats.read();

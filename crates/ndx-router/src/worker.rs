@@ -334,6 +334,10 @@ impl Core {
             self.l2.as_ref().map(|l| l.counters()),
             self.l2.as_ref().map_or((0, 0), |l| l.write_backlog()),
         );
+        self.snap.set_reassembly(&[
+            self.shard.reassembly_counters(),
+            self.reassembler.counters(),
+        ]);
         stats.publish(&self.snap);
     }
 
@@ -831,13 +835,9 @@ impl Core {
         let Some(rd) = self.redispatch.as_ref() else {
             return;
         };
-        let done = match self.reassembler.push(now, u64::from(face.0), lp) {
-            Ok(Some(r)) => r,
-            Ok(None) => return,
-            Err(_) => {
-                self.snap.add(Io::RxUnparsed, 1);
-                return;
-            }
+        // Refused fragments are counted by the reassembler (`reassembly_errors`).
+        let Ok(Some(done)) = self.reassembler.push(now, u64::from(face.0), lp) else {
+            return;
         };
         let target = owner(&rd.dispatch, &done);
         let mut buf = self.pool.pop().unwrap_or_default();

@@ -6,6 +6,12 @@ use clap::{Args, Subcommand};
 use ndx_router::control::{ClientError, request};
 use serde_json::{Value, json};
 
+use crate::out;
+
+/// A control command's failure: the router's ([`ClientError`]) or standard output's
+/// ([`out::OutputError`]), each boxed as itself so `main` can tell a closed pipe.
+type CtlResult = Result<u8, Box<dyn std::error::Error>>;
+
 /// Where the router's control socket is.
 #[derive(Debug, Args)]
 pub(crate) struct Socket {
@@ -120,13 +126,13 @@ const HEADLINE: &[&str] = &[
     "unresolved_face",
 ];
 
-pub(crate) fn status(args: &StatusArgs) -> Result<u8, ClientError> {
+pub(crate) fn status(args: &StatusArgs) -> CtlResult {
     let v = ask(&args.socket, json!({"cmd": "status"}))?;
     if args.json {
-        println!("{v}");
-        return Ok(0);
+        out::println(v)?;
+    } else {
+        out::print(render_status(&v))?;
     }
-    print!("{}", render_status(&v));
     Ok(0)
 }
 
@@ -247,12 +253,15 @@ fn render_rib(v: &Value) -> String {
     s
 }
 
-pub(crate) fn face(args: &FaceArgs) -> Result<u8, ClientError> {
+pub(crate) fn face(args: &FaceArgs) -> CtlResult {
     match &args.cmd {
         FaceCmd::List => {
+            use std::fmt::Write;
             let v = ask(&args.socket, json!({"cmd": "faces"}))?;
+            let mut s = String::new();
             for f in v["faces"].as_array().into_iter().flatten() {
-                println!(
+                let _ = writeln!(
+                    s,
                     "{:>4}  {:<16} {:<32} {}",
                     f["id"],
                     f["name"].as_str().unwrap_or(""),
@@ -260,6 +269,7 @@ pub(crate) fn face(args: &FaceArgs) -> Result<u8, ClientError> {
                     f["origin"].as_str().unwrap_or("")
                 );
             }
+            out::print(s)?;
         }
         FaceCmd::Add {
             name,
@@ -271,7 +281,7 @@ pub(crate) fn face(args: &FaceArgs) -> Result<u8, ClientError> {
                 req["interface"] = json!(i);
             }
             let v = ask(&args.socket, req)?;
-            println!("face{}", v["id"]);
+            out::println(format_args!("face{}", v["id"]))?;
         }
         FaceCmd::Remove { face } => {
             ask(&args.socket, json!({"cmd": "face-remove", "face": face}))?;
@@ -280,15 +290,15 @@ pub(crate) fn face(args: &FaceArgs) -> Result<u8, ClientError> {
     Ok(0)
 }
 
-pub(crate) fn route(args: &RouteArgs) -> Result<u8, ClientError> {
+pub(crate) fn route(args: &RouteArgs) -> CtlResult {
     match &args.cmd {
         RouteCmd::List { json } => {
             let v = ask(&args.socket, json!({"cmd": "routes"}))?;
             if *json {
-                println!("{v}");
+                out::println(&v)?;
             } else {
-                print!("{}", render_routes(&v));
-                print!("{}", render_rib(&v));
+                out::print(render_routes(&v))?;
+                out::print(render_rib(&v))?;
             }
         }
         RouteCmd::Add { prefix, face, cost } => {

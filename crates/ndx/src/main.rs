@@ -1,12 +1,15 @@
 //! The `ndx` command line: a thin layer over the library crates.
 //!
 //! Exit codes: 0 success; 1 the command ran but found bad input (e.g. `dissect` met a
-//! malformed packet; every other packet was still printed); 2 usage or I/O error.
+//! malformed packet; every other packet was still printed); 2 usage or I/O error. A command
+//! whose standard output is a pipe closed by its reader (`ndx face list | head`) stops
+//! quietly with 0 (see `out`).
 
 mod capture;
 mod ctl;
 mod dissect;
 mod hex;
+mod out;
 
 use std::process::ExitCode;
 
@@ -89,11 +92,11 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
     }
-    eprintln!("{}", router.describe());
-    eprintln!("ndx: forwarding; SIGINT or SIGTERM stops");
+    out::eprint(router.describe());
+    out::eprint("ndx: forwarding; SIGINT or SIGTERM stops");
     router.run();
     let report = router.shutdown();
-    eprintln!(
+    out::eprint(format_args!(
         "ndx: stopped after {:.1} s: {} frames in, {} out, {} Interests, {} Data, {} CS hits",
         report.uptime.as_secs_f64(),
         report.total.get("rx_frames").unwrap_or(0),
@@ -101,7 +104,7 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
         report.total.get("interests_in").unwrap_or(0),
         report.total.get("data_in").unwrap_or(0),
         report.total.get("cs_hits").unwrap_or(0),
-    );
+    ));
     Ok(0)
 }
 
@@ -119,33 +122,36 @@ fn put(opts: &ndx_app::PutOptions) -> Result<u8, Box<dyn std::error::Error>> {
     let content = ndx_app::read_input(opts.input.as_deref())?;
     let mut producer = ndx_app::Producer::put(opts, &content)?;
     if let Some(name) = producer.versioned_name() {
-        eprintln!(
+        out::eprint(format_args!(
             "serving {name} ({} bytes) {}",
             content.len(),
             attached(&producer, &opts.prefix)
-        );
+        ));
     }
     let report = producer.run(&std::sync::atomic::AtomicBool::new(false))?;
-    eprintln!("{report:?}");
+    out::eprint(format_args!("{report:?}"));
     Ok(0)
 }
 
 /// `ndx serve`: announces the prefix once ready, then answers until the duration ends.
 fn serve(opts: &ndx_app::ServeOptions) -> Result<u8, Box<dyn std::error::Error>> {
     let mut producer = ndx_app::Producer::serve(opts)?;
-    eprintln!(
+    out::eprint(format_args!(
         "answering under {} {}",
         opts.prefix,
         attached(&producer, &opts.prefix)
-    );
+    ));
     let report = producer.run(&std::sync::atomic::AtomicBool::new(false))?;
-    eprintln!("{report:?}");
+    out::eprint(format_args!("{report:?}"));
     Ok(0)
 }
 
 fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
+    use std::fmt::Write;
     let c = ndx_router::config::Config::load(&args.config)?;
-    println!(
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
         "{}: ok: {} shard(s), dispatch {:?}, {} interface(s), {} face(s), {} route(s)",
         args.config.display(),
         c.shards,
@@ -155,27 +161,30 @@ fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
         c.routes.len()
     );
     if let (Some(l2), Some(core)) = (&c.l2, &c.shard.l2) {
-        println!("  {}", l2.describe(core));
+        let _ = writeln!(s, "  {}", l2.describe(core));
     }
     if c.keep_frames {
-        println!(
+        let _ = writeln!(
+            s,
             "  CS keeps Data in their receive frames: up to {} of each queue's {} frames, shared \
              by its shards (cs.keep_frames)",
             (c.frames - c.frames / 4) / 2,
             c.frames
         );
     } else {
-        println!("  CS copies every Data (cs.keep_frames = false)");
+        let _ = writeln!(s, "  CS copies every Data (cs.keep_frames = false)");
     }
     let thp = ndx_mem::thp_mode().unwrap_or_else(|| "absent".into());
-    match (c.huge_pages, thp.as_str()) {
-        (false, _) => println!("  tables on base pages (tables.huge_pages = false)"),
-        (true, "madvise" | "always") => println!("  tables on huge pages (THP {thp})"),
-        (true, _) => println!(
+    let _ = match (c.huge_pages, thp.as_str()) {
+        (false, _) => writeln!(s, "  tables on base pages (tables.huge_pages = false)"),
+        (true, "madvise" | "always") => writeln!(s, "  tables on huge pages (THP {thp})"),
+        (true, _) => writeln!(
+            s,
             "  tables.huge_pages: the kernel's THP mode is {thp}, so the tables get base pages \
              (echo madvise > /sys/kernel/mm/transparent_hugepage/enabled)"
         ),
-    }
+    };
+    out::print(s)?;
     Ok(0)
 }
 
@@ -185,28 +194,27 @@ fn main() -> ExitCode {
         Command::Dissect(args) => dissect::run(&args).map_err(Into::into),
         Command::Run(args) => run(&args),
         Command::Check(args) => check(&args),
-        Command::Status(args) => ctl::status(&args).map_err(Into::into),
-        Command::Face(args) => ctl::face(&args).map_err(Into::into),
-        Command::Route(args) => ctl::route(&args).map_err(Into::into),
+        Command::Status(args) => ctl::status(&args),
+        Command::Face(args) => ctl::face(&args),
+        Command::Route(args) => ctl::route(&args),
         Command::Put(opts) => put(&opts),
         Command::Get(opts) => ndx_app::get(&opts)
             .map(|r| {
-                eprintln!("{r}");
+                out::eprint(r);
                 0
             })
             .map_err(Into::into),
         Command::Serve(opts) => serve(&opts),
-        Command::Gen(opts) => ndx_app::generate(&opts)
-            .map(|r| {
-                println!("{r}");
-                0
-            })
-            .map_err(Into::into),
+        Command::Gen(opts) => match ndx_app::generate(&opts) {
+            Ok(r) => out::println(r).map(|()| 0).map_err(Into::into),
+            Err(e) => Err(e.into()),
+        },
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome),
+        Err(e) if out::is_closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("ndx: {e}");
+            out::eprint(format_args!("ndx: {e}"));
             ExitCode::from(2)
         }
     }

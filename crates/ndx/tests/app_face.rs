@@ -150,7 +150,7 @@ fn python_ndn_producer_on_the_app_socket_is_fetched_over_udp_and_its_route_goes_
     let (file, data) = line.content("obj", 300_000, 7);
     let router =
         line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
-    let mut producer = app_producer(&line, &py, "/app/py", &file, &[]);
+    let producer = app_producer(&line, &py, "/app/py", &file, &[]);
     let routes = rib_routes(&router, "/app/py");
     assert_eq!(routes.len(), 1, "one route: {routes:?}");
     assert_eq!(routes[0].1, "app");

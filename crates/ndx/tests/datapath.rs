@@ -404,6 +404,65 @@ fn interest_without_route_gets_nack_no_route() {
     assert_eq!(total(&s, "interests_out"), 0, "{}", s["counters"]);
 }
 
+/// Sends `frame` (raw bytes) in one UDP datagram from the consumer namespace to the router.
+fn send_from_consumer(line: &Line, frame: &[u8]) {
+    let escaped: String = frame.iter().map(|b| format!("\\x{b:02x}")).collect();
+    let ip = line.ip(1, 2);
+    line.c.run(&[
+        "bash",
+        "-c",
+        &format!("printf '{escaped}' > /dev/udp/{ip}/6363"),
+    ]);
+}
+
+/// Fragment 0 of 3 of a packet whose other fragments never come: an LpPacket with Sequence
+/// 5, FragIndex 0, FragCount 3 and a 3-byte Fragment.
+const LONE_FRAGMENT: [u8; 23] = [
+    0x64, 21, 0x51, 8, 0, 0, 0, 0, 0, 0, 0, 5, 0x52, 1, 0, 0x53, 1, 3, 0x50, 3, b'a', b'b', b'c',
+];
+
+/// An incomplete fragment set is dropped when its reassembly times out (500 ms), and
+/// `ndx status` counts it: with one shard the shard's own reassembler held it, with several
+/// the worker's (fragments are steered by source).
+fn incomplete_fragment_set_times_out(shards: u32) {
+    if skip() {
+        return;
+    }
+    let line = Line::new(Family::V4, 1, 1500);
+    let router =
+        line.start_router(&line.config(shards, &format!("udp://{}", line.producer_endpoint()), ""));
+    send_from_consumer(&line, &LONE_FRAGMENT);
+    let s = router.settle(|s| total(s, "rx_frames") >= 1);
+    assert_eq!(total(&s, "reassembly_timeouts"), 0, "{}", s["counters"]);
+    std::thread::sleep(Duration::from_millis(600));
+    let s = router.settle(|s| total(s, "reassembly_timeouts") >= 1);
+    assert_eq!(total(&s, "reassembly_timeouts"), 1, "{}", s["counters"]);
+    assert_eq!(total(&s, "reassembly_errors"), 0, "{}", s["counters"]);
+    assert_eq!(total(&s, "interests_in") + total(&s, "data_in"), 0);
+    // The human-readable status lists it (non-zero counters are shown).
+    let out = Command::new(topo::NDX)
+        .args(["status", "-s"])
+        .arg(&router.sock)
+        .output()
+        .expect("ndx status runs");
+    ok(&out, "ndx status");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.lines().any(|l| l.starts_with("reassembly_timeouts")),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_incomplete_fragment_set_times_out_in_the_shard() {
+    incomplete_fragment_set_times_out(1);
+}
+
+#[test]
+fn an_incomplete_fragment_set_times_out_in_the_worker() {
+    incomplete_fragment_set_times_out(2);
+}
+
 /// Sends `sig` to a process.
 fn signal(pid: u32, sig: &str) {
     let _ = Command::new("kill")

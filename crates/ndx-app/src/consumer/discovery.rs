@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use ndx_codec::{Data, NackReason, Name, NameBuf, Reader, types as tt};
 
-use super::{Discovered, Fetch, Reply, TICK, classify};
+use super::{Discovered, Fetch, Reply, TICK, classify, congestion_backoff, nack_error};
 use crate::error::{AppError, VerifyError};
 use crate::get::Discovery;
 
@@ -63,15 +63,34 @@ impl Fetch<'_> {
 
     /// Sends `names` (with CanBePrefix as given, MustBeFresh) until one is answered, retrying
     /// up to `discovery_retries` times.
+    ///
+    /// A round ends with the first useful Data, when its retransmission timer expires, or when
+    /// every name has been Nacked. Then: NoRoute (or a Nack without a known reason) for any
+    /// name ends discovery at once with that Nack; Congestion is retried after a backoff that
+    /// doubles from 1 ms (up to 10 s, as ndncatchunks), Duplicate at once (every round has new
+    /// nonces). When the retries run out, the error is [`AppError::Congestion`] if the last
+    /// round was answered with Nack Congestion, else [`AppError::Timeout`].
     fn exchange(&mut self, names: &[NameBuf], can_be_prefix: bool) -> Result<Found, AppError> {
         let prefix_len = self.consumer.opts.prefix.len();
+        let target = self.consumer.opts.target.clone();
         let mut attempts = 0;
+        let mut congested_rounds = 0;
+        let mut last_congested = false;
         loop {
             if attempts > self.consumer.opts.discovery_retries {
-                return Err(AppError::Timeout {
-                    name: names[0].to_string(),
-                    attempts,
-                    target: self.consumer.opts.target.clone(),
+                let name = names[0].to_string();
+                return Err(if last_congested {
+                    AppError::Congestion {
+                        name,
+                        attempts,
+                        target,
+                    }
+                } else {
+                    AppError::Timeout {
+                        name,
+                        attempts,
+                        target,
+                    }
                 });
             }
             if attempts > 0 {
@@ -84,8 +103,10 @@ impl Fetch<'_> {
             }
             let mut nacked: Vec<Option<NackReason>> = vec![None; names.len()];
             let sent = Instant::now();
-            let deadline = sent + self.rtt.rto();
-            let mut resend = false;
+            let mut deadline = sent + self.rtt.rto();
+            // Every name Nacked: no more Nacks to wait for, the round ends at `deadline`
+            // (now, or after a congestion backoff; a late Data still wins meanwhile).
+            let mut answered = false;
             while let Some(wait) = deadline.checked_duration_since(Instant::now()) {
                 let Some((packet, lp)) = self.consumer.recv(wait.min(TICK))? else {
                     continue;
@@ -112,34 +133,37 @@ impl Fetch<'_> {
                         name,
                         nonce,
                         reason,
-                    } => {
+                    } if !answered => {
                         let Some(i) = names.iter().position(|n| *n == name) else {
                             continue;
                         };
-                        if nonce != nonces.get(i).copied() {
+                        if nonce != nonces.get(i).copied() || nacked[i].is_some() {
                             continue;
                         }
                         self.counters.nacks += 1;
                         nacked[i] = Some(reason);
-                        if nacked.iter().all(Option::is_some) {
-                            let fatal = nacked.iter().zip(names).find(|(r, _)| {
-                                !matches!(r, Some(NackReason::Congestion | NackReason::Duplicate))
-                            });
-                            if let Some((r, n)) = fatal {
-                                return Err(AppError::Nack {
-                                    name: n.to_string(),
-                                    reason: r.unwrap_or(NackReason::Unspecified),
-                                    target: self.consumer.opts.target.clone(),
-                                });
-                            }
-                            resend = true;
-                            break;
+                        if nacked.iter().any(Option::is_none) {
+                            continue;
+                        }
+                        answered = true;
+                        let fatal = nacked.iter().zip(names).find(|(r, _)| {
+                            !matches!(r, Some(NackReason::Congestion | NackReason::Duplicate))
+                        });
+                        if let Some((r, n)) = fatal {
+                            let reason = r.unwrap_or(NackReason::Unspecified);
+                            return Err(nack_error(n.to_string(), reason, attempts, target));
+                        }
+                        deadline = Instant::now();
+                        if nacked.contains(&Some(NackReason::Congestion)) {
+                            deadline += congestion_backoff(congested_rounds);
+                            congested_rounds += 1;
                         }
                     }
                     _ => {}
                 }
             }
-            if !resend {
+            last_congested = nacked.contains(&Some(NackReason::Congestion));
+            if !answered {
                 self.counters.timeouts += 1;
                 self.rtt.backoff();
             }

@@ -6,12 +6,41 @@
 )]
 
 use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ndx_app::{AppError, Endpoint, Producer, ProducerReport};
+
+/// Where python-ndn is looked for when `$NDX_PYTHON` is not set.
+const DEFAULT_PYTHON: &str = "/opt/ndx-interop/venv/bin/python";
+
+/// The python-ndn 0.5.2 interpreter (`$NDX_PYTHON`, else [`DEFAULT_PYTHON`]), or why there is
+/// none.
+pub fn python() -> Result<PathBuf, String> {
+    let py =
+        std::env::var_os("NDX_PYTHON").map_or_else(|| PathBuf::from(DEFAULT_PYTHON), PathBuf::from);
+    match Command::new(&py)
+        .args(["-c", "import ndn.app, ndn.app_support.segment_fetcher"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(s) if s.success() => Ok(py),
+        Ok(_) => Err(format!("{} cannot import python-ndn", py.display())),
+        Err(e) => Err(format!("{} not runnable: {e}", py.display())),
+    }
+}
+
+/// A python-ndn script of `tests/interop`.
+pub fn script(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/interop")
+        .join(name)
+}
 
 /// A producer running on its own thread; stopped on drop.
 pub struct Running {
@@ -71,8 +100,13 @@ pub fn content(len: usize, seed: u64) -> Vec<u8> {
 
 type Mangle = dyn Fn(&mut Vec<u8>) + Send + Sync;
 
+/// Looks at a datagram from the client: `Some(reply)` answers the client with `reply` instead
+/// of relaying it to the server.
+type Answer = dyn Fn(&[u8]) -> Option<Vec<u8>> + Send + Sync;
+
 /// A UDP relay between one client (who sends to `addr`) and a fixed server, dropping a
-/// fraction of the datagrams in each direction and optionally rewriting server replies.
+/// fraction of the datagrams in each direction, optionally rewriting server replies, and
+/// optionally answering the client itself (e.g. with Nacks).
 pub struct Relay {
     pub addr: SocketAddr,
     pub dropped: Arc<AtomicU64>,
@@ -82,6 +116,20 @@ pub struct Relay {
 
 impl Relay {
     pub fn start(server: SocketAddr, loss_per_mille: u64, mangle: Option<Box<Mangle>>) -> Self {
+        Self::spawn(server, loss_per_mille, mangle, None)
+    }
+
+    /// A lossless relay that lets `answer` reply to the client's datagrams it chooses.
+    pub fn answering(server: SocketAddr, answer: Box<Answer>) -> Self {
+        Self::spawn(server, 0, None, Some(answer))
+    }
+
+    fn spawn(
+        server: SocketAddr,
+        loss_per_mille: u64,
+        mangle: Option<Box<Mangle>>,
+        answer: Option<Box<Answer>>,
+    ) -> Self {
         let any = if server.is_ipv4() {
             "127.0.0.1:0"
         } else {
@@ -111,6 +159,10 @@ impl Relay {
                     *client.lock().unwrap() = Some(from);
                     if lose(&mut rng, loss_per_mille) {
                         dropped.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    if let Some(reply) = answer.as_ref().and_then(|a| a(&buf[..n])) {
+                        let _ = front.send_to(&reply, from);
                         continue;
                     }
                     let _ = back.send_to(&buf[..n], server);
