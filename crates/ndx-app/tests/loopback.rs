@@ -450,7 +450,7 @@ fn nack_congestion_on_discovery_is_retried_with_backoff_then_reported() {
     }
     let msg = err.to_string();
     assert!(
-        msg.contains(&format!("Nack Congestion from {}", relay.addr)),
+        msg.contains(&format!("Nack Congestion from udp://{}", relay.addr)),
         "{msg}"
     );
     assert!(!msg.contains("listening"), "not a silent target: {msg}");
@@ -521,7 +521,7 @@ fn nack_no_route_ends_the_fetch_at_once() {
     assert_eq!(
         err.to_string(),
         format!(
-            "no route to /ndx/test/noroute at {} (Nack NoRoute)",
+            "no route to /ndx/test/noroute at udp://{} (Nack NoRoute)",
             relay.addr
         )
     );

@@ -49,6 +49,8 @@ struct Published {
 #[derive(Debug)]
 pub struct Mgmt {
     started: SystemTime,
+    /// The app socket, the local end of every app face.
+    socket: String,
     key: Option<Vec<u8>>,
     datasets: HashMap<String, Vec<Published>>,
     refused: u64,
@@ -95,6 +97,10 @@ impl Mgmt {
     pub fn new(cfg: &AppConfig, started: SystemTime) -> Self {
         Self {
             started,
+            socket: cfg
+                .socket
+                .as_ref()
+                .map_or_else(String::new, |p| format!("unix://{}", p.display())),
             key: cfg.command_key.clone(),
             datasets: HashMap::new(),
             refused: 0,
@@ -307,8 +313,10 @@ impl Mgmt {
         }
         let mut content = Vec::new();
         match key.as_str() {
-            "faces/list" => faces_dataset(plane, host, None, &mut content),
-            "faces/query" => faces_dataset(plane, host, req.filter.as_ref(), &mut content),
+            "faces/list" => faces_dataset(plane, host, &self.socket, None, &mut content),
+            "faces/query" => {
+                faces_dataset(plane, host, &self.socket, req.filter.as_ref(), &mut content)
+            }
             "fib/list" => {
                 let mut routes = plane.fib.routes();
                 routes.sort_by(|a, b| {
@@ -438,6 +446,7 @@ fn component_number(c: &ndx_codec::Component<'_>) -> Option<u64> {
 fn faces_dataset(
     plane: &Plane,
     host: &HostView,
+    socket: &str,
     filter: Option<&ndx_nfd::FaceQueryFilter>,
     out: &mut Vec<u8>,
 ) {
@@ -469,7 +478,7 @@ fn faces_dataset(
             ),
             Link::App { conn } => (
                 format!("fd://{conn}"),
-                "unix:///run/nfd/nfd.sock".to_string(),
+                socket.to_string(),
                 face_scope::LOCAL,
                 face_persistency::ON_DEMAND,
             ),

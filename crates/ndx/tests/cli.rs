@@ -177,13 +177,9 @@ fn check_refuses_what_run_refuses_with_the_same_message() {
             "face[1].remote: udp://192.0.2.1:6363 is already face \"a\"",
         ),
         (
-            "strategy.toml",
-            format!(
-                "{iface}{}[[route]]\nprefix = \"/a/b\"\nface = \"a\"\n\
-                 [[strategy]]\nprefix = \"/a\"\nstrategy = \"multicast\"\n",
-                face("a", "udp://192.0.2.1")
-            ),
-            "strategy[0].prefix: /a has no [[route]]",
+            "app.toml",
+            format!("{iface}[app]\nmode = \"rw\"\n"),
+            "app.mode: \"rw\": octal permission bits",
         ),
     ];
     for (file, text, why) in &cases {

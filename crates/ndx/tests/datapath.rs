@@ -229,6 +229,59 @@ fn forwards_over_ethernet_bare_data_matched_by_name() {
 }
 
 #[test]
+fn an_ethernet_face_added_at_run_time_forwards_at_once() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let (file, data) = line.content("obj", 100_000, 4);
+    let mut cmd = line.p.cmd(&py);
+    cmd.arg(script("tests/peers/ether_producer.py"))
+        .args(["eth0", "/e/rt"])
+        .arg(&file)
+        .arg("1000");
+    let mut producer = Proc::spawn(cmd, "ether_producer.py");
+    // Kept to the end: the producer prints a line per Interest.
+    let lines = stdout_lines(&mut producer);
+    let ready = lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the Ethernet producer did not start");
+    let mac = ready.split_whitespace().nth(1).expect("mac").to_owned();
+    let router =
+        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    // Added by command, not by the configuration: its path is known at once (it used to stay
+    // unresolved, every packet counted unresolved_face).
+    router.ctl(&[
+        "face",
+        "add",
+        "eprod",
+        &format!("ether://{mac}"),
+        "--interface",
+        "p0",
+    ]);
+    let face = router.status()["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == "eprod")
+        .cloned()
+        .expect("the face");
+    assert_eq!(face["resolved"], true, "{face}");
+    // A second face of that name is refused, as the configuration refuses it.
+    assert!(!router.try_ctl(&["face", "add", "eprod", "udp://10.0.2.7:6363"]));
+    router.ctl(&["route", "add", "/e", "eprod"]);
+    let out = line.scratch.path("got");
+    let o = line.get("/e/rt", &out, &[]);
+    assert!(o.status.success(), "{o:?}\n{}", router.status());
+    assert_eq!(std::fs::read(&out).unwrap(), data);
+    let s = router.status();
+    assert_eq!(total(&s, "unresolved_face"), 0, "{}", s["counters"]);
+    drop(producer);
+    assert!(lines.iter().any(|l| l.starts_with("interest ")));
+}
+
+#[test]
 fn second_fetch_is_served_from_the_content_store() {
     if skip() {
         return;
