@@ -10,15 +10,16 @@
 # forwarder's exchanges/s per round, their medians and the median of the per-round ratios
 # (load from elsewhere on the machine moves both rows of a round together).
 # Knobs: BENCH_SECS (10), BENCH_ROUNDS (3), BENCH_WINDOW (64), BENCH_PAYLOAD (1000),
-# NDX_IDLE (yield: the shard gives its core back when idle, as ndnd's threads do; "spin" for
-# the busy-polling default), NDND (/opt/ndx-interop/go/ndnd), NO_BUILD=1.
+# NDX_IDLE (park: the shard sleeps when idle and ndx's host thread wakes it, as ndnd's
+# threads block; "yield", or "spin", the busy-polling default), NDND
+# (/opt/ndx-interop/go/ndnd), NO_BUILD=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECS:-10}
 ROUNDS=${BENCH_ROUNDS:-3}
 WINDOW=${BENCH_WINDOW:-64}
 PAYLOAD=${BENCH_PAYLOAD:-1000}
-IDLE=${NDX_IDLE:-yield}
+IDLE=${NDX_IDLE:-park}
 NDND=${NDND:-/opt/ndx-interop/go/ndnd}
 T=${CARGO_TARGET_DIR:-$PWD/target}
 if [ -z "${NO_BUILD:-}" ]; then

@@ -140,6 +140,9 @@ cat > "$WORK/ndx.toml" <<CFG
 shards = $SHARDS
 cpus = [$FWD_CPU]
 control_socket = "$WORK/ndx.sock"
+[app]
+# Its own app socket: NFD's path may belong to a forwarder already running here.
+socket = "$WORK/nfd.sock"
 [cs]
 capacity = 65536
 [[interface]]

@@ -45,6 +45,9 @@ shards = $SHARDS
 # The demo shares this machine's cores with its consumer and producer: yield when idle.
 idle = "yield"
 control_socket = "$WORK/ndx.sock"
+[app]
+# Its own app socket: NFD's path may belong to a forwarder already running here.
+socket = "$WORK/nfd.sock"
 [[interface]]
 name = "c0"
 [[interface]]
