@@ -242,12 +242,8 @@ impl Mgmt {
         let Some(name) = p.name.clone() else {
             return ControlResponse::new(status::BAD_PARAMS, "Name is required");
         };
-        let face = match p.face_id.filter(|&f| f != 0) {
-            Some(f) => FaceId(f as u32),
-            None => match from {
-                Some(f) => f,
-                None => return ControlResponse::new(status::BAD_PARAMS, "FaceId is required"),
-            },
+        let Some(face) = route_face(&p, from) else {
+            return ControlResponse::new(status::BAD_PARAMS, "FaceId is required");
         };
         if plane.faces.table().get(face).is_none() {
             return ControlResponse::new(status::FACE_NOT_FOUND, format!("no face {}", face.0));
@@ -318,14 +314,7 @@ impl Mgmt {
                 faces_dataset(plane, host, &self.socket, req.filter.as_ref(), &mut content)
             }
             "fib/list" => {
-                let mut routes = plane.fib.routes();
-                routes.sort_by(|a, b| {
-                    a.prefix
-                        .as_name()
-                        .as_bytes()
-                        .cmp(b.prefix.as_name().as_bytes())
-                });
-                for r in routes {
+                for r in plane.fib_routes() {
                     FibEntry {
                         name: r.prefix.clone(),
                         nexthops: r
@@ -533,16 +522,20 @@ fn iface_name(plane: &Plane, link: &Link) -> String {
         .map_or_else(|| ifindex.to_string(), |(_, n)| n.clone())
 }
 
+/// The face a rib command names: its FaceId, or (absent or 0) the face it came from.
+fn route_face(p: &ControlParameters, from: Option<FaceId>) -> Option<FaceId> {
+    p.face_id
+        .filter(|&f| f != 0)
+        .map(|f| FaceId(f as u32))
+        .or(from)
+}
+
 fn unregister(plane: &mut Plane, p: ControlParameters, from: Option<FaceId>) -> ControlResponse {
     let Some(name) = p.name.clone() else {
         return ControlResponse::new(status::BAD_PARAMS, "Name is required");
     };
-    let face = match p.face_id.filter(|&f| f != 0) {
-        Some(f) => FaceId(f as u32),
-        None => match from {
-            Some(f) => f,
-            None => return ControlResponse::new(status::BAD_PARAMS, "FaceId is required"),
-        },
+    let Some(face) = route_face(&p, from) else {
+        return ControlResponse::new(status::BAD_PARAMS, "FaceId is required");
     };
     let origin = p.origin.unwrap_or(origin::APP);
     // NFD answers 200 whether or not the route existed.

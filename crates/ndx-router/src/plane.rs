@@ -296,10 +296,8 @@ impl Plane {
         )
     }
 
-    /// The FIB as JSON, each next hop with the origins of the routes that put it there
-    /// (`inherited` when it comes from an ancestor's CHILD_INHERIT route, `internal` for the
-    /// router's own management route).
-    pub fn routes_json(&self) -> Value {
+    /// Every FIB route, in name order.
+    pub fn fib_routes(&self) -> Vec<ndx_core::Route> {
         let mut routes = self.fib.routes();
         routes.sort_by(|a, b| {
             a.prefix
@@ -307,6 +305,14 @@ impl Plane {
                 .as_bytes()
                 .cmp(b.prefix.as_name().as_bytes())
         });
+        routes
+    }
+
+    /// The FIB as JSON, each next hop with the origins of the routes that put it there
+    /// (`inherited` when it comes from an ancestor's CHILD_INHERIT route, `internal` for the
+    /// router's own management route).
+    pub fn routes_json(&self) -> Value {
+        let routes = self.fib_routes();
         Value::Array(
             routes
                 .iter()

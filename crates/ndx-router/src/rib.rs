@@ -19,54 +19,38 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use ndx_codec::{Name, NameBuf};
 use ndx_core::{FaceId, Fib, NextHop, StrategyKind};
 
-/// Route flag: descendants inherit this route.
-pub const CHILD_INHERIT: u64 = 1;
-/// Route flag: ancestors' routes are not inherited below this prefix.
-pub const CAPTURE: u64 = 2;
+pub use ndx_nfd::route_flags::{CAPTURE, CHILD_INHERIT};
 
-/// Route origins (NFD's numbers).
+/// Route origins (NFD's numbers, from `ndx-nfd`) with their display names.
 pub mod origin {
-    /// A local application (`rib/register` on its own face).
-    pub const APP: u64 = 0;
-    /// Automatic registration of a remote prefix (NFD's autoreg).
-    pub const AUTOREG: u64 = 64;
-    /// Client registration.
-    pub const CLIENT: u64 = 65;
-    /// Autoconfiguration.
-    pub const AUTOCONF: u64 = 66;
-    /// NLSR, or any routing daemon using that origin.
-    pub const NLSR: u64 = 128;
-    /// Prefix announcements.
-    pub const PREFIX_ANN: u64 = 129;
-    /// Static routes (configuration, `ndx route add`).
-    pub const STATIC: u64 = 255;
+    pub use ndx_nfd::origin::*;
 
-    /// The name of an origin for display.
+    /// Names and numbers of the origins NFD names.
+    const NAMES: [(&str, u64); 7] = [
+        ("app", APP),
+        ("autoreg", AUTOREG),
+        ("client", CLIENT),
+        ("autoconf", AUTOCONF),
+        ("nlsr", NLSR),
+        ("prefixann", PREFIXANN),
+        ("static", STATIC),
+    ];
+
+    /// The name of an origin for display (its number when NFD names none).
     pub fn name(o: u64) -> String {
-        match o {
-            APP => "app".into(),
-            AUTOREG => "autoreg".into(),
-            CLIENT => "client".into(),
-            AUTOCONF => "autoconf".into(),
-            NLSR => "nlsr".into(),
-            PREFIX_ANN => "prefixann".into(),
-            STATIC => "static".into(),
-            o => o.to_string(),
-        }
+        NAMES
+            .iter()
+            .find(|(_, n)| *n == o)
+            .map_or_else(|| o.to_string(), |(s, _)| (*s).to_string())
     }
 
     /// Parses an origin by name or number.
     pub fn parse(s: &str) -> Option<u64> {
-        Some(match s {
-            "app" => APP,
-            "autoreg" => AUTOREG,
-            "client" => CLIENT,
-            "autoconf" => AUTOCONF,
-            "nlsr" => NLSR,
-            "prefixann" => PREFIX_ANN,
-            "static" => STATIC,
-            n => n.parse().ok()?,
-        })
+        NAMES
+            .iter()
+            .find(|(n, _)| *n == s)
+            .map(|(_, o)| *o)
+            .or_else(|| s.parse().ok())
     }
 }
 
@@ -379,33 +363,11 @@ impl Rib {
 
     /// Recomputes `k` and everything under it and applies the differences to the FIB.
     fn sync(&mut self, fib: &mut Fib, k: &[u8]) -> Result<(), RibError> {
-        let below = |x: &Vec<u8>| x.starts_with(k) && is_component_prefix(k, x);
-        let mut keys: Vec<Vec<u8>> = Vec::new();
-        keys.extend(
-            self.entries
-                .range(k.to_vec()..)
-                .map(|(x, _)| x)
-                .take_while(|x| x.starts_with(k))
-                .filter(|x| below(x))
-                .cloned(),
-        );
-        keys.extend(
-            self.strategies
-                .range(k.to_vec()..)
-                .map(|(x, _)| x)
-                .take_while(|x| x.starts_with(k))
-                .filter(|x| below(x))
-                .cloned(),
-        );
-        // Entries the RIB installed under `k` that may no longer be wanted.
-        keys.extend(
-            self.installed
-                .range(k.to_vec()..)
-                .map(|(x, _)| x)
-                .take_while(|x| x.starts_with(k))
-                .filter(|x| below(x))
-                .cloned(),
-        );
+        // `k`, everything under it that has routes or a strategy choice, and what the RIB
+        // installed there before (which may no longer be wanted).
+        let mut keys: Vec<Vec<u8>> = under(&self.entries, k);
+        keys.extend(under(&self.strategies, k));
+        keys.extend(under(&self.installed, k));
         keys.sort();
         keys.dedup();
         for x in keys {
@@ -441,6 +403,16 @@ impl Rib {
         }
         Ok(())
     }
+}
+
+/// The keys of `map` that are `k` or names under it.
+fn under<V>(map: &BTreeMap<Vec<u8>, V>, k: &[u8]) -> Vec<Vec<u8>> {
+    map.range(k.to_vec()..)
+        .map(|(x, _)| x)
+        .take_while(|x| x.starts_with(k))
+        .filter(|x| is_component_prefix(k, x))
+        .cloned()
+        .collect()
 }
 
 /// The proper ancestors of the name whose TLV-VALUE is `k`, nearest first (ending with `/`).

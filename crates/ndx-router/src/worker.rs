@@ -907,32 +907,18 @@ impl Core {
                     (link, path)
                 }
             };
+            let udp = matches!(link, Link::Udp(_));
             if link.is_host() {
-                let sent = self
-                    .host
-                    .as_ref()
-                    .is_some_and(|h| h.send(self.me, face, out.parts()));
-                self.snap
-                    .add(if sent { Io::HostOut } else { Io::HostQueueFull }, 1);
+                to_host(&self.host, &mut self.snap, self.me, face, out.parts());
                 continue;
             }
             let Some(path) = path else {
                 // A UDP face whose next hop is not resolved yet (the control thread resolves
                 // it within 200 ms): the host thread's kernel socket sends it meanwhile, the
                 // kernel resolving the neighbour itself.
-                let via_kernel = matches!(link, Link::Udp(_))
-                    && self
-                        .host
-                        .as_ref()
-                        .is_some_and(|h| h.send(self.me, face, out.parts()));
-                self.snap.add(
-                    if via_kernel {
-                        Io::HostOut
-                    } else {
-                        Io::UnresolvedFace
-                    },
-                    1,
-                );
+                if !udp || !to_host(&self.host, &mut self.snap, self.me, face, out.parts()) {
+                    self.snap.add(Io::UnresolvedFace, 1);
+                }
                 continue;
             };
             let Some(ep) = eps.iter_mut().find(|e| e.ifindex == path.ifindex) else {
@@ -962,15 +948,10 @@ impl Core {
                 );
                 continue;
             }
-            if self.cfg.ip_fragments && matches!(link, Link::Udp(_)) {
+            if self.cfg.ip_fragments && udp {
                 // Too big for the link: one datagram from the host thread's kernel socket,
                 // which the kernel sends as IP fragments.
-                let sent = self
-                    .host
-                    .as_ref()
-                    .is_some_and(|h| h.send(self.me, face, out.parts()));
-                self.snap
-                    .add(if sent { Io::HostOut } else { Io::HostQueueFull }, 1);
+                to_host(&self.host, &mut self.snap, self.me, face, out.parts());
                 continue;
             }
             // Too big for the link: NDNLPv2 fragmentation of the packet inside (whole in
@@ -1013,6 +994,24 @@ impl Core {
         }
         self.actions.clear();
     }
+}
+
+/// Queues a packet for the host thread (an app or management face, or the kernel's UDP
+/// socket) and counts it sent or dropped; false when the host's queue was full (or there is
+/// no host thread).
+fn to_host(
+    host: &Option<crate::host::ShardHostLink>,
+    snap: &mut Snapshot,
+    me: u8,
+    face: FaceId,
+    parts: [&[u8]; 2],
+) -> bool {
+    let Some(h) = host else {
+        return false;
+    };
+    let sent = h.send(me, face, parts);
+    snap.add(if sent { Io::HostOut } else { Io::HostQueueFull }, 1);
+    sent
 }
 
 /// The shard that owns a reassembled packet: the one named by our PIT token, else the one

@@ -12,49 +12,12 @@ mod support;
 mod topo;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use support::{Netns, Proc, skip, stdout_lines, wait_for};
+use support::{Netns, Proc, ndnd, python, skip, stdout_lines, wait_for};
 use topo::{Family, Line, Router, total};
-
-/// Skips (returns `None`) when a tool is missing, or fails under `NDX_REQUIRE_ROOT_TESTS=1`.
-fn tool_missing<T>(why: &str) -> Option<T> {
-    assert!(
-        std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1"),
-        "NDX_REQUIRE_ROOT_TESTS=1 but {why} (cargo xtask test installs it)"
-    );
-    eprintln!("skipping: {why}");
-    None
-}
-
-fn python() -> Option<String> {
-    let py =
-        std::env::var("NDX_PYTHON").unwrap_or_else(|_| "/opt/ndx-interop/venv/bin/python".into());
-    let usable = Command::new(&py)
-        .args(["-c", "import ndn.appv2, ndn.app_support.nfd_mgmt"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if usable {
-        Some(py)
-    } else {
-        tool_missing(&format!("{py} with python-ndn is missing"))
-    }
-}
-
-fn ndnd() -> Option<PathBuf> {
-    let p = PathBuf::from(
-        std::env::var("NDX_NDND").unwrap_or_else(|_| "/opt/ndx-interop/go/ndnd".into()),
-    );
-    if p.is_file() {
-        Some(p)
-    } else {
-        tool_missing(&format!("{} is missing", p.display()))
-    }
-}
 
 /// A peer script of `tests/peers/`.
 fn peer(name: &str) -> PathBuf {
@@ -148,8 +111,7 @@ fn python_ndn_producer_on_the_app_socket_is_fetched_over_udp_and_its_route_goes_
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 300_000, 7);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let producer = app_producer(&line, &py, "/app/py", &file, &[]);
     let routes = rib_routes(&router, "/app/py");
     assert_eq!(routes.len(), 1, "one route: {routes:?}");
@@ -194,8 +156,7 @@ fn ndnd_put_registers_on_the_app_socket_and_ndnd_cat_fetches_through_it() {
     let Some(bin) = ndnd() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 400_000, 11);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let transport = unix(&line.app_socket());
     // ndnd's producer reads the object from its standard input.
     let mut cmd = line.r.cmd(&bin);
@@ -264,8 +225,7 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
     }
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
 
     // Datasets: faces (the configured UDP face, the management face, this client's own app
     // face), FIB (the config's /t and /localhost/nfd), strategies, general status, CS.
@@ -338,11 +298,8 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
 
     // Register with a route's every parameter (on the configured UDP face: a route on the
     // client's own face would go with the client), see it in the RIB, let it expire.
-    let producer = router.status()["faces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "producer")
+    let producer = router
+        .face("name", "producer")
         .map(|f| f["id"].to_string())
         .expect("the producer face");
     let o = mgmt(
@@ -395,13 +352,7 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
         ],
     );
     assert_eq!(code(&o), 200, "{}", describe(&o));
-    assert!(
-        router.status()["faces"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|f| f["remote"] == "udp://10.0.2.9:6363")
-    );
+    assert!(router.face("remote", "udp://10.0.2.9:6363").is_some());
     let o = mgmt(
         &line,
         &py,
@@ -473,8 +424,7 @@ fn pynfdc_lists_faces_routes_and_strategies_and_sets_a_strategy() {
     }
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let o = pynfdc(&line, &py, &["face"]);
     assert!(o.status.success(), "{}", describe(&o));
     let faces = stdout(&o);
@@ -530,11 +480,8 @@ fn pynfdc_lists_faces_routes_and_strategies_and_sets_a_strategy() {
         "{}",
         describe(&o)
     );
-    let id = router.status()["faces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["remote"] == "udp://10.0.2.9:6363")
+    let id = router
+        .face("remote", "udp://10.0.2.9:6363")
         .map(|f| f["id"].to_string())
         .expect("the new face");
     let o = pynfdc(&line, &py, &["nr", "/n", &id]);
@@ -576,8 +523,7 @@ fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
     }
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let faces_before = router.status()["faces"].clone();
     let routes_before = router.routes();
     let o = run_peer(
@@ -633,8 +579,7 @@ fn ip_fragmented_udp_from_a_python_ndn_producer_crosses_ndx() {
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 120_000, 5);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let (_producer, local) = udp_producer(&line, &py, "/ipfrag", &file, 8000);
     // Its prefix registration (dropped: /localhost from a UDP face) made ndx create an
     // on-demand face for it; route to that face.
@@ -664,11 +609,7 @@ fn a_3_kb_name_interest_from_python_ndn_over_udp_is_answered_through_ndx() {
     let (file, _) = line.content("obj", 1000, 3);
     // python-ndn over UDP neither fragments nor reassembles NDNLPv2: with IP fragmentation
     // (NFD's way) the 3 KB Data goes back to it in IP fragments.
-    let router = line.start_router(&line.config(
-        1,
-        &format!("udp://{}", line.producer_endpoint()),
-        "[udp]\nfragmentation = \"ip\"\n",
-    ));
+    let router = line.start_udp_router("[udp]\nfragmentation = \"ip\"\n");
     let _producer = app_producer(&line, &py, "/big", &file, &["--answer-any"]);
     let to = format!("udp://{}", line.router_target());
     let o = run_peer(
@@ -702,14 +643,10 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
     std::fs::write(&key, "an ndx test key, 32 bytes long!!\n").unwrap();
     let wrong = line.scratch.path("wrong.key");
     std::fs::write(&wrong, "not the key at all, but as long\n").unwrap();
-    let router = line.start_router(&line.config(
-        1,
-        &format!("udp://{}", line.producer_endpoint()),
-        &format!(
-            "[app]\nsocket = \"{}\"\nlocalhop = true\ncommand_key = \"{}\"\n",
-            line.app_socket().display(),
-            key.display()
-        ),
+    let router = line.start_udp_router(&format!(
+        "[app]\nsocket = \"{}\"\nlocalhop = true\ncommand_key = \"{}\"\n",
+        line.app_socket().display(),
+        key.display()
     ));
     let app = unix(&line.app_socket());
     let command = |ns: &Netns, transport: &str, args: &[&str]| {
@@ -737,11 +674,8 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
         ],
     );
     assert_eq!(c, Some(403), "{o}");
-    let producer = router.status()["faces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "producer")
+    let producer = router
+        .face("name", "producer")
         .map(|f| f["id"].to_string())
         .expect("the producer face");
     let (c, o) = command(
@@ -781,13 +715,7 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
     assert_eq!(c, Some(200), "{o}");
     let routes = rib_routes(&router, "/hop");
     assert_eq!(routes.len(), 1, "{routes:?}");
-    let face = router.status()["faces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["id"] == routes[0].0)
-        .cloned()
-        .unwrap();
+    let face = router.face("id", routes[0].0).expect("the face");
     assert!(
         face["remote"]
             .as_str()
@@ -820,11 +748,7 @@ fn ndx_tools_attach_to_ndx_as_apps() {
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 500_000, 13);
     // The shard sleeps when idle and the host thread wakes it (idle = "park").
-    let router = line.start_router(&line.config(
-        1,
-        &format!("udp://{}", line.producer_endpoint()),
-        "idle = \"park\"",
-    ));
+    let router = line.start_udp_router("idle = \"park\"");
     let app = unix(&line.app_socket());
     // `ndx put` registers through ndx's app socket; a consumer on the UDP side fetches it,
     // and `ndx get` on the app socket too.

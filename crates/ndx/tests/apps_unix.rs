@@ -10,29 +10,17 @@
 //! The forwarder is `$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`; when it is absent the tests
 //! print `skipping: <reason>`, and fail instead under `NDX_REQUIRE_ROOT_TESTS=1` (CI).
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const NDX: &str = env!("CARGO_BIN_EXE_ndx");
+use support::ndnd;
 
-fn ndnd() -> Option<PathBuf> {
-    let p = PathBuf::from(
-        std::env::var("NDX_NDND").unwrap_or_else(|_| "/opt/ndx-interop/go/ndnd".into()),
-    );
-    if p.is_file() {
-        return Some(p);
-    }
-    let why = format!("{} not found", p.display());
-    assert!(
-        std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1"),
-        "NDX_REQUIRE_ROOT_TESTS=1 but {why} (see crates/ndx-app/README.md)"
-    );
-    eprintln!("skipping: {why}");
-    None
-}
+const NDX: &str = env!("CARGO_BIN_EXE_ndx");
 
 /// A child process killed (by its id) and reaped when dropped.
 struct Kill(Child);

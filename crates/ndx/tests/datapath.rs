@@ -15,7 +15,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use support::{Proc, skip, stdout_lines, wait_for};
+use support::{Proc, python, skip, stdout_lines, wait_for};
 use topo::{Family, Line, has_xdp, ok, per_shard, spawn_logged, total, xdp};
 
 /// Segments `ndx get` reported ("Fetched NAME (N segments, B bytes)").
@@ -66,8 +66,7 @@ fn forward_over_udp(family: Family) {
     }
     let line = Line::new(family, 1, 1500);
     let (file, data) = line.content("obj", 3 << 20, 1);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let _producer = line.put("/t/obj", &file, &[]);
     let got = fetch(&line, "/t/obj", "got", &[], &data, "ndx get");
     let n = segments(&got);
@@ -111,30 +110,6 @@ fn forwards_over_udp_ipv4() {
 #[test]
 fn forwards_over_udp_ipv6() {
     forward_over_udp(Family::V6);
-}
-
-const PYTHON: &str = "/opt/ndx-interop/venv/bin/python";
-
-/// The python-ndn interpreter, or `None` after skipping (which fails under
-/// `NDX_REQUIRE_ROOT_TESTS=1`).
-fn python() -> Option<String> {
-    let py = std::env::var("NDX_PYTHON").unwrap_or_else(|_| PYTHON.into());
-    let usable = Command::new(&py)
-        .args(["-c", "import ndn.encoding, ndn.app"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if usable {
-        return Some(py);
-    }
-    let why = format!("{py} with python-ndn is missing");
-    assert!(
-        std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1"),
-        "NDX_REQUIRE_ROOT_TESTS=1 but {why}"
-    );
-    eprintln!("skipping: {why}");
-    None
 }
 
 /// A script of ours or of ndx-app's interop tests.
@@ -248,8 +223,7 @@ fn an_ethernet_face_added_at_run_time_forwards_at_once() {
         .recv_timeout(Duration::from_secs(30))
         .expect("the Ethernet producer did not start");
     let mac = ready.split_whitespace().nth(1).expect("mac").to_owned();
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     // Added by command, not by the configuration: its path is known at once (it used to stay
     // unresolved, every packet counted unresolved_face).
     router.ctl(&[
@@ -260,13 +234,7 @@ fn an_ethernet_face_added_at_run_time_forwards_at_once() {
         "--interface",
         "p0",
     ]);
-    let face = router.status()["faces"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["name"] == "eprod")
-        .cloned()
-        .expect("the face");
+    let face = router.face("name", "eprod").expect("the face");
     assert_eq!(face["resolved"], true, "{face}");
     // A second face of that name is refused, as the configuration refuses it.
     assert!(!router.try_ctl(&["face", "add", "eprod", "udp://10.0.2.7:6363"]));
@@ -288,8 +256,7 @@ fn second_fetch_is_served_from_the_content_store() {
     }
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 1 << 20, 3);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     // Fresh for a minute: the second fetch's discovery (MustBeFresh) is answered by the CS
     // however slow the machine.
     let producer = line.put("/t/cs", &file, &["-f", "60000", "--version", "5"]);
@@ -441,8 +408,7 @@ fn interest_without_route_gets_nack_no_route() {
         return;
     }
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let out = line.scratch.path("got");
     let got = line.get("/unrouted/obj", &out, &["--discovery-retries", "0"]);
     assert!(!got.status.success(), "ndx get succeeded without a route");
@@ -539,8 +505,7 @@ fn concurrent_consumers_are_aggregated() {
     }
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 1 << 20, 4);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let producer = line.put("/t/agg", &file, &["--version", "7", "-s", "4000"]);
     // A slow producer (no netem here): it is paused and resumed every 100 ms while the two
     // consumers fetch the same versioned object, so both have the same segments pending in
@@ -609,11 +574,7 @@ fn jumbo_data_crosses_in_single_multi_buffer_frames() {
     let line = Line::new(Family::V4, 1, 9000);
     let (file, data) = line.content("obj", 2 << 20, 5);
     // XDP classification on: the frags program parses and counts the jumbo Data.
-    let router = line.start_router(&line.config(
-        1,
-        &format!("udp://{}", line.producer_endpoint()),
-        "xdp_classify = \"always\"",
-    ));
+    let router = line.start_udp_router("xdp_classify = \"always\"");
     let _producer = line.put("/t/jumbo", &file, &["-s", "8800", "--mtu", "9000"]);
     let got = fetch(
         &line,
@@ -654,8 +615,7 @@ fn data_larger_than_the_downstream_mtu_leave_in_fragments() {
     }
     let line = Line::with_mtus(Family::V4, 1, 1500, 9000);
     let (file, data) = line.content("obj", 300_000, 6);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     // 3000-byte segments: one 4 KiB UMEM frame each on the producer link.
     let _producer = line.put("/t/mixed", &file, &["-s", "3000", "--mtu", "9000"]);
     let got = fetch(&line, "/t/mixed", "got", &[], &data, "ndx get");
@@ -682,8 +642,7 @@ fn ping_and_tcp_still_work_through_the_attached_interface() {
         return;
     }
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     assert!(has_xdp(&line.r, "c0"), "no XDP program on c0");
     let ping = line
         .c
@@ -732,8 +691,7 @@ fn xdp_detached_after(sig: &str) {
         return;
     }
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     for i in ["c0", "p0"] {
         assert!(has_xdp(&line.r, i), "no XDP program on {i} while ndx runs");
     }
@@ -828,8 +786,7 @@ fn first_interests_to_a_resolved_face_are_sent() {
     }
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 100_000, 8);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let _producer = line.put("/t/first", &file, &[]);
     assert!(
         wait_for(10, || router.status()["faces"][0]["resolved"] == true),

@@ -19,45 +19,8 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use support::{Proc, skip, stdout_lines, wait_for};
+use support::{Proc, ndnd, python, skip, stdout_lines, wait_for};
 use topo::{Family, Line, spawn_logged, total};
-
-/// Skips (returns `None`) when a tool is missing, or fails under `NDX_REQUIRE_ROOT_TESTS=1`.
-fn tool_missing<T>(why: &str) -> Option<T> {
-    assert!(
-        std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1"),
-        "NDX_REQUIRE_ROOT_TESTS=1 but {why} (see crates/ndx-app/README.md)"
-    );
-    eprintln!("skipping: {why}");
-    None
-}
-
-fn python() -> Option<String> {
-    let py =
-        std::env::var("NDX_PYTHON").unwrap_or_else(|_| "/opt/ndx-interop/venv/bin/python".into());
-    let usable = Command::new(&py)
-        .args(["-c", "import ndn.app, ndn.app_support.segment_fetcher"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if usable {
-        Some(py)
-    } else {
-        tool_missing(&format!("{py} with python-ndn is missing"))
-    }
-}
-
-fn ndnd() -> Option<PathBuf> {
-    let p = PathBuf::from(
-        std::env::var("NDX_NDND").unwrap_or_else(|_| "/opt/ndx-interop/go/ndnd".into()),
-    );
-    if p.is_file() {
-        Some(p)
-    } else {
-        tool_missing(&format!("{} is missing", p.display()))
-    }
-}
 
 /// ndx-app's python-ndn interop scripts.
 fn pyndn_script(name: &str) -> PathBuf {
@@ -84,8 +47,7 @@ fn python_ndn_consumer_fetches_from_python_ndn_producer_through_ndx() {
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 200_000, 31);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     // The producer's "forwarder" is ndx: its UDP socket is connected to ndx's address (its
     // prefix registration gets no answer from ndx, which python-ndn logs and goes on).
     let to_ndx = format!("udp://{}", line.endpoint(2, 2, 6363));
@@ -177,8 +139,7 @@ fn ndnd_cat_through_ndnd_and_ndx_from_ndx_put() {
     let Some(bin) = ndnd() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 400_000, 33);
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let _producer = line.put("/t/cat", &file, &[]);
     let (_fw, sock) = ndnd_fw(&bin, &line, &line.c, "fw");
     let client = format!("unix://{}", sock.display());
@@ -255,8 +216,7 @@ fn ndx_get_through_ndx_and_ndnd_from_ndnd_put() {
         .write_all(&data)
         .unwrap();
     // ndx routes /t to ndnd's forwarder.
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_udp_router("");
     let out = line.scratch.path("got");
     // `ndnd put` registers its prefix asynchronously: allow a few discovery attempts.
     let got = line.get(

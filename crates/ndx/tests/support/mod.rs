@@ -254,3 +254,48 @@ pub fn stdout_lines(p: &mut Proc) -> std::sync::mpsc::Receiver<String> {
     });
     rx
 }
+
+/// Skips (returns `None`) when a tool is missing, or fails under `NDX_REQUIRE_ROOT_TESTS=1`
+/// (CI, where `cargo xtask test` installs every tool).
+pub fn tool_missing<T>(why: &str) -> Option<T> {
+    assert!(
+        std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1"),
+        "NDX_REQUIRE_ROOT_TESTS=1 but {why} (cargo xtask test installs it)"
+    );
+    eprintln!("skipping: {why}");
+    None
+}
+
+/// The python-ndn interpreter (`$NDX_PYTHON`, else `/opt/ndx-interop/venv/bin/python`), or
+/// `None` after [`tool_missing`].
+pub fn python() -> Option<String> {
+    let py =
+        std::env::var("NDX_PYTHON").unwrap_or_else(|_| "/opt/ndx-interop/venv/bin/python".into());
+    let usable = Command::new(&py)
+        .args([
+            "-c",
+            "import ndn.encoding, ndn.app, ndn.appv2, ndn.app_support.segment_fetcher, \
+             ndn.app_support.nfd_mgmt",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if usable {
+        Some(py)
+    } else {
+        tool_missing(&format!("{py} with python-ndn is missing"))
+    }
+}
+
+/// ndnd (`$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`), or `None` after [`tool_missing`].
+pub fn ndnd() -> Option<PathBuf> {
+    let p = PathBuf::from(
+        std::env::var("NDX_NDND").unwrap_or_else(|_| "/opt/ndx-interop/go/ndnd".into()),
+    );
+    if p.is_file() {
+        Some(p)
+    } else {
+        tool_missing(&format!("{} is missing", p.display()))
+    }
+}

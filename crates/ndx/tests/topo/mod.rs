@@ -193,6 +193,12 @@ impl Line {
         )
     }
 
+    /// Starts a one-shard router whose face `producer` is the producer namespace's UDP
+    /// endpoint (routing `/t`), with `extra` TOML under `[router]`.
+    pub fn start_udp_router(&self, extra: &str) -> Router {
+        self.start_router(&self.config(1, &format!("udp://{}", self.producer_endpoint()), extra))
+    }
+
     /// The router's app socket (where local applications connect).
     pub fn app_socket(&self) -> PathBuf {
         self.scratch.path("nfd.sock")
@@ -349,6 +355,16 @@ impl Router {
                 String::from_utf8_lossy(&out.stdout)
             )
         })
+    }
+
+    /// The face whose `key` (`name`, `remote`, `id`, ...) is `value` in `ndx status`.
+    pub fn face(&self, key: &str, value: impl Into<Value>) -> Option<Value> {
+        let value = value.into();
+        self.status()["faces"]
+            .as_array()?
+            .iter()
+            .find(|f| f[key] == value)
+            .cloned()
     }
 
     /// `ndx route list --json`: `routes` (the FIB) and `rib`.
