@@ -478,7 +478,6 @@ impl Host {
             if let Err(e) = plane.remove_face_id(c.face) {
                 tracing::warn!("removing app face {}: {e}", c.face.0);
             }
-            self.mgmt.face_gone(c.face);
         }
     }
 

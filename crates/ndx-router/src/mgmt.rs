@@ -112,10 +112,6 @@ impl Mgmt {
         self.refused
     }
 
-    /// A face went away (nothing kept per face today; the hook keeps the RIB's and the
-    /// notifications' bookkeeping in one place).
-    pub fn face_gone(&mut self, _face: FaceId) {}
-
     /// Answers one packet the shards sent to the management face: the reply (a Data in an
     /// LpPacket echoing the request's PitToken), or `None` for what gets no answer.
     pub fn handle(&mut self, plane: &mut Plane, bytes: &[u8], host: &HostView) -> Option<Vec<u8>> {
