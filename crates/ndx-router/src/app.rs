@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use mio::net::{UdpSocket, UnixListener, UnixStream};
 use mio::{Events, Interest as Ready, Poll, Token};
-use ndx_codec::{LpHeaders, Packet, read_varnum, types};
+use ndx_codec::{InterestRepr, LpHeaders, NameBuf, Packet, read_varnum, types};
 use ndx_core::{Dispatch, FaceId, FaceInfo, token_shard};
 use serde_json::{Value, json};
 
@@ -33,6 +33,7 @@ use crate::faces::{Link, Origin};
 use crate::host::{Doorbell, HostLinks, HostPacket, ShardHostLink};
 use crate::mgmt::Mgmt;
 use crate::plane::Plane;
+use crate::rib::Readvertise;
 use crate::worker::Event;
 
 /// Largest packet an app may send or receive (NFD's and ndnd's limit is 8800; NDNLPv2 headers
@@ -47,6 +48,9 @@ const CONN_BASE: usize = 64;
 
 /// Most packets of one connection read per event (then the others get their turn).
 const READ_BUDGET: usize = 256;
+/// How long after a routing daemon registers `/localhost/nlsr` the client routes are replayed
+/// to it.
+const REPLAY_DELAY: Duration = Duration::from_secs(1);
 /// Empty turns the host thread polls without sleeping before it waits in poll(2).
 const QUIET_TURNS: u32 = 64;
 /// Most Interests a connection remembers for steering the Data that answer them.
@@ -79,6 +83,8 @@ pub struct HostCounters {
     pub shard_queue_full: u64,
     /// Management Interests answered.
     pub mgmt_requests: u64,
+    /// Client routes readvertised to (or withdrawn from) a routing daemon.
+    pub readvertised: u64,
 }
 
 /// Per-face packet counters (NFD's FaceStatus counters) for the faces the host serves.
@@ -145,6 +151,10 @@ pub struct Host {
     again: Vec<usize>,
     /// Connections with packets to write this turn.
     dirty: Vec<usize>,
+    /// When to tell a routing daemon that just came up of every client route.
+    replay_at: Option<std::time::Instant>,
+    /// Nonces of the Interests the host sends itself.
+    nonce: u64,
     /// Turns in a row that found nothing to do.
     quiet: u32,
 }
@@ -323,6 +333,11 @@ impl Host {
                 rbuf: vec![0; 65_536],
                 again: Vec::new(),
                 dirty: Vec::new(),
+                replay_at: None,
+                nonce: started
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |d| d.as_nanos() as u64)
+                    | 1,
                 quiet: 0,
             },
             shard_links,
@@ -400,9 +415,75 @@ impl Host {
                 Err(_) => break,
             }
         }
+        self.after_changes(plane);
         self.links.wake();
         for conn in std::mem::take(&mut self.dirty) {
             self.flush(conn);
+        }
+    }
+
+    /// Tells subscribers of face events and the routing daemon what changed this turn.
+    fn after_changes(&mut self, plane: &mut Plane) {
+        for (kind, face) in std::mem::take(&mut plane.face_events) {
+            for (shard, data) in self.mgmt.face_event(plane, kind, &face) {
+                self.hand(shard, self.internal, &data);
+            }
+        }
+        for ev in plane.rib.take_readvertise() {
+            match ev {
+                // The daemon clears its table right after registering: replay a moment later.
+                Readvertise::DaemonUp => {
+                    self.replay_at = Some(std::time::Instant::now() + REPLAY_DELAY);
+                }
+                r => self.readvertise(plane, &r),
+            }
+        }
+        if self
+            .replay_at
+            .is_some_and(|t| std::time::Instant::now() >= t)
+        {
+            self.replay_at = None;
+            for r in plane.rib.client_routes() {
+                self.readvertise(plane, &r);
+            }
+        }
+        self.mgmt.expire_subscribers();
+    }
+
+    /// Sends a client route's registration or withdrawal to the routing daemon listening on
+    /// `/localhost/nlsr` (NFD's readvertisement), from the management face.
+    fn readvertise(&mut self, plane: &Plane, r: &Readvertise) {
+        let nlsr = NameBuf::from_uri("/localhost/nlsr").unwrap_or_default();
+        if plane.rib.entry(&nlsr.as_name()).is_none() {
+            return;
+        }
+        let (verb, name, face, cost) = match r {
+            Readvertise::Register { name, face, cost } => ("register", name, face, Some(*cost)),
+            Readvertise::Unregister { name, face } => ("unregister", name, face, None),
+            Readvertise::DaemonUp => return,
+        };
+        let params = ndx_nfd::ControlParameters {
+            name: Some(name.clone()),
+            face_id: Some(u64::from(face.0)),
+            cost,
+            origin: Some(crate::rib::origin::CLIENT),
+            ..ndx_nfd::ControlParameters::default()
+        };
+        let mut cmd = nlsr;
+        cmd.push_generic(b"rib").push_generic(verb.as_bytes());
+        cmd.push_generic(&params.encode());
+        let mut i = InterestRepr::new(cmd);
+        self.nonce ^= self.nonce << 13;
+        self.nonce ^= self.nonce >> 7;
+        self.nonce ^= self.nonce << 17;
+        i.nonce = Some(self.nonce as u32);
+        i.lifetime_ms = Some(4000);
+        i.must_be_fresh = true;
+        i.set_app_params(Vec::new());
+        if let Ok(bytes) = i.to_vec() {
+            let shard = self.dispatch.shard(&i.name.as_name(), None);
+            self.counters.readvertised += 1;
+            self.hand(shard, self.internal, &bytes);
         }
     }
 
@@ -451,6 +532,7 @@ impl Host {
             }
             // Published before the app's first packet reaches a shard.
             plane.faces.publish();
+            plane.face_created(face);
             self.counters.app_accepted += 1;
             self.by_face.insert(face, conn);
             self.conns.insert(
@@ -600,7 +682,7 @@ impl Host {
         if p.face == self.internal {
             self.counters.mgmt_requests += 1;
             let stats = self.stats_for_mgmt();
-            if let Some(reply) = self.mgmt.handle(plane, &p.bytes, &stats) {
+            if let Some(reply) = self.mgmt.handle(plane, &p.bytes, &stats, p.from) {
                 self.hand(p.from, self.internal, &reply);
             }
             self.links.give_back(p);
@@ -747,6 +829,7 @@ impl Host {
                     };
                     // The control thread resolves its next hop; published before use.
                     plane.faces.publish();
+                    plane.face_created(id);
                     id
                 }
             };
@@ -780,6 +863,7 @@ impl Host {
             "udp_kernel_tx_failed": c.udp_kernel_tx_failed,
             "shard_queue_full": c.shard_queue_full,
             "mgmt_requests": c.mgmt_requests,
+            "readvertised": c.readvertised,
             "mgmt_commands_refused": self.mgmt.refused(),
         })
     }
@@ -809,7 +893,13 @@ pub fn faces_from_shards(plane: &mut Plane, events: &Receiver<Event>) {
     let mut changed = false;
     while let Ok(ev) = events.try_recv() {
         match ev {
-            Event::NewFace(face) => changed |= plane.faces.insert(face).is_ok(),
+            Event::NewFace(face) => {
+                let id = face.id;
+                if plane.faces.insert(face).is_ok() {
+                    changed = true;
+                    plane.face_created(id);
+                }
+            }
         }
     }
     if changed {

@@ -293,6 +293,17 @@ impl Faces {
         Ok(())
     }
 
+    /// Changes a face's forwarding properties (NFD's faces/update).
+    pub fn set_info(&mut self, id: FaceId, info: FaceInfo) -> Result<(), FaceError> {
+        let f = self
+            .table
+            .faces
+            .get_mut(&id)
+            .ok_or(FaceError::Unknown(id))?;
+        f.info = info;
+        Ok(())
+    }
+
     /// Removes a face.
     pub fn remove(&mut self, id: FaceId) -> Result<Face, FaceError> {
         let f = self.table.faces.remove(&id).ok_or(FaceError::Unknown(id))?;

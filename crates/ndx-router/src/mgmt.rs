@@ -45,9 +45,33 @@ struct Published {
     at: Instant,
 }
 
+/// Face event notifications kept for subscribers that ask for them by number.
+const NOTIFICATIONS_KEPT: usize = 256;
+/// How long the latest notification answers a new subscriber (its FreshnessPeriod).
+const NOTIFICATION_FRESH: std::time::Duration = std::time::Duration::from_secs(1);
+/// Most `faces/events` Interests waiting at once.
+const MAX_SUBSCRIBERS: usize = 1024;
+
+/// A `faces/events` Interest waiting for its notification.
+#[derive(Debug)]
+struct Subscriber {
+    /// The sequence number it names (`None`: the next one).
+    want: Option<u64>,
+    /// The PitToken to echo.
+    token: Option<Vec<u8>>,
+    /// The shard whose PIT holds it.
+    shard: u8,
+    /// When its Interest expires.
+    until: Instant,
+}
+
 /// The management handler.
 #[derive(Debug)]
 pub struct Mgmt {
+    /// Recent face event notifications: (sequence number, Data, published at).
+    notifications: std::collections::VecDeque<(u64, Vec<u8>, Instant)>,
+    next_seq: u64,
+    subscribers: Vec<Subscriber>,
     started: SystemTime,
     /// The app socket, the local end of every app face.
     socket: String,
@@ -96,6 +120,9 @@ impl Mgmt {
     /// A handler for a router started at `started`.
     pub fn new(cfg: &AppConfig, started: SystemTime) -> Self {
         Self {
+            notifications: std::collections::VecDeque::new(),
+            next_seq: 1,
+            subscribers: Vec::new(),
             started,
             socket: cfg
                 .socket
@@ -114,7 +141,13 @@ impl Mgmt {
 
     /// Answers one packet the shards sent to the management face: the reply (a Data in an
     /// LpPacket echoing the request's PitToken), or `None` for what gets no answer.
-    pub fn handle(&mut self, plane: &mut Plane, bytes: &[u8], host: &HostView) -> Option<Vec<u8>> {
+    pub fn handle(
+        &mut self,
+        plane: &mut Plane,
+        bytes: &[u8],
+        host: &HostView,
+        shard: u8,
+    ) -> Option<Vec<u8>> {
         let Ok(Packet::Lp(lp)) = Packet::decode(bytes) else {
             return None;
         };
@@ -126,8 +159,101 @@ impl Mgmt {
         }
         let token = lp.pit_token();
         let from = lp.headers().incoming_face_id.map(|f| FaceId(f as u32));
+        let name = interest.name();
+        if ndx_nfd::is_management(&name) == Some(Scope::Localhost)
+            && name.get(2).is_some_and(|c| c.value() == b"faces")
+            && name.get(3).is_some_and(|c| c.value() == b"events")
+        {
+            return self.subscribe(&interest, token, shard);
+        }
         let data = self.answer(plane, &interest, from, host)?;
         Some(tokened(token, &data))
+    }
+
+    /// `faces/events`: the notification with the sequence number the Interest names, or (no
+    /// number: a new subscriber) the latest one if it is fresh, answered now when it exists,
+    /// else when it is published (the Interest waits, up to its lifetime).
+    fn subscribe(
+        &mut self,
+        interest: &Interest<'_>,
+        token: Option<&[u8]>,
+        shard: u8,
+    ) -> Option<Vec<u8>> {
+        let name = interest.name();
+        let want = match name.get(4) {
+            None => None,
+            Some(c) if u64::from(c.typ()) == ndx_codec::types::SEQUENCE_NUM_NAME_COMPONENT => {
+                Some(component_number(&c)?)
+            }
+            Some(_) => return None,
+        };
+        let now = Instant::now();
+        let ready = match want {
+            Some(n) => self.notifications.iter().find(|(seq, _, _)| *seq == n),
+            None => self
+                .notifications
+                .back()
+                .filter(|(_, _, at)| now.duration_since(*at) < NOTIFICATION_FRESH),
+        };
+        if let Some((_, data, _)) = ready {
+            return Some(tokened(token, data));
+        }
+        if want.is_some_and(|n| n < self.next_seq) {
+            // Gone from the ring: the subscriber times out and starts over.
+            return None;
+        }
+        if self.subscribers.len() < MAX_SUBSCRIBERS {
+            let lifetime = interest.effective_lifetime_ms();
+            self.subscribers.push(Subscriber {
+                want,
+                token: token.map(<[u8]>::to_vec),
+                shard,
+                until: now + std::time::Duration::from_millis(lifetime),
+            });
+        }
+        None
+    }
+
+    /// Publishes a face event (created or destroyed): returns the notification Data for each
+    /// waiting subscriber, with the shard to hand it to.
+    pub fn face_event(
+        &mut self,
+        plane: &Plane,
+        kind: u64,
+        face: &crate::faces::Face,
+    ) -> Vec<(u8, Vec<u8>)> {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let status = face_status(plane, &self.socket, face, FaceCounters::default());
+        let mut content = Vec::new();
+        ndx_nfd::FaceEventNotification::new(kind, &status).encode_into(&mut content);
+        let mut name = NameBuf::from_uri("/localhost/nfd/faces/events").unwrap_or_default();
+        let _ = name.push_number(ndx_codec::types::SEQUENCE_NUM_NAME_COMPONENT as u16, seq);
+        let mut d = ndx_codec::DataRepr::new(name, content);
+        d.freshness_ms = Some(NOTIFICATION_FRESH.as_millis() as u64);
+        let Ok(data) = d.to_vec() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        self.subscribers.retain(|s| {
+            if s.want.is_none_or(|n| n == seq) {
+                out.push((s.shard, tokened(s.token.as_deref(), &data)));
+                false
+            } else {
+                true
+            }
+        });
+        if self.notifications.len() >= NOTIFICATIONS_KEPT {
+            self.notifications.pop_front();
+        }
+        self.notifications.push_back((seq, data, Instant::now()));
+        out
+    }
+
+    /// Forgets subscribers whose Interest expired.
+    pub fn expire_subscribers(&mut self) {
+        let now = Instant::now();
+        self.subscribers.retain(|s| s.until > now);
     }
 
     fn answer(
@@ -188,6 +314,7 @@ impl Mgmt {
                 | ("rib", "unregister")
                 | ("faces", "create")
                 | ("faces", "destroy")
+                | ("faces", "update")
                 | ("strategy-choice", "set")
                 | ("strategy-choice", "unset")
         );
@@ -223,6 +350,7 @@ impl Mgmt {
             ("rib", "unregister") => unregister(plane, p, from),
             ("faces", "create") => create_face(plane, p),
             ("faces", "destroy") => destroy_face(plane, p),
+            ("faces", "update") => update_face(plane, p, from),
             ("strategy-choice", "set") => set_strategy(plane, p),
             ("strategy-choice", "unset") => unset_strategy(plane, p),
             _ => ControlResponse::new(status::NOT_IMPLEMENTED, "unknown command"),
@@ -441,68 +569,65 @@ fn faces_dataset(
             .iter()
             .find(|(id, _)| *id == f.id)
             .map_or_else(FaceCounters::default, |(_, c)| *c);
-        let (uri, local_uri, scope, persistency) = match f.link {
-            Link::Udp(a) => (
-                format!("udp{}://{a}", if a.is_ipv4() { 4 } else { 6 }),
-                f.path.and_then(|p| p.src).map_or_else(
-                    || "udp://".to_string(),
-                    |s| format!("udp{}://{s}", if s.is_ipv4() { 4 } else { 6 }),
-                ),
-                face_scope::NON_LOCAL,
-                if f.origin == Origin::OnDemand {
-                    face_persistency::ON_DEMAND
-                } else {
-                    face_persistency::PERMANENT
-                },
-            ),
-            Link::Ether { .. } | Link::EtherMulticast { .. } => (
-                f.link.to_string(),
-                format!("dev://{}", iface_name(plane, &f.link)),
-                face_scope::NON_LOCAL,
-                face_persistency::PERMANENT,
-            ),
-            Link::App { conn } => (
-                format!("fd://{conn}"),
-                socket.to_string(),
-                face_scope::LOCAL,
-                face_persistency::ON_DEMAND,
-            ),
-            Link::Internal => (
-                "internal://".into(),
-                "internal://".into(),
-                face_scope::LOCAL,
-                face_persistency::PERMANENT,
-            ),
-        };
-        let status = FaceStatus {
-            face_id: u64::from(f.id.0),
-            uri,
-            local_uri,
-            face_scope: scope,
-            face_persistency: persistency,
-            link_type: if f.info.multi_access {
-                link_type::MULTI_ACCESS
-            } else {
-                link_type::POINT_TO_POINT
-            },
-            n_in_interests: c.in_interests,
-            n_in_data: c.in_data,
-            n_in_nacks: c.in_nacks,
-            n_out_interests: c.out_interests,
-            n_out_data: c.out_data,
-            n_out_nacks: c.out_nacks,
-            n_in_bytes: c.in_bytes,
-            n_out_bytes: c.out_bytes,
-            flags: if f.info.local_fields {
-                ndx_nfd::face_flags::LOCAL_FIELDS_ENABLED
-            } else {
-                0
-            },
-            ..FaceStatus::default()
-        };
+        let status = face_status(plane, socket, f, c);
         if filter.is_none_or(|q| q.matches(&status)) {
             status.encode_into(out);
         }
+    }
+}
+
+/// A face as NFD describes it (FaceStatus, also the body of a face event).
+fn face_status(plane: &Plane, socket: &str, f: &crate::faces::Face, c: FaceCounters) -> FaceStatus {
+    let (uri, local_uri, scope) = match f.link {
+        Link::Udp(a) => (
+            format!("udp{}://{a}", if a.is_ipv4() { 4 } else { 6 }),
+            f.path.and_then(|p| p.src).map_or_else(
+                || "udp://".to_string(),
+                |s| format!("udp{}://{s}", if s.is_ipv4() { 4 } else { 6 }),
+            ),
+            face_scope::NON_LOCAL,
+        ),
+        Link::Ether { .. } | Link::EtherMulticast { .. } => (
+            f.link.to_string(),
+            format!("dev://{}", iface_name(plane, &f.link)),
+            face_scope::NON_LOCAL,
+        ),
+        Link::App { conn } => (
+            format!("fd://{conn}"),
+            socket.to_string(),
+            face_scope::LOCAL,
+        ),
+        Link::Internal => (
+            "internal://".into(),
+            "internal://".into(),
+            face_scope::LOCAL,
+        ),
+    };
+    FaceStatus {
+        face_id: u64::from(f.id.0),
+        uri,
+        local_uri,
+        face_scope: scope,
+        face_persistency: persistency(f),
+        link_type: if f.info.multi_access {
+            link_type::MULTI_ACCESS
+        } else {
+            link_type::POINT_TO_POINT
+        },
+        n_in_interests: c.in_interests,
+        n_in_data: c.in_data,
+        n_in_nacks: c.in_nacks,
+        n_out_interests: c.out_interests,
+        n_out_data: c.out_data,
+        n_out_nacks: c.out_nacks,
+        n_in_bytes: c.in_bytes,
+        n_out_bytes: c.out_bytes,
+        flags: if f.info.local_fields {
+            ndx_nfd::face_flags::LOCAL_FIELDS_ENABLED
+        } else {
+            0
+        },
+        ..FaceStatus::default()
     }
 }
 
@@ -617,6 +742,59 @@ fn destroy_face(plane: &mut Plane, p: ControlParameters) -> ControlResponse {
         face_id: Some(id),
         ..ControlParameters::default()
     })
+}
+
+/// `faces/update`: the face's flags under Mask (LocalFieldsEnabled is the one ndx has; on
+/// local faces only), its persistency accepted as it is. FaceId absent or 0: the requester.
+fn update_face(plane: &mut Plane, p: ControlParameters, from: Option<FaceId>) -> ControlResponse {
+    let Some(id) = route_face(&p, from) else {
+        return ControlResponse::new(status::BAD_PARAMS, "FaceId is required");
+    };
+    let Some(face) = plane.faces.table().get(id).cloned() else {
+        return ControlResponse::new(status::FACE_NOT_FOUND, format!("no face {}", id.0));
+    };
+    let local_fields = ndx_nfd::face_flags::LOCAL_FIELDS_ENABLED;
+    let mut info = face.info;
+    match (p.flags, p.mask) {
+        (None, None) => {}
+        (Some(flags), Some(mask)) => {
+            if mask & local_fields != 0 {
+                let on = flags & local_fields != 0;
+                if on && !face.info.local {
+                    let mut r =
+                        ControlResponse::new(status::CONFLICT, "local fields on a non-local face");
+                    r.body = Some(p);
+                    return r;
+                }
+                info.local_fields = on;
+            }
+        }
+        _ => {
+            let mut r = ControlResponse::new(status::CONFLICT, "Flags and Mask go together");
+            r.body = Some(p);
+            return r;
+        }
+    }
+    if info != face.info {
+        if let Err(e) = plane.set_face_info(id, info) {
+            return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
+        }
+    }
+    ControlResponse::ok(ControlParameters {
+        face_id: Some(u64::from(id.0)),
+        face_persistency: Some(persistency(&face)),
+        flags: Some(if info.local_fields { local_fields } else { 0 }),
+        ..ControlParameters::default()
+    })
+}
+
+/// NFD's persistency for a face.
+fn persistency(f: &crate::faces::Face) -> u64 {
+    match f.origin {
+        Origin::OnDemand | Origin::App => face_persistency::ON_DEMAND,
+        Origin::Command => face_persistency::PERSISTENT,
+        Origin::Config | Origin::Internal => face_persistency::PERMANENT,
+    }
 }
 
 fn set_strategy(plane: &mut Plane, p: ControlParameters) -> ControlResponse {

@@ -8,7 +8,7 @@ use ndx_core::{FaceId, Fib, FibReader, StrategyKind};
 use serde_json::{Value, json};
 
 use crate::config::{Config, Remote};
-use crate::faces::{FaceError, Faces, L2Path, Link, Origin};
+use crate::faces::{Face, FaceError, Faces, L2Path, Link, Origin};
 use crate::rib::{Rib, RibError, Route, origin};
 use crate::stats::{ShardStats, Snapshot};
 use crate::worker::{IfaceInfo, NDN_MULTICAST};
@@ -67,6 +67,9 @@ pub struct Plane {
     pub epoch: std::time::Instant,
     /// The CS's capacity over all shards, in Data (for `cs/info`).
     pub cs_capacity: u64,
+    /// Faces created and destroyed since the host thread last looked (NFD's face event
+    /// notifications): (kind, the face).
+    pub face_events: Vec<(u64, Face)>,
 }
 
 impl Plane {
@@ -87,6 +90,7 @@ impl Plane {
                 rib: Rib::new(),
                 epoch: std::time::Instant::now(),
                 cs_capacity: (cfg.shard.cs.capacity * cfg.shards) as u64,
+                face_events: Vec::new(),
             },
             reader,
             crate::faces::FaceReader {
@@ -224,7 +228,28 @@ impl Plane {
             let _ = self.faces.set_path(id, Some(path));
         }
         self.faces.publish();
+        self.face_created(id);
         Ok(id)
+    }
+
+    /// Records that face `id` was created (for face event notifications).
+    pub fn face_created(&mut self, id: FaceId) {
+        if let Some(f) = self.faces.table().get(id) {
+            self.face_events
+                .push((ndx_nfd::face_event_kind::CREATED, f.clone()));
+        }
+    }
+
+    /// Changes a face's forwarding properties and publishes the face table (the shards
+    /// declare the new properties to their pipelines on their next refresh).
+    pub fn set_face_info(
+        &mut self,
+        id: FaceId,
+        info: ndx_core::FaceInfo,
+    ) -> Result<(), PlaneError> {
+        self.faces.set_info(id, info)?;
+        self.faces.publish();
+        Ok(())
     }
 
     /// Removes a face, and every next hop through it, and publishes both tables.
@@ -235,7 +260,9 @@ impl Plane {
 
     /// Removes a face by id with every route through it, and publishes both tables.
     pub fn remove_face_id(&mut self, id: FaceId) -> Result<(), PlaneError> {
-        self.faces.remove(id)?;
+        let face = self.faces.remove(id)?;
+        self.face_events
+            .push((ndx_nfd::face_event_kind::DESTROYED, face));
         let r = self.rib.remove_face(&mut self.fib, id);
         // Next hops the RIB did not install (e.g. the management route).
         for route in self.fib.routes() {
@@ -289,6 +316,7 @@ impl Plane {
                         "remote": f.link.to_string(),
                         "origin": f.origin.name(),
                         "local": f.info.local,
+                        "local_fields": f.info.local_fields,
                         "resolved": f.path.is_some(),
                     })
                 })

@@ -102,14 +102,43 @@ pub enum RibError {
     NoRoute,
 }
 
+/// A change a routing daemon must hear of (NFD's readvertisement to NLSR: routes of origin
+/// client, and the daemon's own `/localhost/nlsr` registration).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Readvertise {
+    /// A client route was added or its cost changed.
+    Register {
+        /// The prefix.
+        name: NameBuf,
+        /// Its face.
+        face: FaceId,
+        /// Its cost.
+        cost: u64,
+    },
+    /// A client route went.
+    Unregister {
+        /// The prefix.
+        name: NameBuf,
+        /// Its face.
+        face: FaceId,
+    },
+    /// A route to `/localhost/nlsr` appeared: a daemon is listening.
+    DaemonUp,
+}
+
 /// The RIB.
 #[derive(Debug, Default)]
 pub struct Rib {
+    /// Readvertisement events since the owner last took them ([`Rib::take_readvertise`]).
+    readvertise: Vec<Readvertise>,
     entries: BTreeMap<Vec<u8>, RibEntry>,
     strategies: BTreeMap<Vec<u8>, (NameBuf, StrategyKind)>,
     installed: BTreeMap<Vec<u8>, Installed>,
     by_face: HashMap<FaceId, HashSet<Vec<u8>>>,
 }
+
+/// `/localhost/nlsr` as name bytes: where a routing daemon listens for readvertised routes.
+const NLSR_PREFIX: &[u8] = b"\x08\x09localhost\x08\x04nlsr";
 
 fn key(name: &Name<'_>) -> Vec<u8> {
     name.as_bytes().to_vec()
@@ -141,7 +170,53 @@ impl Rib {
             .entry(route.face)
             .or_default()
             .insert(k.clone());
+        if route.origin == origin::CLIENT {
+            self.readvertise.push(Readvertise::Register {
+                name: prefix.to_buf(),
+                face: route.face,
+                cost: route.cost,
+            });
+        }
+        if prefix.as_bytes() == NLSR_PREFIX {
+            self.readvertise.push(Readvertise::DaemonUp);
+        }
         self.sync(fib, &k)
+    }
+
+    /// The readvertisement events since the last call.
+    pub fn take_readvertise(&mut self) -> Vec<Readvertise> {
+        std::mem::take(&mut self.readvertise)
+    }
+
+    /// Every client route, as registrations (a daemon that just came up hears of them all).
+    pub fn client_routes(&self) -> Vec<Readvertise> {
+        self.entries
+            .values()
+            .flat_map(|e| {
+                e.routes
+                    .iter()
+                    .filter(|r| r.origin == origin::CLIENT)
+                    .map(|r| Readvertise::Register {
+                        name: e.name.clone(),
+                        face: r.face,
+                        cost: r.cost,
+                    })
+            })
+            .collect()
+    }
+
+    /// Notes the client routes about to leave `e`.
+    fn withdrawn(log: &mut Vec<Readvertise>, e: &RibEntry, gone: impl Fn(&Route) -> bool) {
+        for r in e
+            .routes
+            .iter()
+            .filter(|r| r.origin == origin::CLIENT && gone(r))
+        {
+            log.push(Readvertise::Unregister {
+                name: e.name.clone(),
+                face: r.face,
+            });
+        }
     }
 
     /// Removes the routes for `prefix` through `face` (all faces when `None`) of `origin`
@@ -158,9 +233,10 @@ impl Rib {
             return Err(RibError::NoRoute);
         };
         let before = e.routes.len();
-        e.routes.retain(|r| {
-            !(face.is_none_or(|f| r.face == f) && origin.is_none_or(|o| r.origin == o))
-        });
+        let gone =
+            |r: &Route| face.is_none_or(|f| r.face == f) && origin.is_none_or(|o| r.origin == o);
+        Self::withdrawn(&mut self.readvertise, e, gone);
+        e.routes.retain(|r| !gone(r));
         if e.routes.len() == before {
             return Err(RibError::NoRoute);
         }
@@ -186,6 +262,7 @@ impl Rib {
         keys.sort();
         for k in &keys {
             if let Some(e) = self.entries.get_mut(k) {
+                Self::withdrawn(&mut self.readvertise, e, |r| r.face == face);
                 e.routes.retain(|r| r.face != face);
                 if e.routes.is_empty() {
                     self.entries.remove(k);
@@ -668,6 +745,47 @@ mod tests {
             !a.1.iter().any(|&(face, _)| face == 5 || face == 6),
             "{a:?}"
         );
+    }
+
+    #[test]
+    fn client_routes_are_readvertised_and_withdrawn() {
+        let mut f = fib();
+        let mut rib = Rib::new();
+        rib.add(
+            &mut f,
+            &n("/net/a").as_name(),
+            route(5, origin::CLIENT, 3, 1),
+        )
+        .unwrap();
+        rib.add(&mut f, &n("/net/b").as_name(), route(5, origin::APP, 0, 1))
+            .unwrap();
+        rib.add(
+            &mut f,
+            &n("/localhost/nlsr").as_name(),
+            route(6, origin::NLSR, 0, 0),
+        )
+        .unwrap();
+        assert_eq!(
+            rib.take_readvertise(),
+            vec![
+                Readvertise::Register {
+                    name: n("/net/a"),
+                    face: FaceId(5),
+                    cost: 3
+                },
+                Readvertise::DaemonUp
+            ]
+        );
+        assert_eq!(rib.client_routes().len(), 1);
+        rib.remove_face(&mut f, FaceId(5)).unwrap();
+        assert_eq!(
+            rib.take_readvertise(),
+            vec![Readvertise::Unregister {
+                name: n("/net/a"),
+                face: FaceId(5)
+            }]
+        );
+        assert!(rib.client_routes().is_empty());
     }
 
     #[test]

@@ -806,3 +806,124 @@ fn ndx_tools_attach_to_ndx_as_apps() {
     assert!(host["app_rx"].as_u64() >= Some(4000), "{host}");
     assert_eq!(host["app_queue_dropped"], 0);
 }
+
+#[test]
+fn face_event_notifications_follow_app_connections() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let _router = line.start_udp_router("");
+    let app = unix(&line.app_socket());
+    let one = |args: &[&str]| {
+        let mut a = vec!["--one"];
+        a.extend_from_slice(args);
+        run_peer(&line.r, &py, "fetch.py", &app, &a)
+    };
+    // A new subscriber gets the latest notification while it is fresh: its own face's.
+    let o = one(&[
+        "/localhost/nfd/faces/events",
+        "--can-be-prefix",
+        "--must-be-fresh",
+    ]);
+    let name = stdout(&o)
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    let seq: u64 = name
+        .rsplit_once("/seq=")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no sequence number: {}", describe(&o)));
+    // Ask for two further: the asker's own connection is the next; the one after waits until
+    // another app connects.
+    let want = format!("/localhost/nfd/faces/events/seq={}", seq + 2);
+    let mut cmd = line.r.cmd(&py);
+    cmd.arg(peer("fetch.py"))
+        .args([
+            "--one",
+            &want,
+            "--lifetime",
+            "10000",
+            "--retries",
+            "0",
+            "--timeout",
+            "30",
+        ])
+        .env("NDN_CLIENT_TRANSPORT", &app);
+    let mut waiting = Proc::spawn(cmd, "fetch.py");
+    let lines = stdout_lines(&mut waiting);
+    std::thread::sleep(Duration::from_millis(1500));
+    let o = run_peer(&line.r, &py, "churn.py", &app, &["-n", "1"]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let got = lines
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no notification for the new connection");
+    assert!(got.starts_with(&format!("data {want} ")), "{got}");
+}
+
+#[test]
+fn faces_update_turns_local_fields_on_for_the_requesting_app_face_only() {
+    if skip() {
+        return;
+    }
+    let Some(py) = python() else { return };
+    let line = Line::new(Family::V4, 1, 1500);
+    let router = line.start_udp_router("");
+    let app = unix(&line.app_socket());
+    let code = |args: &[&str]| {
+        let o = run_peer(&line.r, &py, "signed_command.py", &app, args);
+        let c = stdout(&o)
+            .strip_prefix("code ")
+            .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok());
+        (c, describe(&o))
+    };
+    // On the requesting face (no FaceId): 200.
+    let (c, o) = code(&["faces", "update", "--flags", "1", "--mask", "1"]);
+    assert_eq!(c, Some(200), "{o}");
+    // Local fields on a UDP face: 409. Flags without Mask: 409. No such face: 410.
+    let producer = router
+        .face("name", "producer")
+        .map(|f| f["id"].to_string())
+        .expect("the producer face");
+    let (c, o) = code(&[
+        "faces",
+        "update",
+        "--face-id",
+        &producer,
+        "--flags",
+        "1",
+        "--mask",
+        "1",
+    ]);
+    assert_eq!(c, Some(409), "{o}");
+    let (c, o) = code(&["faces", "update", "--flags", "1"]);
+    assert_eq!(c, Some(409), "{o}");
+    let (c, o) = code(&[
+        "faces",
+        "update",
+        "--face-id",
+        "99999",
+        "--flags",
+        "1",
+        "--mask",
+        "1",
+    ]);
+    assert_eq!(c, Some(410), "{o}");
+    // The management face has them; a connected app that asked for them has them.
+    let mut cmd = line.r.cmd(&py);
+    cmd.arg(peer("signed_command.py"))
+        .args(["faces", "update", "--flags", "1", "--mask", "1"])
+        .env("NDN_CLIENT_TRANSPORT", &app);
+    let o = cmd.output().expect("python runs");
+    assert!(stdout(&o).starts_with("code 200"), "{}", describe(&o));
+    assert_eq!(
+        router.face("name", "management").expect("management")["local_fields"],
+        true
+    );
+    assert_eq!(
+        router.face("name", "producer").expect("producer")["local_fields"],
+        false
+    );
+}

@@ -12,6 +12,7 @@ stdout: 'code <status-code> <status-text>' when a ControlResponse came back (exi
 'nack <reason>' (exit 3) or 'timeout' (exit 4).
 
 usage: signed_command.py MODULE VERB [--name PREFIX] [--face-id N] [--origin O] [--cost C]
+       [--flags F] [--mask M]
        [--scope localhost|localhop] [--hmac-key-file FILE] [--transport URI] [--timeout S]
 """
 import argparse
@@ -38,6 +39,8 @@ def main():
     p.add_argument("--face-id", type=int)
     p.add_argument("--origin", type=int)
     p.add_argument("--cost", type=int)
+    p.add_argument("--flags", type=int)
+    p.add_argument("--mask", type=int)
     p.add_argument("--scope", choices=["localhost", "localhop"], default="localhost")
     p.add_argument("--hmac-key-file")
     p.add_argument("--transport", default=os.environ.get("NDN_CLIENT_TRANSPORT", ""))
@@ -47,7 +50,7 @@ def main():
     kwargs = {}
     if args.name is not None:
         kwargs["name"] = Name.from_str(args.name)
-    for k in ("face_id", "origin", "cost"):
+    for k in ("face_id", "origin", "cost", "flags", "mask"):
         if getattr(args, k) is not None:
             kwargs[k] = getattr(args, k)
     name = nfd_mgmt.make_command_v2(args.module, args.verb, **kwargs)
