@@ -775,10 +775,10 @@ fn update_face(plane: &mut Plane, p: ControlParameters, from: Option<FaceId>) ->
             return r;
         }
     }
-    if info != face.info {
-        if let Err(e) = plane.set_face_info(id, info) {
-            return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
-        }
+    if info != face.info
+        && let Err(e) = plane.set_face_info(id, info)
+    {
+        return ControlResponse::new(status::INTERNAL_ERROR, e.to_string());
     }
     ControlResponse::ok(ControlParameters {
         face_id: Some(u64::from(id.0)),
