@@ -804,11 +804,11 @@ impl LpHeaders<'_> {
                 w.nni_tlv(tt::LP_NACK_REASON, c)?;
             }
         }
-        if let Some(v) = self.next_hop_face_id {
-            w.nni_tlv(tt::LP_NEXT_HOP_FACE_ID, v)?;
-        }
         if let Some(v) = self.incoming_face_id {
             w.nni_tlv(tt::LP_INCOMING_FACE_ID, v)?;
+        }
+        if let Some(v) = self.next_hop_face_id {
+            w.nni_tlv(tt::LP_NEXT_HOP_FACE_ID, v)?;
         }
         if let Some(p) = self.cache_policy {
             w.header(tt::LP_CACHE_POLICY, self.cache_policy_len())?;

@@ -318,3 +318,27 @@ fn captured_fragments_reassemble() {
         );
     }
 }
+
+/// NDNLPv2's TLV-TYPE numbers for the local-field headers, as NFD (ndn-cxx `lp/tlv.hpp`) and
+/// ndnd (`spec_2022` LpPacket) assign them: IncomingFaceId 812 (0x032C), NextHopFaceId 816
+/// (0x0330), in that order. ndx wrote IncomingFaceId as 817 until issue 38: ndnd's apps
+/// refused every packet carrying it ("unrecognized critical type 817").
+#[test]
+fn local_field_headers_have_ndnlpv2_numbers() {
+    let h = ndx_codec::LpHeaders {
+        incoming_face_id: Some(7),
+        next_hop_face_id: Some(9),
+        ..ndx_codec::LpHeaders::default()
+    };
+    let mut out = vec![0; h.encoded_len(None)];
+    let n = h.encode(None, &mut out).unwrap();
+    assert_eq!(
+        &out[..n],
+        &[
+            0x64, 0x0a, 0xfd, 0x03, 0x2c, 0x01, 0x07, 0xfd, 0x03, 0x30, 0x01, 0x09
+        ][..]
+    );
+    let lp = ndx_codec::LpPacket::decode(&out[..n]).unwrap();
+    assert_eq!(lp.headers().incoming_face_id, Some(7));
+    assert_eq!(lp.next_hop_face_id(), Some(9));
+}
