@@ -87,20 +87,9 @@ impl Pair {
         let _ = self.b.try_run(&["ping", "-4", "-c", "1", "-W", "5", A_IP]);
     }
 
-    /// A file of `len` pseudo-random bytes (a fixed-seed xorshift, as `topo::Line::content`).
+    /// A file of `len` pseudo-random bytes (as `topo::Line::content`).
     fn content(&self, file: &str, len: usize, seed: u64) -> (PathBuf, Vec<u8>) {
-        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let data: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect();
-        let p = self.scratch.path(file);
-        std::fs::write(&p, &data).unwrap();
-        (p, data)
+        topo::content_file(&self.scratch, file, len, seed)
     }
 }
 

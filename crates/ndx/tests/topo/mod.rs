@@ -151,18 +151,7 @@ impl Line {
 
     /// A file of `len` pseudo-random bytes (a fixed-seed xorshift: reproducible).
     pub fn content(&self, file: &str, len: usize, seed: u64) -> (PathBuf, Vec<u8>) {
-        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let data: Vec<u8> = (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect();
-        let p = self.scratch.path(file);
-        std::fs::write(&p, &data).unwrap();
-        (p, data)
+        content_file(&self.scratch, file, len, seed)
     }
 
     /// The configuration of a router attached to `c0` and `p0` with one face `producer` at
@@ -281,6 +270,23 @@ impl Line {
         cmd.args(extra);
         cmd
     }
+}
+
+/// A file `file` of `len` pseudo-random bytes in `scratch` (a fixed-seed xorshift:
+/// reproducible), and its bytes.
+pub fn content_file(scratch: &Scratch, file: &str, len: usize, seed: u64) -> (PathBuf, Vec<u8>) {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect();
+    let p = scratch.path(file);
+    std::fs::write(&p, &data).unwrap();
+    (p, data)
 }
 
 /// CPUs of this machine.
