@@ -53,8 +53,19 @@ pub struct FaceInfo {
 struct Forward {
     /// The downstream (an IncomingFaceId for faces with local fields).
     from: FaceId,
-    /// The name is under `/localhost`: only local faces may receive it.
-    localhost: bool,
+    /// Only local faces may receive it: the name is under `/localhost`, or under `/localhop`
+    /// and it came from a non-local face (NFD's scope rules).
+    local_only: bool,
+}
+
+/// The first component of every `/localhop` name, as it is on the wire.
+const LOCALHOP: &[u8] = b"\x08\x08localhop";
+
+/// True when `name` is under `/localhop`, which a router does not forward from one non-local
+/// face to another.
+#[inline]
+pub fn is_localhop(name: &Name<'_>) -> bool {
+    name.as_bytes().starts_with(LOCALHOP)
 }
 
 /// The first component of every `/localhost` name, as it is on the wire.
@@ -1262,7 +1273,7 @@ impl Shard {
             Decision::Forward(faces) => {
                 let fwd = Forward {
                     from: face,
-                    localhost,
+                    local_only: localhost || (!info.local && is_localhop(&name)),
                 };
                 self.forward_to(now, id, faces.as_slice(), interest, nonce, fwd, out);
             }
@@ -1361,8 +1372,9 @@ impl Shard {
         let token = self.pit.token(id);
         let up_info = self.face_info(up);
         let local_up = up_info.local;
-        if fwd.localhost && !local_up {
-            // `/localhost` never leaves the machine, whatever the FIB says.
+        if fwd.local_only && !local_up {
+            // `/localhost` never leaves the machine, and `/localhop` goes one hop, whatever
+            // the FIB says.
             return;
         }
         let range = if up_info.local_fields {
@@ -1649,13 +1661,16 @@ impl Shard {
     ) {
         match decision {
             Decision::Forward(faces) => {
+                let from = self
+                    .pit
+                    .get(id)
+                    .and_then(|e| e.in_records.first())
+                    .map_or(FaceId(0), |r| r.face);
+                let name = interest.name();
                 let fwd = Forward {
-                    from: self
-                        .pit
-                        .get(id)
-                        .and_then(|e| e.in_records.first())
-                        .map_or(FaceId(0), |r| r.face),
-                    localhost: is_localhost(&interest.name()),
+                    from,
+                    local_only: is_localhost(&name)
+                        || (!self.face_info(from).local && is_localhop(&name)),
                 };
                 self.forward_to(now, id, faces.as_slice(), interest, nonce, fwd, out);
             }
@@ -2548,6 +2563,17 @@ mod tests {
         s.process(1_000, FaceId(4), &interest("/localhost/app/x", 3), &mut out);
         let faces: Vec<FaceId> = out.sends().map(|(f, _)| f).collect();
         assert_eq!(faces, vec![FaceId(3)]);
+        out.clear();
+        // /localhop from a remote face reaches local faces only; from a local face it goes
+        // to the remote next hop too.
+        s.process(1_000, FaceId(1), &interest("/localhop/x", 5), &mut out);
+        let faces: Vec<FaceId> = out.sends().map(|(f, _)| f).collect();
+        assert_eq!(faces, vec![FaceId(3)]);
+        out.clear();
+        s.process(1_000, FaceId(4), &interest("/localhop/y", 6), &mut out);
+        let mut faces: Vec<FaceId> = out.sends().map(|(f, _)| f).collect();
+        faces.sort_by_key(|f| f.0);
+        assert_eq!(faces, vec![FaceId(2), FaceId(3)]);
         out.clear();
         // A /localhost Data from a remote face is dropped too.
         let data = DataRepr::new(name("/localhost/app/x"), vec![1])
