@@ -14,7 +14,7 @@
 //! Keys are names' TLV-VALUE bytes: a name's descendants are the keys that start with its
 //! bytes, which is one range of the ordered maps, so a change recomputes only its subtree.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use ndx_codec::{Name, NameBuf};
 use ndx_core::{FaceId, Fib, NextHop, StrategyKind};
@@ -42,15 +42,6 @@ pub mod origin {
             .iter()
             .find(|(_, n)| *n == o)
             .map_or_else(|| o.to_string(), |(s, _)| (*s).to_string())
-    }
-
-    /// Parses an origin by name or number.
-    pub fn parse(s: &str) -> Option<u64> {
-        NAMES
-            .iter()
-            .find(|(n, _)| *n == s)
-            .map(|(_, o)| *o)
-            .or_else(|| s.parse().ok())
     }
 }
 
@@ -135,6 +126,8 @@ pub struct Rib {
     strategies: BTreeMap<Vec<u8>, (NameBuf, StrategyKind)>,
     installed: BTreeMap<Vec<u8>, Installed>,
     by_face: HashMap<FaceId, HashSet<Vec<u8>>>,
+    /// Routes that expire, by (expiry, prefix, face, origin): the next to go is the first.
+    expiring: BTreeSet<(u64, Vec<u8>, FaceId, u64)>,
 }
 
 /// `/localhost/nlsr` as name bytes: where a routing daemon listens for readvertised routes.
@@ -163,8 +156,17 @@ impl Rib {
             .iter_mut()
             .find(|r| r.face == route.face && r.origin == route.origin)
         {
-            Some(r) => *r = route,
+            Some(r) => {
+                if let Some(t) = r.expires {
+                    self.expiring.remove(&(t, k.clone(), r.face, r.origin));
+                }
+                *r = route;
+            }
             None => e.routes.push(route),
+        }
+        if let Some(t) = route.expires {
+            self.expiring
+                .insert((t, k.clone(), route.face, route.origin));
         }
         self.by_face
             .entry(route.face)
@@ -205,17 +207,25 @@ impl Rib {
             .collect()
     }
 
-    /// Notes the client routes about to leave `e`.
-    fn withdrawn(log: &mut Vec<Readvertise>, e: &RibEntry, gone: impl Fn(&Route) -> bool) {
-        for r in e
-            .routes
-            .iter()
-            .filter(|r| r.origin == origin::CLIENT && gone(r))
-        {
-            log.push(Readvertise::Unregister {
-                name: e.name.clone(),
-                face: r.face,
-            });
+    /// Takes the routes of `e` (key `k`) that `gone` selects out of the expiry index, and
+    /// notes the client routes among them for the routing daemon.
+    fn withdrawn(
+        log: &mut Vec<Readvertise>,
+        expiring: &mut BTreeSet<(u64, Vec<u8>, FaceId, u64)>,
+        k: &[u8],
+        e: &RibEntry,
+        gone: impl Fn(&Route) -> bool,
+    ) {
+        for r in e.routes.iter().filter(|r| gone(r)) {
+            if let Some(t) = r.expires {
+                expiring.remove(&(t, k.to_vec(), r.face, r.origin));
+            }
+            if r.origin == origin::CLIENT {
+                log.push(Readvertise::Unregister {
+                    name: e.name.clone(),
+                    face: r.face,
+                });
+            }
         }
     }
 
@@ -235,7 +245,7 @@ impl Rib {
         let before = e.routes.len();
         let gone =
             |r: &Route| face.is_none_or(|f| r.face == f) && origin.is_none_or(|o| r.origin == o);
-        Self::withdrawn(&mut self.readvertise, e, gone);
+        Self::withdrawn(&mut self.readvertise, &mut self.expiring, &k, e, gone);
         e.routes.retain(|r| !gone(r));
         if e.routes.len() == before {
             return Err(RibError::NoRoute);
@@ -262,7 +272,9 @@ impl Rib {
         keys.sort();
         for k in &keys {
             if let Some(e) = self.entries.get_mut(k) {
-                Self::withdrawn(&mut self.readvertise, e, |r| r.face == face);
+                Self::withdrawn(&mut self.readvertise, &mut self.expiring, k, e, |r| {
+                    r.face == face
+                });
                 e.routes.retain(|r| r.face != face);
                 if e.routes.is_empty() {
                     self.entries.remove(k);
@@ -284,29 +296,27 @@ impl Rib {
     /// Removes the routes whose expiry is at or before `now`; updates the FIB. Returns how
     /// many expired.
     pub fn expire(&mut self, fib: &mut Fib, now: u64) -> Result<usize, RibError> {
-        let due: Vec<(Vec<u8>, FaceId, u64)> = self
-            .entries
-            .iter()
-            .flat_map(|(k, e)| {
-                e.routes
-                    .iter()
-                    .filter(|r| r.expires.is_some_and(|t| t <= now))
-                    .map(move |r| (k.clone(), r.face, r.origin))
-            })
-            .collect();
-        for (k, face, origin) in &due {
-            let name = self.entries[k].name.clone();
-            self.remove(fib, &name.as_name(), Some(*face), Some(*origin))?;
+        let mut n = 0;
+        while let Some((t, k, face, origin)) = self.expiring.first().cloned()
+            && t <= now
+        {
+            let name =
+                NameBuf::from_component_bytes(&k).map_err(|e| RibError::Fib(e.to_string()))?;
+            // Takes the route out of the index too.
+            if self
+                .remove(fib, &name.as_name(), Some(face), Some(origin))
+                .is_err()
+            {
+                self.expiring.remove(&(t, k, face, origin));
+            }
+            n += 1;
         }
-        Ok(due.len())
+        Ok(n)
     }
 
-    /// The earliest expiry of any route.
+    /// The earliest expiry of any route (O(1): the index's first).
     pub fn next_expiry(&self) -> Option<u64> {
-        self.entries
-            .values()
-            .flat_map(|e| e.routes.iter().filter_map(|r| r.expires))
-            .min()
+        self.expiring.first().map(|e| e.0)
     }
 
     /// Sets the strategy for `prefix` and below; updates the FIB.
@@ -367,7 +377,7 @@ impl Rib {
         self.strategies
             .range(..=k.to_vec())
             .rev()
-            .find(|(sk, _)| k.starts_with(sk) && is_component_prefix(sk, k))
+            .find(|(sk, _)| k.starts_with(sk))
             .map_or(StrategyKind::BestRoute, |(_, (_, s))| *s)
     }
 
@@ -482,60 +492,23 @@ impl Rib {
     }
 }
 
-/// The keys of `map` that are `k` or names under it.
+/// The keys of `map` that are `k` or names under it. Components are self-delimiting TLVs, so
+/// a key that starts with `k`'s bytes has `k` as a prefix of whole components.
 fn under<V>(map: &BTreeMap<Vec<u8>, V>, k: &[u8]) -> Vec<Vec<u8>> {
     map.range(k.to_vec()..)
         .map(|(x, _)| x)
         .take_while(|x| x.starts_with(k))
-        .filter(|x| is_component_prefix(k, x))
         .cloned()
         .collect()
 }
 
 /// The proper ancestors of the name whose TLV-VALUE is `k`, nearest first (ending with `/`).
 fn ancestors(k: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut ends = Vec::new();
-    let mut at = 0;
-    while at < k.len() {
-        ends.push(at);
-        at = next_component(k, at);
-    }
-    ends.into_iter().rev().map(move |e| &k[..e])
-}
-
-/// Where the component starting at `at` ends.
-fn next_component(k: &[u8], at: usize) -> usize {
-    let rest = &k[at..];
-    let (t, n) = varnum(rest);
-    let (l, m) = varnum(&rest[n.min(rest.len())..]);
-    let _ = t;
-    (at + n + m + l as usize).min(k.len()).max(at + 1)
-}
-
-fn varnum(b: &[u8]) -> (u64, usize) {
-    match b.first() {
-        None => (0, 1),
-        Some(&x) if x < 253 => (u64::from(x), 1),
-        Some(253) if b.len() >= 3 => (u64::from(u16::from_be_bytes([b[1], b[2]])), 3),
-        Some(254) if b.len() >= 5 => (u64::from(u32::from_be_bytes([b[1], b[2], b[3], b[4]])), 5),
-        Some(255) if b.len() >= 9 => (
-            u64::from_be_bytes([b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8]]),
-            9,
-        ),
-        Some(_) => (0, b.len()),
-    }
-}
-
-/// True when `p` (a byte prefix of `x`) ends on a component boundary of `x`.
-fn is_component_prefix(p: &[u8], x: &[u8]) -> bool {
-    if p.len() == x.len() || p.is_empty() {
-        return true;
-    }
-    let mut at = 0;
-    while at < p.len() {
-        at = next_component(x, at);
-    }
-    at == p.len()
+    let name = Name::from_value(k).ok();
+    let n = name.map_or(0, |n| n.len());
+    (0..n)
+        .rev()
+        .filter_map(move |i| name.map(|name| name.prefix(i).as_bytes()))
 }
 
 #[cfg(test)]
@@ -801,6 +774,15 @@ mod tests {
         assert_eq!(rib.expire(&mut f, 999).unwrap(), 0);
         assert_eq!(rib.expire(&mut f, 1_000).unwrap(), 1);
         assert_eq!(dump(&f), vec![("/u".into(), vec![(2, 0)], "best-route")]);
+        assert_eq!(rib.next_expiry(), None);
+        // A registration renewed without an expiry stays; one that goes leaves the index.
+        rib.add(&mut f, &n("/t").as_name(), r).unwrap();
+        rib.add(&mut f, &n("/t").as_name(), route(1, origin::APP, 0, 0))
+            .unwrap();
+        assert_eq!(rib.next_expiry(), None);
+        assert_eq!(rib.expire(&mut f, 5_000).unwrap(), 0);
+        rib.add(&mut f, &n("/v").as_name(), r).unwrap();
+        rib.remove_face(&mut f, FaceId(1)).unwrap();
         assert_eq!(rib.next_expiry(), None);
     }
 
