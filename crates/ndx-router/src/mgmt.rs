@@ -65,6 +65,64 @@ struct Subscriber {
     until: Instant,
 }
 
+/// A status dataset ndx publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Dataset {
+    FacesList,
+    FacesQuery,
+    FibList,
+    RibList,
+    StrategyChoiceList,
+    StatusGeneral,
+    CsInfo,
+}
+
+/// A control command ndx carries out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    RibRegister,
+    RibUnregister,
+    FacesCreate,
+    FacesDestroy,
+    FacesUpdate,
+    StrategySet,
+    StrategyUnset,
+}
+
+/// What a management request asks for, by module and verb.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Dataset(Dataset),
+    Command(Command),
+    /// The face event notification stream.
+    FaceEvents,
+}
+
+impl Op {
+    /// The operation `module`/`verb` names, if ndx has it.
+    fn of(module: &str, verb: &str) -> Option<Op> {
+        use {Command as C, Dataset as D};
+        Some(match (module, verb) {
+            ("faces", "list") => Op::Dataset(D::FacesList),
+            ("faces", "query") => Op::Dataset(D::FacesQuery),
+            ("fib", "list") => Op::Dataset(D::FibList),
+            ("rib", "list") => Op::Dataset(D::RibList),
+            ("strategy-choice", "list") => Op::Dataset(D::StrategyChoiceList),
+            ("status", "general") => Op::Dataset(D::StatusGeneral),
+            ("cs", "info") => Op::Dataset(D::CsInfo),
+            ("rib", "register") => Op::Command(C::RibRegister),
+            ("rib", "unregister") => Op::Command(C::RibUnregister),
+            ("faces", "create") => Op::Command(C::FacesCreate),
+            ("faces", "destroy") => Op::Command(C::FacesDestroy),
+            ("faces", "update") => Op::Command(C::FacesUpdate),
+            ("strategy-choice", "set") => Op::Command(C::StrategySet),
+            ("strategy-choice", "unset") => Op::Command(C::StrategyUnset),
+            ("faces", "events") => Op::FaceEvents,
+            _ => return None,
+        })
+    }
+}
+
 /// The management handler.
 #[derive(Debug)]
 pub struct Mgmt {
@@ -76,7 +134,7 @@ pub struct Mgmt {
     /// The app socket, the local end of every app face.
     socket: String,
     key: Option<Vec<u8>>,
-    datasets: HashMap<String, Vec<Published>>,
+    datasets: HashMap<Dataset, Vec<Published>>,
     refused: u64,
 }
 
@@ -160,14 +218,49 @@ impl Mgmt {
         let token = lp.pit_token();
         let from = lp.headers().incoming_face_id.map(|f| FaceId(f as u32));
         let name = interest.name();
-        if ndx_nfd::is_management(&name) == Some(Scope::Localhost)
-            && name.get(2).is_some_and(|c| c.value() == b"faces")
-            && name.get(3).is_some_and(|c| c.value() == b"events")
-        {
-            return self.subscribe(&interest, token, shard);
-        }
-        let data = self.answer(plane, &interest, from, host)?;
+        let req = match ndx_nfd::parse_request(&name) {
+            Ok(r) => r,
+            Err(e) => {
+                self.refused += 1;
+                let mut resp = ControlResponse::new(status::BAD_PARAMS, e.to_string());
+                resp.body = Some(ControlParameters::default());
+                let data = ndx_nfd::command_response_data(&name, &resp);
+                return Some(tokened(token, &data));
+            }
+        };
+        let data = match Op::of(&req.module, &req.verb) {
+            // Datasets and notifications are local: a neighbour gets no answer.
+            Some(Op::Dataset(_) | Op::FaceEvents) if req.scope != Scope::Localhost => None,
+            Some(Op::FaceEvents) => return self.subscribe(&interest, token, shard),
+            Some(Op::Dataset(d)) => self.dataset(plane, d, &req, &interest, host),
+            Some(Op::Command(c)) => Some(self.command(plane, &interest, c, &req, from)),
+            None => {
+                let resp = ControlResponse::new(
+                    status::NOT_IMPLEMENTED,
+                    format!("unknown command {}/{}", req.module, req.verb),
+                );
+                Some(self.respond(&name, resp, &req))
+            }
+        }?;
         Some(tokened(token, &data))
+    }
+
+    /// The Data answering a command (error answers counted, and given the request's
+    /// parameters as their body: python-ndn's `nfd_mgmt.parse_response` fails on a
+    /// ControlResponse without one).
+    fn respond(
+        &mut self,
+        name: &ndx_codec::Name<'_>,
+        mut resp: ControlResponse,
+        req: &ndx_nfd::Request,
+    ) -> Vec<u8> {
+        if resp.code != status::OK {
+            self.refused += 1;
+        }
+        if resp.body.is_none() {
+            resp.body = Some(req.params.clone().unwrap_or_default());
+        }
+        ndx_nfd::command_response_data(name, &resp)
     }
 
     /// `faces/events`: the notification with the sequence number the Interest names, or (no
@@ -256,78 +349,33 @@ impl Mgmt {
         self.subscribers.retain(|s| s.until > now);
     }
 
-    fn answer(
-        &mut self,
-        plane: &mut Plane,
-        interest: &Interest<'_>,
-        from: Option<FaceId>,
-        host: &HostView,
-    ) -> Option<Vec<u8>> {
-        let name = interest.name();
-        let req = match ndx_nfd::parse_request(&name) {
-            Ok(r) => r,
-            Err(e) => {
-                self.refused += 1;
-                let mut resp = ControlResponse::new(status::BAD_PARAMS, e.to_string());
-                resp.body = Some(ControlParameters::default());
-                return Some(ndx_nfd::command_response_data(&name, &resp));
-            }
-        };
-        let dataset = matches!(
-            (req.module.as_str(), req.verb.as_str()),
-            ("faces", "list")
-                | ("faces", "query")
-                | ("fib", "list")
-                | ("rib", "list")
-                | ("strategy-choice", "list")
-                | ("status", "general")
-                | ("cs", "info")
-        );
-        if dataset {
-            if req.scope != Scope::Localhost {
-                return None;
-            }
-            return self.dataset(plane, &req, interest, host);
-        }
-        let mut resp = self.command(plane, interest, &req, from);
-        if resp.code != status::OK {
-            self.refused += 1;
-        }
-        // Error answers echo the request's parameters: python-ndn's management client
-        // (nfd_mgmt.parse_response) fails on a ControlResponse without a body.
-        if resp.body.is_none() {
-            resp.body = Some(req.params.clone().unwrap_or_default());
-        }
-        Some(ndx_nfd::command_response_data(&name, &resp))
-    }
-
+    /// Carries out a command: the Data of its ControlResponse.
     fn command(
         &mut self,
         plane: &mut Plane,
         interest: &Interest<'_>,
+        cmd: Command,
+        req: &ndx_nfd::Request,
+        from: Option<FaceId>,
+    ) -> Vec<u8> {
+        let resp = self.execute(plane, interest, cmd, req, from);
+        self.respond(&interest.name(), resp, req)
+    }
+
+    fn execute(
+        &mut self,
+        plane: &mut Plane,
+        interest: &Interest<'_>,
+        cmd: Command,
         req: &ndx_nfd::Request,
         from: Option<FaceId>,
     ) -> ControlResponse {
-        let known = matches!(
-            (req.module.as_str(), req.verb.as_str()),
-            ("rib", "register")
-                | ("rib", "unregister")
-                | ("faces", "create")
-                | ("faces", "destroy")
-                | ("faces", "update")
-                | ("strategy-choice", "set")
-                | ("strategy-choice", "unset")
-        );
-        if !known {
-            return ControlResponse::new(
-                status::NOT_IMPLEMENTED,
-                format!("unknown command {}/{}", req.module, req.verb),
-            );
-        }
         let remote = from
             .and_then(|f| plane.faces.table().get(f).map(|x| !x.info.local))
             .unwrap_or(true);
-        if req.scope == Scope::Localhop && req.module != "rib" {
+        if req.scope == Scope::Localhop
+            && !matches!(cmd, Command::RibRegister | Command::RibUnregister)
+        {
             return ControlResponse::new(status::UNAUTHORIZED, "only rib commands on /localhop");
         }
         if let Some(key) = &self.key
@@ -345,15 +393,14 @@ impl Mgmt {
         let Some(p) = req.params.clone() else {
             return ControlResponse::new(status::BAD_PARAMS, "ControlParameters missing");
         };
-        match (req.module.as_str(), req.verb.as_str()) {
-            ("rib", "register") => self.register(plane, p, from),
-            ("rib", "unregister") => unregister(plane, p, from),
-            ("faces", "create") => create_face(plane, p),
-            ("faces", "destroy") => destroy_face(plane, p),
-            ("faces", "update") => update_face(plane, p, from),
-            ("strategy-choice", "set") => set_strategy(plane, p),
-            ("strategy-choice", "unset") => unset_strategy(plane, p),
-            _ => ControlResponse::new(status::NOT_IMPLEMENTED, "unknown command"),
+        match cmd {
+            Command::RibRegister => self.register(plane, p, from),
+            Command::RibUnregister => unregister(plane, p, from),
+            Command::FacesCreate => create_face(plane, p),
+            Command::FacesDestroy => destroy_face(plane, p),
+            Command::FacesUpdate => update_face(plane, p, from),
+            Command::StrategySet => set_strategy(plane, p),
+            Command::StrategyUnset => unset_strategy(plane, p),
         }
     }
 
@@ -402,11 +449,11 @@ impl Mgmt {
     fn dataset(
         &mut self,
         plane: &mut Plane,
+        key: Dataset,
         req: &ndx_nfd::Request,
         interest: &Interest<'_>,
         host: &HostView,
     ) -> Option<Vec<u8>> {
-        let key = format!("{}/{}", req.module, req.verb);
         let name = interest.name();
         // faces/query's filter, or pynfdc's signed dataset request (a ParametersSha256Digest
         // after the verb): answered with the whole dataset in one Data named as the request,
@@ -432,12 +479,12 @@ impl Mgmt {
             return p.segments.get(s).cloned();
         }
         let mut content = Vec::new();
-        match key.as_str() {
-            "faces/list" => faces_dataset(plane, host, &self.socket, None, &mut content),
-            "faces/query" => {
+        match key {
+            Dataset::FacesList => faces_dataset(plane, host, &self.socket, None, &mut content),
+            Dataset::FacesQuery => {
                 faces_dataset(plane, host, &self.socket, req.filter.as_ref(), &mut content)
             }
-            "fib/list" => {
+            Dataset::FibList => {
                 for r in plane.fib_routes() {
                     FibEntry {
                         name: r.prefix.clone(),
@@ -450,7 +497,7 @@ impl Mgmt {
                     .encode_into(&mut content);
                 }
             }
-            "rib/list" => {
+            Dataset::RibList => {
                 let now = plane.now_ms();
                 for e in plane.rib.entries() {
                     RibEntry {
@@ -470,7 +517,7 @@ impl Mgmt {
                     .encode_into(&mut content);
                 }
             }
-            "strategy-choice/list" => {
+            Dataset::StrategyChoiceList => {
                 for (n, kind) in plane.rib.strategies() {
                     StrategyChoice {
                         name: n,
@@ -479,7 +526,7 @@ impl Mgmt {
                     .encode_into(&mut content);
                 }
             }
-            "status/general" => {
+            Dataset::StatusGeneral => {
                 let (total, _) = plane.counters();
                 let g = |k: &str| total.get(k).unwrap_or(0);
                 let ms = |t: SystemTime| {
@@ -506,7 +553,7 @@ impl Mgmt {
                 }
                 .encode_into(&mut content);
             }
-            "cs/info" => {
+            Dataset::CsInfo => {
                 let (total, _) = plane.counters();
                 let g = |k: &str| total.get(k).unwrap_or(0);
                 CsInfo {
@@ -518,7 +565,6 @@ impl Mgmt {
                 }
                 .encode_into(&mut content);
             }
-            _ => return None,
         }
         if whole_in_one {
             let mut d = ndx_codec::DataRepr::new(name.to_buf(), content);
