@@ -911,17 +911,28 @@ fn faces_update_turns_local_fields_on_for_the_requesting_app_face_only() {
         "1",
     ]);
     assert_eq!(c, Some(410), "{o}");
-    // The management face has them; a connected app that asked for them has them.
+    // While the app that asked stays connected, its face has local fields; another app's
+    // face and the UDP face do not.
     let mut cmd = line.r.cmd(&py);
     cmd.arg(peer("signed_command.py"))
-        .args(["faces", "update", "--flags", "1", "--mask", "1"])
+        .args([
+            "faces", "update", "--flags", "1", "--mask", "1", "--hold", "20",
+        ])
         .env("NDN_CLIENT_TRANSPORT", &app);
-    let o = cmd.output().expect("python runs");
-    assert!(stdout(&o).starts_with("code 200"), "{}", describe(&o));
-    assert_eq!(
-        router.face("name", "management").expect("management")["local_fields"],
-        true
-    );
+    let mut held = Proc::spawn(cmd, "signed_command.py");
+    let answer = stdout_lines(&mut held)
+        .recv_timeout(Duration::from_secs(20))
+        .expect("no answer to faces/update");
+    assert!(answer.starts_with("code 200"), "{answer}");
+    let apps: Vec<Value> = router.status()["faces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["origin"] == "app")
+        .cloned()
+        .collect();
+    assert_eq!(apps.len(), 1, "{apps:?}");
+    assert_eq!(apps[0]["local_fields"], true, "{apps:?}");
     assert_eq!(
         router.face("name", "producer").expect("producer")["local_fields"],
         false

@@ -12,7 +12,7 @@ stdout: 'code <status-code> <status-text>' when a ControlResponse came back (exi
 'nack <reason>' (exit 3) or 'timeout' (exit 4).
 
 usage: signed_command.py MODULE VERB [--name PREFIX] [--face-id N] [--origin O] [--cost C]
-       [--flags F] [--mask M]
+       [--flags F] [--mask M] [--hold SECONDS]
        [--scope localhost|localhop] [--hmac-key-file FILE] [--transport URI] [--timeout S]
 """
 import argparse
@@ -45,6 +45,8 @@ def main():
     p.add_argument("--hmac-key-file")
     p.add_argument("--transport", default=os.environ.get("NDN_CLIENT_TRANSPORT", ""))
     p.add_argument("--timeout", type=float, default=20)
+    p.add_argument("--hold", type=float, default=0,
+                   help="keep the connection (its face) open this many seconds after the answer")
     args = p.parse_args()
 
     kwargs = {}
@@ -78,6 +80,7 @@ def main():
             resp = nfd_mgmt.parse_response(bytes(content))
             print(f"code {resp['status_code']} {resp['status_text']}", flush=True)
             result["code"] = 0
+            await asyncio.sleep(args.hold)
         except InterestNack as e:
             print(f"nack {e.reason}", flush=True)
             result["code"] = 3
