@@ -157,6 +157,8 @@ pub struct Host {
     nonce: u64,
     /// Turns in a row that found nothing to do.
     quiet: u32,
+    /// The turn's ready sockets (kept: no allocation per turn).
+    ready: Vec<(Token, bool, bool)>,
 }
 
 /// Why the host thread could not start.
@@ -339,6 +341,7 @@ impl Host {
                     .map_or(1, |d| d.as_nanos() as u64)
                     | 1,
                 quiet: 0,
+                ready: Vec::with_capacity(256),
             },
             shard_links,
         ))
@@ -352,37 +355,42 @@ impl Host {
     /// One turn: waits up to `timeout` for app sockets, kernel UDP sockets or packets from
     /// the shards, and serves all of them.
     pub fn turn(&mut self, plane: &mut Plane, events: &Receiver<Event>, timeout: Duration) {
-        // Sleep only when no shard has sent anything: announce the nap, then look once more
-        // (a shard that sends after the look rings the bell).
-        let mut first = self.links.from_shards.try_recv().ok();
-        if first.is_none() {
-            self.bell.park();
-            first = self.links.from_shards.try_recv().ok();
-        }
         // After a busy turn, look again without sleeping for a few turns: under load the next
         // packet is microseconds away, and a sleep costs two context switches and a wake-up.
-        let wait = if first.is_some() || !self.again.is_empty() || self.quiet < QUIET_TURNS {
+        let mut first = self.links.from_shards.try_recv().ok();
+        let mut wait = if first.is_some() || !self.again.is_empty() || self.quiet < QUIET_TURNS {
             Duration::ZERO
         } else {
             timeout
         };
+        if !wait.is_zero() {
+            // About to sleep: announce the nap, then look once more (a shard that sends
+            // after the look rings the bell; one that sent before it is seen now).
+            self.bell.park();
+            first = self.links.from_shards.try_recv().ok();
+            if first.is_some() {
+                wait = Duration::ZERO;
+            }
+        }
         if let Err(e) = self.poll.poll(&mut self.events, Some(wait))
             && e.kind() != ErrorKind::Interrupted
         {
             tracing::warn!("host thread: poll: {e}");
         }
         self.bell.unpark();
-        let ready: Vec<(Token, bool, bool)> = self
-            .events
-            .iter()
-            .map(|e| (e.token(), e.is_readable(), e.is_writable()))
-            .collect();
+        let mut ready = std::mem::take(&mut self.ready);
+        ready.clear();
+        ready.extend(
+            self.events
+                .iter()
+                .map(|e| (e.token(), e.is_readable(), e.is_writable())),
+        );
         if ready.is_empty() && first.is_none() {
             self.quiet = self.quiet.saturating_add(1);
         } else {
             self.quiet = 0;
         }
-        for (token, readable, writable) in ready {
+        for &(token, readable, writable) in &ready {
             match token {
                 WAKER => {}
                 LISTENER => self.accept(plane),
@@ -399,6 +407,7 @@ impl Host {
                 }
             }
         }
+        self.ready = ready;
         // Faces the shards created on demand, before any packet they forwarded from them
         // (a /localhop command names its face by IncomingFaceId).
         faces_from_shards(plane, events);
