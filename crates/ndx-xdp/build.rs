@@ -1,15 +1,27 @@
-//! Compiles ../../xdp-prog/ndx.c with clang into OUT_DIR/ndx.o (embedded by src/program.rs).
+//! Compiles the XDP programs of ../../xdp-prog (ndx.c, the router's classifier, and lb.c, the
+//! cluster front end; both include ndn.h) with clang into OUT_DIR/{ndx,lb}.o, embedded by
+//! src/loader.rs and src/lb.rs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
     let manifest =
         PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
-    let src = manifest.join("../../xdp-prog/ndx.c");
-    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("ndx.o");
-    println!("cargo:rerun-if-changed={}", src.display());
+    let dir = manifest.join("../../xdp-prog");
+    let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    println!("cargo:rerun-if-changed={}", dir.join("ndn.h").display());
     println!("cargo:rerun-if-env-changed=CLANG");
+    for name in ["ndx", "lb"] {
+        compile(
+            &dir.join(format!("{name}.c")),
+            &out_dir.join(format!("{name}.o")),
+        );
+    }
+}
+
+fn compile(src: &Path, out: &Path) {
+    println!("cargo:rerun-if-changed={}", src.display());
     let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".into());
     // Debian puts asm/types.h under the multiarch directory of the host.
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_else(|_| "x86_64".into());
@@ -18,9 +30,9 @@ fn main() {
         .args(["-O2", "-g", "-target", "bpf", "-Wall", "-Werror"])
         .arg(&multiarch)
         .arg("-c")
-        .arg(&src)
+        .arg(src)
         .arg("-o")
-        .arg(&out)
+        .arg(out)
         .output();
     match output {
         Err(e) => panic!(

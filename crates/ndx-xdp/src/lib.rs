@@ -11,6 +11,10 @@
 //! through a bpf_link (detached when the [`LinkGuard`] drops or the process dies, even by
 //! SIGKILL); [`NdxXdp::set_socket`] fills the XSKMAP; [`NdxXdp::counters`] reads the per-CPU
 //! counters; [`NdxXdp::test_run`] runs the loaded program on one frame (BPF_PROG_TEST_RUN).
+//!
+//! [`lb`] is the second program, `xdp-prog/lb.c`: the cluster front end of `ndx lb`.
+pub mod lb;
+
 mod config;
 mod counters;
 mod error;

@@ -54,6 +54,10 @@ pub struct LinkGuard {
 }
 
 impl LinkGuard {
+    pub(crate) fn new(link: FdLink, ifindex: u32) -> Self {
+        Self { link, ifindex }
+    }
+
     /// The interface the program is attached to.
     pub fn ifindex(&self) -> u32 {
         self.ifindex
@@ -282,7 +286,7 @@ fn xsk_index(queue: u32, shard: u8) -> Result<u32, XdpError> {
     Ok(queue * MAX_SHARDS as u32 + u32::from(shard))
 }
 
-fn ifindex_of(name: &str) -> Result<u32, XdpError> {
+pub(crate) fn ifindex_of(name: &str) -> Result<u32, XdpError> {
     let unknown = || XdpError::UnknownInterface(name.to_owned());
     let c = std::ffi::CString::new(name).map_err(|_| unknown())?;
     #[expect(unsafe_code, reason = "libc call")]

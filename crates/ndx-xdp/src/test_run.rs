@@ -106,7 +106,20 @@ impl NdxXdp {
         queue: u32,
         repeat: u32,
     ) -> Result<(TestRun, u32), XdpError> {
-        let fd = self.program_fd()?;
+        prog_test_run(self.program_fd()?, frame, ifindex, queue, repeat)
+    }
+}
+
+/// BPF_PROG_TEST_RUN of the XDP program `fd` on `frame`, `repeat` times: the last run's
+/// outcome and the average time per run in nanoseconds.
+pub(crate) fn prog_test_run(
+    fd: std::os::fd::BorrowedFd<'_>,
+    frame: &[u8],
+    ifindex: u32,
+    queue: u32,
+    repeat: u32,
+) -> Result<(TestRun, u32), XdpError> {
+    {
         let mut out = vec![0u8; frame.len() + 256];
         let ctx_in = XdpMd {
             data_end: frame.len() as u32,
