@@ -13,14 +13,20 @@
 //! - [`config`]: the TOML configuration (`configs/lb.toml` documents every key);
 //! - [`hashspace`]: the weighted hash space with minimal movement (a pure function);
 //! - [`cluster`]: the sans-IO state machine of the routers (add, weight, two-stage remove),
-//!   which says what to write into the XDP program's maps as ordered [`cluster::MapOp`]s.
+//!   which says what to write into the XDP program's maps as ordered [`cluster::MapOp`]s;
+//! - [`proto`]: the typed control protocol (newline-delimited JSON over a Unix socket);
+//! - [`client`] and [`server`]: its two ends.
 
 #![deny(missing_docs)]
 
+pub mod client;
 pub mod cluster;
 pub mod config;
 pub mod hashspace;
+pub mod proto;
+pub mod server;
 
 pub use cluster::{Cluster, ClusterError, MAX_ROUTERS, MapOp, RouterSpec, RouterState, RouterView};
 pub use config::{ConfigError, HashMode, LbConfig, XdpMode};
 pub use hashspace::NO_ROUTER;
+pub use proto::{Request, Response, RouterCounters, Status};
