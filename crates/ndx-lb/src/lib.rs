@@ -15,7 +15,8 @@
 //! - [`cluster`]: the sans-IO state machine of the routers (add, weight, two-stage remove),
 //!   which says what to write into the XDP program's maps as ordered [`cluster::MapOp`]s;
 //! - [`proto`]: the typed control protocol (newline-delimited JSON over a Unix socket);
-//! - [`client`] and [`server`]: its two ends.
+//! - [`client`] and [`server`]: its two ends;
+//! - [`render`]: `ndx lb status`'s human and JSON output.
 
 #![deny(missing_docs)]
 
@@ -24,6 +25,7 @@ pub mod cluster;
 pub mod config;
 pub mod hashspace;
 pub mod proto;
+pub mod render;
 pub mod server;
 
 pub use cluster::{Cluster, ClusterError, MAX_ROUTERS, MapOp, RouterSpec, RouterState, RouterView};
