@@ -16,7 +16,9 @@
 //!   which says what to write into the XDP program's maps as ordered [`cluster::MapOp`]s;
 //! - [`proto`]: the typed control protocol (newline-delimited JSON over a Unix socket);
 //! - [`client`] and [`server`]: its two ends;
-//! - [`render`]: `ndx lb status`'s human and JSON output.
+//! - [`render`]: `ndx lb status`'s human and JSON output;
+//! - [`run`]: the `ndx lb run` process: loads `ndx_xdp::lb`, applies the map writes, attaches,
+//!   serves the control socket and the scale-in timers.
 
 #![deny(missing_docs)]
 
@@ -26,6 +28,7 @@ pub mod config;
 pub mod hashspace;
 pub mod proto;
 pub mod render;
+pub mod run;
 pub mod server;
 
 pub use cluster::{Cluster, ClusterError, MAX_ROUTERS, MapOp, RouterSpec, RouterState, RouterView};

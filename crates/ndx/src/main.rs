@@ -9,6 +9,7 @@ mod capture;
 mod ctl;
 mod dissect;
 mod hex;
+mod lb;
 mod out;
 
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ enum Command {
     /// Send Interests as fast as a window allows and count the Data (a traffic generator),
     /// over UDP or a local forwarder's Unix socket (`-t unix://PATH`).
     Gen(ndx_app::GenOptions),
+    /// The cluster front end (seed 002): an XDP load balancer that spreads Interests over
+    /// internal routers by name hash (`ndx lb run`), and its control (`status`, `add`,
+    /// `remove`, `weight`).
+    Lb(lb::Args),
 }
 
 #[derive(Debug, clap::Args)]
@@ -209,6 +214,7 @@ fn main() -> ExitCode {
             Ok(r) => out::println(r).map(|()| 0).map_err(Into::into),
             Err(e) => Err(e.into()),
         },
+        Command::Lb(args) => lb::main(&args),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome),
