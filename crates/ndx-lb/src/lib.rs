@@ -7,8 +7,8 @@
 //! port (its implicit identifier), so returning Data addressed to that port are PORT-MAPPED
 //! back to it; what the routers send out is SNATed to the front end's address.
 //!
-//! This crate holds everything of the front end that is not the XDP program or the process
-//! running it, and does no I/O of its own except the control socket:
+//! This crate holds everything of the front end but its XDP program (`ndx_xdp::lb`); all of
+//! it is sans IO except the control socket and [`run`], the process:
 //!
 //! - [`config`]: the TOML configuration (`configs/lb.toml` documents every key);
 //! - [`hashspace`]: the weighted hash space with minimal movement (a pure function);

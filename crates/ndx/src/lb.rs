@@ -138,7 +138,11 @@ pub(crate) fn main(args: &Args) -> Result<u8, Box<dyn std::error::Error>> {
 
 /// Sends `req`, prints the status it answers with; a refusal is exit code 1.
 fn ask(socket: &Path, req: &Request, json: bool) -> Result<u8, Box<dyn std::error::Error>> {
-    match ndx_lb::client::request(socket, req, TIMEOUT)? {
+    let answer = match ndx_lb::client::request(socket, req, TIMEOUT) {
+        Err(ndx_lb::client::ClientError::Refused(why)) => Response::Error(why),
+        r => r?,
+    };
+    match answer {
         Response::Error(why) => {
             out::eprint(format_args!("ndx lb: refused: {why}"));
             Ok(1)

@@ -195,12 +195,132 @@ fn check_refuses_what_run_refuses_with_the_same_message() {
         assert_eq!(run.status.code(), Some(2), "ndx run {file}: {run:?}");
         assert_eq!(String::from_utf8_lossy(&run.stderr), err, "ndx run {file}");
     }
-    // The documented example is fine.
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/ndx.toml");
+    // The documented examples are fine (the router's, and the cluster's internal router).
+    for example in [
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/ndx.toml"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../configs/cluster/ir-ndx.toml"
+        ),
+    ] {
+        let out = Command::new(NDX)
+            .args(["check", "-c", example])
+            .output()
+            .expect("ndx runs");
+        assert!(out.status.success(), "{example}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains(": ok: "));
+    }
+}
+
+/// `ndx lb check` and `ndx lb run` refuse a bad front-end configuration with the key and the
+/// reason (before needing root); the control commands say when no front end answers; a
+/// refused change is exit code 1 with the front end's reason.
+#[test]
+fn lb_commands_explain_what_is_wrong() {
+    let dir = Scratch::new("lb");
+    let cases = [
+        ("noif.toml", "[lb]\ninterfaces = []\n", "interfaces"),
+        (
+            "v6.toml",
+            "[lb]\ninterfaces = [\"eth0\"]\n[[router]]\nname = \"a\"\naddress = \"fd00::1\"\nport = 6371\n",
+            "IPv6",
+        ),
+        (
+            "port.toml",
+            "[lb]\ninterfaces = [\"eth0\"]\n[[router]]\nname = \"a\"\naddress = \"10.0.0.1\"\nport = 6363\n",
+            "6363",
+        ),
+        (
+            "table.toml",
+            "[lb]\ninterfaces = [\"eth0\"]\ntable = 1000\n",
+            "table",
+        ),
+        (
+            "typo.toml",
+            "[lb]\ninterfaces = [\"eth0\"]\nhahs = \"name\"\n",
+            "hahs",
+        ),
+    ];
+    // An interface that does not exist: refused by `run` before anything is loaded.
+    let p = dir.path("noiface.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "[lb]\ninterfaces = [\"ndxnone0\"]\ncontrol_socket = \"{}\"\n",
+            dir.path("x.sock").display()
+        ),
+    )
+    .unwrap();
     let out = Command::new(NDX)
-        .args(["check", "-c", example])
+        .args(["lb", "run", "-c"])
+        .arg(&p)
+        .output()
+        .expect("ndx runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("interface ndxnone0: no such interface"),
+        "{err}"
+    );
+    for (file, text, why) in cases {
+        let p = dir.path(file);
+        std::fs::write(&p, text).unwrap();
+        for cmd in ["check", "run"] {
+            let out = Command::new(NDX)
+                .args(["lb", cmd, "-c"])
+                .arg(&p)
+                .output()
+                .expect("ndx runs");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "ndx lb {cmd} {file}: {err}");
+            assert!(err.contains(why), "ndx lb {cmd} {file}: {err}");
+        }
+    }
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/lb.toml");
+    let out = Command::new(NDX)
+        .args(["lb", "check", "-c", example])
         .output()
         .expect("ndx runs");
     assert!(out.status.success(), "{out:?}");
-    assert!(String::from_utf8_lossy(&out.stdout).contains(": ok: "));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("3 router(s)"),
+        "{out:?}"
+    );
+
+    let missing = dir.path("none.sock");
+    let out = Command::new(NDX)
+        .args(["lb", "status", "-s"])
+        .arg(&missing)
+        .output()
+        .expect("ndx runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("no front end"), "{err}");
+
+    // A front end that refuses: the reason, exit code 1.
+    let sock = dir.path("lb.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    let server = std::thread::spawn(move || {
+        use std::io::{BufRead, BufReader, Write};
+        let (s, _) = listener.accept().unwrap();
+        let mut line = String::new();
+        BufReader::new(&s).read_line(&mut line).unwrap();
+        let req: Value = serde_json::from_str(&line).unwrap();
+        (&s).write_all(b"{\"ok\":false,\"error\":\"port 6372 is used by ir2\"}\n")
+            .unwrap();
+        req
+    });
+    let out = Command::new(NDX)
+        .args(["lb", "add", "ir9", "10.3.9.2:6372", "--weight", "3", "-s"])
+        .arg(&sock)
+        .output()
+        .expect("ndx runs");
+    let req = server.join().unwrap();
+    assert_eq!(
+        req,
+        json!({"op": "add", "router": {"name": "ir9", "address": "10.3.9.2", "port": 6372, "weight": 3}})
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("port 6372 is used by ir2"), "{err}");
 }

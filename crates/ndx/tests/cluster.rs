@@ -11,7 +11,8 @@
 //!   router and are counted;
 //! - routers are added (scale-out) and removed (two-stage scale-in) during a download that
 //!   allows no retransmission: it completes with 0 retransmissions and 0 timeouts, each
-//!   router served part of it, and removed routers are freed once drained.
+//!   router served part of it, and removed routers are freed once drained; a SIGKILLed
+//!   front end leaves no XDP program attached.
 //!
 //! ndnd is `$NDX_NDND` (else `/opt/ndx-interop/go/ndnd`); without it the tests print
 //! `skipping: <reason>`, and fail under `NDX_REQUIRE_ROOT_TESTS=1` (CI). The tests of this
@@ -314,4 +315,21 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
         "{s}"
     );
     eprintln!("scaled during the download in {:?}", start.elapsed());
+
+    // SIGKILL leaves no program attached (bpf_link) and no front end answering.
+    let lb = t.lb.take().unwrap();
+    let attached = |t: &Topo| {
+        let out = t.run("lb", &["ip", "link", "show"]).unwrap();
+        String::from_utf8_lossy(&out.stdout).contains("prog/xdp")
+    };
+    assert!(attached(&t));
+    std::process::Command::new("kill")
+        .args(["-KILL", &lb.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(
+        support::wait_for(5, || !attached(&t)),
+        "an XDP program outlived ndx lb"
+    );
+    drop(lb);
 }
