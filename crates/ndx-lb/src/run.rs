@@ -83,14 +83,9 @@ fn v4(info: &LinkInfo) -> impl Iterator<Item = Ipv4Addr> + '_ {
 }
 
 fn ifindex(name: &str) -> Result<u32, RunError> {
-    let path = format!("/sys/class/net/{name}/ifindex");
-    let text = std::fs::read_to_string(&path).map_err(|e| RunError::Interface {
+    ndx_xdp::ifindex_of(name).map_err(|_| RunError::Interface {
         name: name.into(),
-        why: format!("no such interface ({e})"),
-    })?;
-    text.trim().parse().map_err(|_| RunError::Interface {
-        name: name.into(),
-        why: format!("unreadable {path}"),
+        why: "no such interface".into(),
     })
 }
 

@@ -286,7 +286,9 @@ fn xsk_index(queue: u32, shard: u8) -> Result<u32, XdpError> {
     Ok(queue * MAX_SHARDS as u32 + u32::from(shard))
 }
 
-pub(crate) fn ifindex_of(name: &str) -> Result<u32, XdpError> {
+/// The index of the interface named `name` in the calling thread's network namespace
+/// (`if_nametoindex`); [`XdpError::UnknownInterface`] when there is none.
+pub fn ifindex_of(name: &str) -> Result<u32, XdpError> {
     let unknown = || XdpError::UnknownInterface(name.to_owned());
     let c = std::ffi::CString::new(name).map_err(|_| unknown())?;
     #[expect(unsafe_code, reason = "libc call")]
