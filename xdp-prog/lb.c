@@ -33,13 +33,9 @@
 #define LB_MAX_VIPS 64
 #define LB_MAX_IFACES 256
 
-#define T_SEQUENCE 81
-#define T_FRAG_INDEX 82
 
 #define AF_INET_ 2
 
-#define LP_FOUND_FRAGMENT 1
-#define LP_NACK 4
 
 enum { K_MALFORMED = 0, K_INTEREST = 1, K_DATA = 2, K_NACK = 3, K_FRAGMENT = 4, K_LP_OTHER = 5 };
 enum { DIR_HASH = 1, DIR_PORT = 2, DIR_OUT = 3 };
@@ -207,59 +203,6 @@ static __always_inline void rcount(__u32 slot, __u32 idx, __u64 n)
 }
 
 /*
- * Walks the LpPacket header fields in payload [off, end): Sequence, FragIndex, FragCount,
- * Nack and the Fragment go to scratch. 0 ok, -1 malformed.
- */
-__attribute__((noinline)) int lb_parse_lp(struct xdp_md *ctx, __u32 off, __u32 end)
-{
-	struct scratch *s = get_scratch();
-	if (!s)
-		return -1;
-	__u32 flags = 0, has_seq = 0;
-	for (__u32 i = 0; i < MAX_LP_FIELDS; i++) {
-		if (off >= end)
-			break;
-		__u64 tl = read_tl(ctx, off, end);
-		if (!tl)
-			return -1;
-		__u32 typ = TL_TYPE(tl), len = TL_LEN(tl);
-		__u32 vo = off + TL_HDR(tl);
-		if (typ == T_FRAGMENT) {
-			s->frag_off = vo;
-			s->frag_end = vo + len;
-			flags |= LP_FOUND_FRAGMENT;
-			break;
-		}
-		if (typ == T_SEQUENCE) {
-			__u64 v = read_nni(ctx, vo, len);
-			if (v == ~0ULL && len != 8)
-				return -1;
-			s->seq = v;
-			has_seq = 1;
-		} else if (typ == T_FRAG_INDEX) {
-			__u64 v = read_nni(ctx, vo, len);
-			if (v == ~0ULL || v > 0xffffffffULL)
-				return -1;
-			s->frag_index = v;
-		} else if (typ == T_FRAG_COUNT) {
-			__u64 v = read_nni(ctx, vo, len);
-			if (v == ~0ULL || v == 0 || v > 0xffffffffULL)
-				return -1;
-			s->frag_count = v;
-		} else if (typ == T_NACK) {
-			flags |= LP_NACK;
-		}
-		off = vo + len;
-	}
-	if (s->frag_index >= s->frag_count)
-		return -1;
-	if (s->frag_count > 1 && !has_seq)
-		return -1;
-	s->flags = flags;
-	return 0;
-}
-
-/*
  * Classifies the NDN payload described in scratch: s->kind (K_*), and for an Interest with
  * `want_hash` the name hash in s->hash (s->how = 1 by name, 3 by source when the name is
  * too long for the window). Always returns 0.
@@ -275,6 +218,7 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	s->seq = 0;
 	s->frag_index = 0;
 	s->frag_count = 1;
+	s->tok_len = 0;
 	s->how = 0;
 	__u64 tl = read_tl(ctx, 0, s->plen);
 	if (!tl)
@@ -282,7 +226,11 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	__u32 typ = TL_TYPE(tl);
 	__u32 pkt_off = 0, pkt_end = TL_HDR(tl) + TL_LEN(tl);
 	if (typ == T_LP_PACKET) {
-		if (lb_parse_lp(ctx, TL_HDR(tl), pkt_end))
+		if (parse_lp(ctx, TL_HDR(tl), pkt_end))
+			return 0;
+		/* NDNLPv2: FragIndex < FragCount, and a fragmented packet has a Sequence. */
+		if (s->frag_index >= s->frag_count ||
+		    (s->frag_count > 1 && !(s->flags & LP_HAS_SEQUENCE)))
 			return 0;
 		if (s->frag_index > 0) {
 			s->kind = K_FRAGMENT;

@@ -27,6 +27,8 @@
 #define T_SEGMENT 50
 #define T_LP_PACKET 100
 #define T_FRAGMENT 80
+#define T_SEQUENCE 81
+#define T_FRAG_INDEX 82
 #define T_FRAG_COUNT 83
 #define T_PIT_TOKEN 98
 #define T_NACK 800
@@ -368,6 +370,66 @@ __attribute__((noinline)) int name_hash(struct xdp_md *ctx, __u32 noff, __u32 nl
 	*(__u64 *)(s->b + at) = batch;
 	s->wlen = 0; /* the window no longer mirrors the frame */
 	s->hash = sip_buf(cfg->k0, cfg->k1, base, hlen + 8);
+	return 0;
+}
+
+#define LP_FOUND_FRAGMENT 1
+#define LP_FRAGMENTED 2    /* FragCount > 1 */
+#define LP_NACK 4
+#define LP_HAS_SEQUENCE 8
+
+/*
+ * Walks the LpPacket header fields in payload [off, end): records in scratch the Fragment's
+ * position, the PitToken, Sequence, FragIndex and FragCount (1 when absent), and the flags
+ * LP_*. The caller resets tok_len, seq, frag_index and frag_count. 0 ok, -1 malformed.
+ */
+__attribute__((noinline)) int parse_lp(struct xdp_md *ctx, __u32 off, __u32 end)
+{
+	struct scratch *s = get_scratch();
+	if (!s)
+		return -1;
+	__u32 flags = 0;
+	for (__u32 i = 0; i < MAX_LP_FIELDS; i++) {
+		if (off >= end)
+			break;
+		__u64 tl = read_tl(ctx, off, end);
+		if (!tl)
+			return -1;
+		__u32 typ = TL_TYPE(tl), len = TL_LEN(tl);
+		__u32 vo = off + TL_HDR(tl);
+		if (typ == T_FRAGMENT) {
+			s->frag_off = vo;
+			s->frag_end = vo + len;
+			flags |= LP_FOUND_FRAGMENT;
+			break;
+		}
+		if (typ == T_FRAG_COUNT) {
+			__u64 fc = read_nni(ctx, vo, len);
+			if (fc == ~0ULL || fc == 0 || fc > 0xffffffffULL)
+				return -1;
+			s->frag_count = fc;
+			if (fc > 1)
+				flags |= LP_FRAGMENTED;
+		} else if (typ == T_SEQUENCE) {
+			__u64 v = read_nni(ctx, vo, len);
+			if (v == ~0ULL && len != 8)
+				return -1;
+			s->seq = v;
+			flags |= LP_HAS_SEQUENCE;
+		} else if (typ == T_FRAG_INDEX) {
+			__u64 v = read_nni(ctx, vo, len);
+			if (v == ~0ULL || v > 0xffffffffULL)
+				return -1;
+			s->frag_index = v;
+		} else if (typ == T_PIT_TOKEN) {
+			s->tok_off = vo;
+			s->tok_len = len;
+		} else if (typ == T_NACK) {
+			flags |= LP_NACK;
+		}
+		off = vo + len;
+	}
+	s->flags = flags;
 	return 0;
 }
 

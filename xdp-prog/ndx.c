@@ -85,9 +85,6 @@ struct ndx_xdp_meta {
 };
 
 
-#define LP_FOUND_FRAGMENT 1
-#define LP_FRAGMENTED 2
-#define LP_NACK 4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -137,48 +134,6 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
-
-/*
- * Walks the LpPacket header fields in payload [off, end): records FragCount > 1, PitToken,
- * Nack and the Fragment in scratch. 0 ok, -1 malformed.
- */
-__attribute__((noinline)) int parse_lp(struct xdp_md *ctx, __u32 off, __u32 end)
-{
-	struct scratch *s = get_scratch();
-	if (!s)
-		return -1;
-	__u32 flags = 0;
-	for (__u32 i = 0; i < MAX_LP_FIELDS; i++) {
-		if (off >= end)
-			break;
-		__u64 tl = read_tl(ctx, off, end);
-		if (!tl)
-			return -1;
-		__u32 typ = TL_TYPE(tl), len = TL_LEN(tl);
-		__u32 vo = off + TL_HDR(tl);
-		if (typ == T_FRAGMENT) {
-			s->frag_off = vo;
-			s->frag_end = vo + len;
-			flags |= LP_FOUND_FRAGMENT;
-			break;
-		}
-		if (typ == T_FRAG_COUNT) {
-			__u64 fc = read_nni(ctx, vo, len);
-			if (fc == ~0ULL || fc == 0)
-				return -1;
-			if (fc > 1)
-				flags |= LP_FRAGMENTED;
-		} else if (typ == T_PIT_TOKEN) {
-			s->tok_off = vo;
-			s->tok_len = len;
-		} else if (typ == T_NACK) {
-			flags |= LP_NACK;
-		}
-		off = vo + len;
-	}
-	s->flags = flags;
-	return 0;
-}
 
 static __always_inline int table_shard(struct ndx_config *cfg, __u64 hash)
 {

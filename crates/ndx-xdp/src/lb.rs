@@ -9,16 +9,17 @@
 //! what goes in the maps is the `ndx-lb` crate.
 
 use std::net::Ipv4Addr;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
 
 use aya::maps::{Array, HashMap, MapData, PerCpuArray};
-use aya::programs::links::FdLink;
-use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader};
 use ndx_core::HashKey;
 
 use crate::error::XdpError;
-use crate::loader::{AttachMode, Interface, LinkGuard, ProgramStats, ifindex_of};
+use crate::loader::{
+    AttachMode, Interface, LinkGuard, ProgramStats, attach, load_program, program_fd,
+    program_stats, take_map,
+};
 use crate::test_run::{TestRun, prog_test_run};
 
 /// The program object built from `xdp-prog/lb.c`.
@@ -350,24 +351,8 @@ impl LbXdp {
         } else {
             "ndx_lb"
         };
-        let prog: &mut Xdp = ebpf
-            .program_mut(program)
-            .ok_or_else(|| XdpError::Config(format!("program {program} missing from the object")))?
-            .try_into()?;
-        prog.load().map_err(|e| match e {
-            ProgramError::LoadError {
-                io_error,
-                verifier_log,
-            } => XdpError::Verifier {
-                io_error,
-                log: verifier_log.to_string(),
-            },
-            e => XdpError::Program(e),
-        })?;
-        let mut take = |name: &str| {
-            ebpf.take_map(name)
-                .ok_or_else(|| XdpError::Config(format!("map {name} missing from the object")))
-        };
+        load_program(&mut ebpf, program)?;
+        let mut take = |name: &str| take_map(&mut ebpf, name);
         let mut cfg_map: Array<MapData, RawLbConfig> = Array::try_from(take("lb_config")?)?;
         let mut table = Array::try_from(take("lb_table")?)?;
         let routers = Array::try_from(take("lb_routers")?)?;
@@ -413,27 +398,14 @@ impl LbXdp {
         &self.config
     }
 
-    fn prog(&self) -> Result<&Xdp, XdpError> {
-        let p = self
-            .ebpf
-            .program(self.program)
-            .ok_or_else(|| XdpError::Config(format!("program {} missing", self.program)))?;
-        Ok(p.try_into()?)
-    }
-
     /// The program's file descriptor.
     pub fn program_fd(&self) -> Result<BorrowedFd<'_>, XdpError> {
-        Ok(self.prog()?.fd()?.as_fd())
+        program_fd(&self.ebpf, self.program)
     }
 
     /// Verifier and JIT statistics of the loaded program.
     pub fn program_stats(&self) -> Result<ProgramStats, XdpError> {
-        let info = self.prog()?.info()?;
-        Ok(ProgramStats {
-            verified_insns: info.verified_instruction_count(),
-            xlated_bytes: info.size_translated(),
-            jited_bytes: info.size_jitted(),
-        })
+        program_stats(&self.ebpf, self.program)
     }
 
     /// Attaches to `interface` through a bpf_link (detached when the guard drops or the
@@ -443,23 +415,7 @@ impl LbXdp {
         interface: impl Into<Interface<'a>>,
         mode: AttachMode,
     ) -> Result<LinkGuard, XdpError> {
-        let ifindex = match interface.into() {
-            Interface::Index(i) => i,
-            Interface::Name(name) => ifindex_of(name)?,
-        };
-        let mode = match mode {
-            AttachMode::Driver => XdpMode::Driver,
-            AttachMode::Skb => XdpMode::Skb,
-        };
-        let prog: &mut Xdp = self
-            .ebpf
-            .program_mut(self.program)
-            .ok_or_else(|| XdpError::Config(format!("program {} missing", self.program)))?
-            .try_into()?;
-        let id = prog.attach_to_if_index(ifindex, mode)?;
-        let link = prog.take_link(id)?;
-        let link = FdLink::try_from(link).map_err(|_| XdpError::NoBpfLink)?;
-        Ok(LinkGuard::new(link, ifindex))
+        attach(&mut self.ebpf, self.program, interface.into(), mode)
     }
 
     fn check_slot(slot: u32) -> Result<(), XdpError> {

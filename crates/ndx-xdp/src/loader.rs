@@ -54,10 +54,6 @@ pub struct LinkGuard {
 }
 
 impl LinkGuard {
-    pub(crate) fn new(link: FdLink, ifindex: u32) -> Self {
-        Self { link, ifindex }
-    }
-
     /// The interface the program is attached to.
     pub fn ifindex(&self) -> u32 {
         self.ifindex
@@ -114,28 +110,11 @@ impl NdxXdp {
         } else {
             "ndx_xdp"
         };
-        let prog: &mut Xdp = ebpf
-            .program_mut(program)
-            .ok_or_else(|| XdpError::Config(format!("program {program} missing from the object")))?
-            .try_into()?;
-        prog.load().map_err(|e| match e {
-            ProgramError::LoadError {
-                io_error,
-                verifier_log,
-            } => XdpError::Verifier {
-                io_error,
-                log: verifier_log.to_string(),
-            },
-            e => XdpError::Program(e),
-        })?;
-        let mut take = |name: &str| {
-            ebpf.take_map(name)
-                .ok_or_else(|| XdpError::Config(format!("map {name} missing from the object")))
-        };
-        let config_map = Array::try_from(take("ndx_config")?)?;
-        let table = Array::try_from(take("ndx_table")?)?;
-        let xsks = XskMap::try_from(take("ndx_xsks")?)?;
-        let stats = PerCpuArray::try_from(take("ndx_stats")?)?;
+        load_program(&mut ebpf, program)?;
+        let config_map = Array::try_from(take_map(&mut ebpf, "ndx_config")?)?;
+        let table = Array::try_from(take_map(&mut ebpf, "ndx_table")?)?;
+        let xsks = XskMap::try_from(take_map(&mut ebpf, "ndx_xsks")?)?;
+        let stats = PerCpuArray::try_from(take_map(&mut ebpf, "ndx_stats")?)?;
         let mut this = Self {
             ebpf,
             program,
@@ -164,27 +143,14 @@ impl NdxXdp {
         Ok(())
     }
 
-    fn prog(&self) -> Result<&Xdp, XdpError> {
-        let p = self
-            .ebpf
-            .program(self.program)
-            .ok_or_else(|| XdpError::Config(format!("program {} missing", self.program)))?;
-        Ok(p.try_into()?)
-    }
-
     /// The program's file descriptor (for BPF_PROG_TEST_RUN or inspection).
     pub fn program_fd(&self) -> Result<BorrowedFd<'_>, XdpError> {
-        Ok(self.prog()?.fd()?.as_fd())
+        program_fd(&self.ebpf, self.program)
     }
 
     /// Verifier and JIT statistics of the loaded program.
     pub fn program_stats(&self) -> Result<ProgramStats, XdpError> {
-        let info = self.prog()?.info()?;
-        Ok(ProgramStats {
-            verified_insns: info.verified_instruction_count(),
-            xlated_bytes: info.size_translated(),
-            jited_bytes: info.size_jitted(),
-        })
+        program_stats(&self.ebpf, self.program)
     }
 
     /// Attaches to `interface` through a bpf_link. Fails with [`XdpError::NoBpfLink`] rather
@@ -194,24 +160,7 @@ impl NdxXdp {
         interface: impl Into<Interface<'a>>,
         mode: AttachMode,
     ) -> Result<LinkGuard, XdpError> {
-        let ifindex = match interface.into() {
-            Interface::Index(i) => i,
-            Interface::Name(name) => ifindex_of(name)?,
-        };
-        let mode = match mode {
-            AttachMode::Driver => XdpMode::Driver,
-            AttachMode::Skb => XdpMode::Skb,
-        };
-        let prog: &mut Xdp = self
-            .ebpf
-            .program_mut(self.program)
-            .ok_or_else(|| XdpError::Config(format!("program {} missing", self.program)))?
-            .try_into()?;
-        let id = prog.attach_to_if_index(ifindex, mode)?;
-        let link = prog.take_link(id)?;
-        // A netlink attachment is detached by XdpLink's drop here, before we refuse it.
-        let link = FdLink::try_from(link).map_err(|_| XdpError::NoBpfLink)?;
-        Ok(LinkGuard { link, ifindex })
+        attach(&mut self.ebpf, self.program, interface.into(), mode)
     }
 
     /// Detaches (same as dropping the guard).
@@ -266,6 +215,79 @@ impl NdxXdp {
         }
         Ok(XdpCounters::from_slice(&v))
     }
+}
+
+/// Loads program `name` of `ebpf` into the kernel; a verifier rejection carries its log.
+pub(crate) fn load_program(ebpf: &mut Ebpf, name: &str) -> Result<(), XdpError> {
+    let prog: &mut Xdp = ebpf
+        .program_mut(name)
+        .ok_or_else(|| XdpError::Config(format!("program {name} missing from the object")))?
+        .try_into()?;
+    prog.load().map_err(|e| match e {
+        ProgramError::LoadError {
+            io_error,
+            verifier_log,
+        } => XdpError::Verifier {
+            io_error,
+            log: verifier_log.to_string(),
+        },
+        e => XdpError::Program(e),
+    })
+}
+
+/// Takes map `name` out of `ebpf`.
+pub(crate) fn take_map(ebpf: &mut Ebpf, name: &str) -> Result<aya::maps::Map, XdpError> {
+    ebpf.take_map(name)
+        .ok_or_else(|| XdpError::Config(format!("map {name} missing from the object")))
+}
+
+fn xdp_program<'e>(ebpf: &'e Ebpf, name: &str) -> Result<&'e Xdp, XdpError> {
+    let p = ebpf
+        .program(name)
+        .ok_or_else(|| XdpError::Config(format!("program {name} missing")))?;
+    Ok(p.try_into()?)
+}
+
+/// The file descriptor of loaded program `name`.
+pub(crate) fn program_fd<'e>(ebpf: &'e Ebpf, name: &str) -> Result<BorrowedFd<'e>, XdpError> {
+    Ok(xdp_program(ebpf, name)?.fd()?.as_fd())
+}
+
+/// Verifier and JIT statistics of loaded program `name`.
+pub(crate) fn program_stats(ebpf: &Ebpf, name: &str) -> Result<ProgramStats, XdpError> {
+    let info = xdp_program(ebpf, name)?.info()?;
+    Ok(ProgramStats {
+        verified_insns: info.verified_instruction_count(),
+        xlated_bytes: info.size_translated(),
+        jited_bytes: info.size_jitted(),
+    })
+}
+
+/// Attaches loaded program `name` to `interface` through a bpf_link; a netlink attachment
+/// (which would outlive the process) is undone and refused with [`XdpError::NoBpfLink`].
+pub(crate) fn attach(
+    ebpf: &mut Ebpf,
+    name: &str,
+    interface: Interface<'_>,
+    mode: AttachMode,
+) -> Result<LinkGuard, XdpError> {
+    let ifindex = match interface {
+        Interface::Index(i) => i,
+        Interface::Name(n) => ifindex_of(n)?,
+    };
+    let mode = match mode {
+        AttachMode::Driver => XdpMode::Driver,
+        AttachMode::Skb => XdpMode::Skb,
+    };
+    let prog: &mut Xdp = ebpf
+        .program_mut(name)
+        .ok_or_else(|| XdpError::Config(format!("program {name} missing")))?
+        .try_into()?;
+    let id = prog.attach_to_if_index(ifindex, mode)?;
+    let link = prog.take_link(id)?;
+    // A netlink attachment is detached by XdpLink's drop here, before we refuse it.
+    let link = FdLink::try_from(link).map_err(|_| XdpError::NoBpfLink)?;
+    Ok(LinkGuard { link, ifindex })
 }
 
 fn xsk_index(queue: u32, shard: u8) -> Result<u32, XdpError> {

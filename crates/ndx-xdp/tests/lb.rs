@@ -478,6 +478,20 @@ fn bad_and_foreign_packets_never_reach_a_router() {
         ("empty", Vec::new()),
         ("Interest without a Name", vec![5, 2, 10, 0]),
         ("Data to the well-known port", data("/a", 10)),
+        (
+            "FragIndex beyond FragCount",
+            [
+                &[
+                    0x64, 21, 0x51, 8, 0, 0, 0, 0, 0, 0, 0, 9, 0x52, 1, 5, 0x53, 1, 2, 0x50, 2,
+                ][..],
+                &[5, 0],
+            ]
+            .concat(),
+        ),
+        (
+            "fragmented without a Sequence",
+            vec![0x64, 10, 0x52, 1, 0, 0x53, 1, 2, 0x50, 2, 5, 0],
+        ),
     ];
     for (what, payload) in &drop_cases {
         let f = frame(CONSUMER, 40000, VIP_X, 6363, payload, false);
@@ -491,7 +505,7 @@ fn bad_and_foreign_packets_never_reach_a_router() {
     let f = frame(PRODUCER, 6363, VIP_Y, 6371, b"\xff\xff\xff", false);
     assert_eq!(xdp.test_run(&f, y0).unwrap().verdict, verdict::DROP);
     let c = xdp.counters().unwrap();
-    assert_eq!((c.malformed, c.not_interest), (5, 1), "{c:?}");
+    assert_eq!((c.malformed, c.not_interest), (7, 1), "{c:?}");
     for slot in 0..2 {
         let rc = xdp.router_counters(slot).unwrap();
         assert_eq!(rc.bytes_to, 0, "nothing reached router {slot}");

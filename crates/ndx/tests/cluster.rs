@@ -19,6 +19,7 @@
 //! file run one at a time.
 
 mod support;
+mod topo;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -40,22 +41,6 @@ fn tools() -> Option<Tools> {
         ndx: NDX.into(),
         ndnd: Some(ndnd),
     })
-}
-
-/// `len` pseudo-random bytes in `dir/name` (reproducible).
-fn content(dir: &Path, name: &str, len: usize) -> (std::path::PathBuf, Vec<u8>) {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ len as u64;
-    let data: Vec<u8> = (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect();
-    let p = dir.join(name);
-    std::fs::write(&p, &data).unwrap();
-    (p, data)
 }
 
 /// The router named `name` in a front-end status.
@@ -111,7 +96,7 @@ fn cluster_of_ndx_and_ndnd_routers_spreads_a_download_and_caches_it() {
     t.start_ir(3, IrKind::Ndnd, "/t", 0).unwrap();
     t.start_lb(&[(1, 1), (2, 1), (3, 2)], "").unwrap();
     let segments = 600;
-    let (file, data) = content(&scratch.0, "obj.bin", 8000 * segments);
+    let (file, data) = topo::content_file(&scratch, "obj.bin", 8000 * segments, 1);
     t.start_put("/t/obj", &file, 42, &["--segment-size", "8000"])
         .unwrap();
 
@@ -227,7 +212,7 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
     // A removed router keeps its port 3 s: longer than the 2 s Interest lifetime.
     t.start_lb(&[(1, 1)], "drain_ms = 3000").unwrap();
     let segments = 3000;
-    let (file, data) = content(&scratch.0, "long.bin", 8000 * segments);
+    let (file, data) = topo::content_file(&scratch, "long.bin", 8000 * segments, 2);
     t.start_put("/t/long", &file, 7, &["--segment-size", "8000"])
         .unwrap();
 
