@@ -1017,6 +1017,11 @@ fn print_report(
         },
         if args.restore { "on" } else { "off" },
     );
+    let sizes: Vec<String> = cases
+        .iter()
+        .map(|c| format!("{} {} B", &c.label[..1], c.frame.len()))
+        .collect();
+    println!("frames (Ethernet to the end): {}", sizes.join(", "));
     if !live_note.is_empty() {
         println!("{live_note}");
     }
