@@ -81,6 +81,13 @@ struct TestAttr {
 
 const BPF_PROG_TEST_RUN: libc::c_long = 10;
 
+/// `BPF_F_TEST_XDP_LIVE_FRAMES` (kernel 5.18+): the verdicts take effect. XDP_PASS frames
+/// enter the stack of the ingress interface, XDP_TX and XDP_REDIRECT frames are really
+/// transmitted; the kernel feeds the program from a page pool whose pages it recycles
+/// **without copying the frame again**, so a program that rewrites the frame sees its own
+/// rewrite on a later repeat unless something restores it.
+pub const BPF_F_TEST_XDP_LIVE_FRAMES: u32 = 2;
+
 impl NdxXdp {
     /// Runs the loaded program once on `frame` as if received on `ifindex` (0: none) queue
     /// `queue` (must be 0 without an ifindex). Frames larger than a page become
@@ -165,4 +172,73 @@ pub(crate) fn prog_test_run(
         };
         Ok((run, attr.duration))
     }
+}
+
+/// BPF_PROG_TEST_RUN of any loaded XDP program `fd` on `frame` as if received on `ifindex`
+/// (0: none), `repeat` times, with the test-run `flags` (0 or [`BPF_F_TEST_XDP_LIVE_FRAMES`])
+/// and, in live-frames mode, `batch_size` frames per batch (0: the kernel's default, 64).
+/// Returns the last run's verdict and the kernel's average time per repeat in nanoseconds;
+/// in live-frames mode the kernel returns neither the frame nor a meaningful verdict, so
+/// [`TestRun::out`] is empty. For benchmarks (see `examples/lb_bench.rs`).
+pub fn xdp_test_run_flags(
+    fd: std::os::fd::BorrowedFd<'_>,
+    frame: &[u8],
+    ifindex: u32,
+    repeat: u32,
+    flags: u32,
+    batch_size: u32,
+) -> Result<(TestRun, u32), XdpError> {
+    let live = flags & BPF_F_TEST_XDP_LIVE_FRAMES != 0;
+    let mut out = if live {
+        Vec::new()
+    } else {
+        vec![0u8; frame.len() + 256]
+    };
+    let ctx_in = XdpMd {
+        data_end: frame.len() as u32,
+        ingress_ifindex: ifindex,
+        ..XdpMd::default()
+    };
+    let mut ctx_out = XdpMd::default();
+    let mut attr = TestAttr {
+        prog_fd: fd.as_raw_fd() as u32,
+        data_size_in: frame.len() as u32,
+        data_in: frame.as_ptr() as u64,
+        repeat,
+        ctx_size_in: size_of::<XdpMd>() as u32,
+        ctx_in: (&raw const ctx_in) as u64,
+        flags,
+        batch_size,
+        ..TestAttr::default()
+    };
+    // Live frames: the kernel refuses an output buffer or an output context.
+    if !live {
+        attr.data_size_out = out.len() as u32;
+        attr.data_out = out.as_mut_ptr() as u64;
+        attr.ctx_size_out = size_of::<XdpMd>() as u32;
+        attr.ctx_out = (&raw mut ctx_out) as u64;
+    }
+    #[expect(unsafe_code, reason = "the bpf syscall")]
+    // SAFETY: `attr` is a properly laid out bpf_attr.test whose pointers reference live
+    // buffers of the sizes given (`frame`, `ctx_in`, and when not live `out` and `ctx_out`),
+    // all of which outlive the synchronous syscall; the kernel writes at most
+    // `data_size_out` bytes to `out` and `ctx_size_out` bytes to `ctx_out`.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_bpf,
+            BPF_PROG_TEST_RUN,
+            &raw mut attr,
+            size_of::<TestAttr>() as libc::c_uint,
+        )
+    };
+    if rc < 0 {
+        return Err(XdpError::TestRun(std::io::Error::last_os_error()));
+    }
+    out.truncate(attr.data_size_out as usize);
+    let run = TestRun {
+        verdict: attr.retval,
+        meta_len: if live { 0 } else { ctx_out.data as usize },
+        out,
+    };
+    Ok((run, attr.duration))
 }
