@@ -25,6 +25,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+/* Data fragments need only their LpPacket header: copy little of them into the scratch. */
+#define CHUNK 128
 #include "ndn.h"
 
 #define LB_MAX_ROUTERS 64
@@ -52,7 +54,7 @@ enum {
 	C_NOT_INTEREST,    /* Data, Nack or link-only packet to the well-known port: dropped */
 	C_IP_FRAGMENT,     /* IPv4 fragment of cluster traffic: dropped (use NDNLPv2) */
 	C_FRAG_MISS_IN,    /* fragment to the well-known port whose first was not seen: dropped */
-	C_FRAG_MISS_OUT,   /* fragment from a router whose first was not seen: sent as Data */
+	C_FRAG_INTEREST_OUT, /* fragmented Interests from routers (all fragments keep its port) */
 	C_NO_ROUTER,       /* Interest while no router takes Interests: dropped */
 	C_TTL,             /* TTL <= 1: dropped */
 	C_NO_IFADDR,       /* egress interface without a front-end address: dropped */
@@ -79,6 +81,8 @@ enum {
 	R_COUNT
 };
 
+#define LB_INLINE_VIPS 8
+
 struct lb_config {
 	__u64 k0; /* struct ndn_hash_cfg */
 	__u64 k1;
@@ -87,7 +91,8 @@ struct lb_config {
 	__u32 table_len; /* power of two, <= LB_MAX_TABLE */
 	__u16 port;      /* the well-known port, host order */
 	__u16 pad;
-	__u32 pad2;
+	__u32 n_vips;    /* well-known addresses; the first LB_INLINE_VIPS are also in vips */
+	__be32 vips[LB_INLINE_VIPS];
 };
 
 struct lb_router {
@@ -162,6 +167,49 @@ struct {
 	__type(value, struct frag_val);
 } lb_frags SEC(".maps");
 
+/* Next hops by destination address: bpf_fib_lookup's answer, reused for NH_TTL_NS (per CPU:
+ * no torn entries). Towards a router, the slot's entry (also checked against its address). */
+struct nexthop {
+	__u64 stamp;   /* bpf_ktime_get_coarse_ns() when looked up */
+	__u32 ifindex; /* egress */
+	__be32 saddr;  /* the front end's address on the egress interface (0: none) */
+	__u8 smac[6];
+	__u8 dmac[6];
+};
+
+#define NH_TTL_NS 1000000000ULL
+/* How long after a router's last fragmented Interest its fragments are looked up. */
+#define FRAG_INTEREST_NS 10000000000ULL
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_PERCPU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __be32);
+	__type(value, struct nexthop);
+} lb_nexthops SEC(".maps");
+
+struct slot_nexthop {
+	struct nexthop nh;
+	__be32 addr; /* the router's address it was looked up for */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LB_MAX_ROUTERS);
+	__type(key, __u32);
+	__type(value, struct slot_nexthop);
+} lb_slot_nexthops SEC(".maps");
+
+/* When each router last sent a fragmented Interest (ns): only then can one of its non-first
+ * fragments be an Interest's, so only then is lb_frags consulted. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LB_MAX_ROUTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lb_frag_interest_at SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, C_COUNT);
@@ -202,6 +250,116 @@ static __always_inline void rcount(__u32 slot, __u32 idx, __u64 n)
 		*c += n;
 }
 
+#define FW 127 /* window index mask for the fast path: CHUNK bytes from payload offset 0 */
+
+/* A byte of the window (payload offset i < s->wlen, checked by the caller). */
+#define WB(s, i) ((__u32)(s)->b[WOFF + ((i) & FW)])
+
+/* A TLV-LENGTH of 1 or 3 bytes at window offset i: the length, with its size in *h; ~0 when
+ * it is longer or outside the window. */
+static __always_inline __u32 fast_len(struct scratch *s, __u32 i, __u32 *h)
+{
+	if (i + 3 > s->wlen)
+		return ~0U;
+	__u32 b0 = WB(s, i);
+	if (b0 < 253) {
+		*h = 1;
+		return b0;
+	}
+	if (b0 != 253)
+		return ~0U;
+	*h = 3;
+	return (WB(s, i + 1) << 8) | WB(s, i + 2);
+}
+
+/*
+ * The fast path of lb_classify, with no global call: the packet as NFD, ndnd and ndx write it
+ * (bare, or an LpPacket whose header fields are among Sequence, FragIndex, FragCount and
+ * PitToken, each with a 1-byte type and length), its Name's header within the first CHUNK
+ * bytes. Fills what lb_classify's slow path fills and the Name's position (*noff, *nlen) for
+ * an Interest or Data. 1 when done, 0 to take the slow path (which decides everything else,
+ * malformed included).
+ */
+static __always_inline int fast_classify(struct scratch *s, __u32 *noff, __u32 *nlen)
+{
+	if (s->wbase != 0 || s->wlen < 4 || s->wlen > FW + 1)
+		return 0;
+	__u32 off = 0, end = s->plen, h, len;
+	__u32 flags = 0, fi = 0, fc = 1, has_seq = 0;
+	__u64 seq = 0;
+	if (WB(s, 0) == T_LP_PACKET) {
+		len = fast_len(s, 1, &h);
+		if (len == ~0U || 1 + h + len != s->plen)
+			return 0;
+		off = 1 + h;
+		int found = 0;
+#pragma unroll
+		for (int i = 0; i < 5; i++) {
+			if (found || off + 2 > s->wlen)
+				break;
+			__u32 t = WB(s, off);
+			if (t == T_FRAGMENT) {
+				len = fast_len(s, off + 1, &h);
+				if (len == ~0U || off + 1 + h + len != end)
+					return 0;
+				off += 1 + h;
+				found = 1;
+				break;
+			}
+			__u32 l = WB(s, off + 1), v = off + 2;
+			if (l >= 253 || v + l > s->wlen)
+				return 0;
+			if (t == T_SEQUENCE && l == 8) {
+				for (int j = 0; j < 8; j++)
+					seq = (seq << 8) | WB(s, v + j);
+				has_seq = 1;
+			} else if (t == T_FRAG_INDEX && l == 1) {
+				fi = WB(s, v);
+			} else if (t == T_FRAG_COUNT && l == 1) {
+				fc = WB(s, v);
+			} else if (t == T_PIT_TOKEN) {
+				s->tok_off = v;
+				s->tok_len = l;
+			} else {
+				return 0;
+			}
+			off = v + l;
+		}
+		if (!found || fc == 0 || fi >= fc || (fc > 1 && !has_seq))
+			return 0;
+		flags = LP_FOUND_FRAGMENT | (fc > 1 ? LP_FRAGMENTED : 0) |
+			(has_seq ? LP_HAS_SEQUENCE : 0);
+		s->seq = seq;
+		s->frag_index = fi;
+		s->frag_count = fc;
+		s->flags = flags;
+		if (fi > 0) {
+			s->kind = K_FRAGMENT;
+			return 1;
+		}
+	}
+	/* The network packet: Interest or Data, then its Name's header. */
+	__u32 t = off < s->wlen ? WB(s, off) : 0;
+	if (t != T_INTEREST && t != T_DATA)
+		return 0;
+	len = fast_len(s, off + 1, &h);
+	if (len == ~0U)
+		return 0;
+	__u32 val = off + 1 + h;
+	/* Whole (bare or unfragmented): its TLV ends the payload; fragment 0: it may not. */
+	if (fc == 1 && val + len != end)
+		return 0;
+	if (val + 1 >= s->wlen || WB(s, val) != T_NAME)
+		return 0;
+	__u32 nl = fast_len(s, val + 1, &h);
+	if (nl == ~0U || val + 1 + h + nl > end)
+		return 0;
+	*noff = val + 1 + h;
+	*nlen = nl;
+	s->kind = t == T_INTEREST ? K_INTEREST : K_DATA;
+	return 1;
+}
+
 /*
  * Classifies the NDN payload described in scratch: s->kind (K_*), and for an Interest with
  * `want_hash` the name hash in s->hash (s->how = 1 by name, 3 by source when the name is
@@ -220,6 +378,20 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	s->frag_count = 1;
 	s->tok_len = 0;
 	s->how = 0;
+	__u32 noff = 0, nlen = 0;
+	if (s->plen == 0 || ensure(ctx, s, 0, 1))
+		return 0;
+	if (fast_classify(s, &noff, &nlen)) {
+		if (s->kind == K_FRAGMENT)
+			return 0;
+		goto named;
+	}
+	s->kind = K_MALFORMED;
+	s->flags = 0;
+	s->seq = 0;
+	s->frag_index = 0;
+	s->frag_count = 1;
+	s->tok_len = 0;
 	__u64 tl = read_tl(ctx, 0, s->plen);
 	if (!tl)
 		return 0;
@@ -277,9 +449,12 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	if (!ntl || TL_TYPE(ntl) != T_NAME)
 		return 0;
 	s->kind = kind;
-	if (!want_hash || kind != K_INTEREST)
+	noff = val + TL_HDR(ntl);
+	nlen = TL_LEN(ntl);
+named:
+	if (!want_hash || s->kind != K_INTEREST)
 		return 0;
-	int rc = name_hash(ctx, val + TL_HDR(ntl), TL_LEN(ntl));
+	int rc = name_hash(ctx, noff, nlen);
 	if (rc < 0) {
 		s->kind = K_MALFORMED;
 		return 0;
@@ -361,7 +536,12 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	__be32 saddr = ip->saddr, daddr = ip->daddr;
 	__u32 dport = bpf_ntohs(udp->dest), sport = bpf_ntohs(udp->source);
 	__u32 dir = 0, slot = 0;
-	__u32 *vip = bpf_map_lookup_elem(&lb_vips, &daddr);
+	int vip = 0;
+	for (int i = 0; i < LB_INLINE_VIPS; i++)
+		if (i < cfg->n_vips && cfg->vips[i] == daddr)
+			vip = 1;
+	if (!vip && cfg->n_vips > LB_INLINE_VIPS)
+		vip = bpf_map_lookup_elem(&lb_vips, &daddr) != 0;
 	__u32 *pm;
 	if (vip && dport == cfg->port) {
 		dir = DIR_HASH;
@@ -449,20 +629,26 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 		count(C_PORT_MAPPED);
 	} else {
 		count(C_FROM_ROUTERS);
+		/* Only fragmented Interests (rare) are remembered: any other fragment is a
+		 * Data's, and leaves from the well-known port like its fragment 0. */
 		__u32 k = kind;
+		__u64 *fia = bpf_map_lookup_elem(&lb_frag_interest_at, &slot);
 		if (kind == K_FRAGMENT) {
-			struct frag_val *fv = bpf_map_lookup_elem(&lb_frags, &fk);
-			if (fv) {
-				k = fv->kind;
-				if (findex + 1 == fcount)
-					bpf_map_delete_elem(&lb_frags, &fk);
-			} else {
-				count(C_FRAG_MISS_OUT);
-				k = K_DATA;
+			k = K_DATA;
+			if (fia && *fia && bpf_ktime_get_coarse_ns() - *fia < FRAG_INTEREST_NS) {
+				struct frag_val *fv = bpf_map_lookup_elem(&lb_frags, &fk);
+				if (fv) {
+					k = fv->kind;
+					if (findex + 1 == fcount)
+						bpf_map_delete_elem(&lb_frags, &fk);
+				}
 			}
-		} else if (fcount > 1) {
+		} else if (fcount > 1 && kind == K_INTEREST) {
+			count(C_FRAG_INTEREST_OUT);
 			struct frag_val v = { .slot = slot, .kind = kind };
 			bpf_map_update_elem(&lb_frags, &fk, &v, BPF_ANY);
+			if (fia)
+				*fia = bpf_ktime_get_coarse_ns();
 		}
 		if (k == K_DATA || k == K_NACK)
 			new_sport = bpf_htons(cfg->port);
@@ -492,29 +678,58 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	if ((void *)(udp + 1) > data_end)
 		return XDP_DROP;
 
-	struct bpf_fib_lookup fib = {};
-	fib.family = AF_INET_;
-	fib.tos = ip->tos;
-	fib.l4_protocol = IPPROTO_UDP;
-	fib.tot_len = bpf_ntohs(ip->tot_len);
-	fib.ipv4_src = saddr;
-	fib.ipv4_dst = new_daddr;
-	fib.ifindex = ctx->ingress_ifindex;
-	long rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
-	if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) {
-		count(rc == BPF_FIB_LKUP_RET_FWD_DISABLED ? C_FWD_DISABLED : C_NO_ROUTE);
-		return XDP_DROP;
-	}
+	/* The next hop: cached, else bpf_fib_lookup (and cached when resolved). */
+	__u64 now = bpf_ktime_get_coarse_ns();
+	struct slot_nexthop *sn = 0;
+	struct nexthop *cached;
 	if (dir == DIR_OUT) {
+		cached = bpf_map_lookup_elem(&lb_nexthops, &new_daddr);
+	} else {
+		sn = bpf_map_lookup_elem(&lb_slot_nexthops, &slot);
+		cached = sn && sn->addr == new_daddr ? &sn->nh : 0;
+	}
+	struct nexthop nh = {};
+	int to_kernel = 0;
+	if (cached && cached->stamp && now - cached->stamp <= NH_TTL_NS) {
+		nh = *cached;
+	} else {
+		struct bpf_fib_lookup fib = {};
+		fib.family = AF_INET_;
+		fib.tos = ip->tos;
+		fib.l4_protocol = IPPROTO_UDP;
+		fib.tot_len = bpf_ntohs(ip->tot_len);
+		fib.ipv4_src = saddr;
+		fib.ipv4_dst = new_daddr;
+		fib.ifindex = ctx->ingress_ifindex;
+		long rc = bpf_fib_lookup(ctx, &fib, sizeof(fib), 0);
+		if (rc != BPF_FIB_LKUP_RET_SUCCESS && rc != BPF_FIB_LKUP_RET_NO_NEIGH) {
+			count(rc == BPF_FIB_LKUP_RET_FWD_DISABLED ? C_FWD_DISABLED : C_NO_ROUTE);
+			return XDP_DROP;
+		}
 		__u32 oif = fib.ifindex;
 		__be32 *a = bpf_map_lookup_elem(&lb_ifaddrs, &oif);
-		if (!a) {
+		nh.stamp = now;
+		nh.ifindex = oif;
+		nh.saddr = a ? *a : 0;
+		__builtin_memcpy(nh.smac, fib.smac, ETH_ALEN);
+		__builtin_memcpy(nh.dmac, fib.dmac, ETH_ALEN);
+		if (rc != BPF_FIB_LKUP_RET_SUCCESS) {
+			to_kernel = 1;
+		} else if (sn) {
+			sn->nh = nh;
+			sn->addr = new_daddr;
+		} else {
+			bpf_map_update_elem(&lb_nexthops, &new_daddr, &nh, BPF_ANY);
+		}
+	}
+	if (dir == DIR_OUT) {
+		if (!nh.saddr) {
 			count(C_NO_IFADDR);
 			return XDP_DROP;
 		}
-		new_saddr = *a;
+		new_saddr = nh.saddr;
 	}
-	if (rc == BPF_FIB_LKUP_RET_SUCCESS && ip->ttl <= 1) {
+	if (!to_kernel && ip->ttl <= 1) {
 		count(C_TTL);
 		return XDP_DROP;
 	}
@@ -557,7 +772,7 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 		uc = 0xffff;
 	udp->check = uc;
 
-	if (rc == BPF_FIB_LKUP_RET_NO_NEIGH) {
+	if (to_kernel) {
 		/* The kernel forwards it (and decrements the TTL) while resolving the neighbour. */
 		ip->check = ipc;
 		count(C_TO_KERNEL);
@@ -567,14 +782,15 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	ip->ttl -= 1;
 	ipc = csum_replace2(ipc, old_tw, *(__u16 *)&ip->ttl);
 	ip->check = ipc;
-	__builtin_memcpy(eth->h_dest, fib.dmac, ETH_ALEN);
-	__builtin_memcpy(eth->h_source, fib.smac, ETH_ALEN);
-	if (fib.ifindex == ctx->ingress_ifindex) {
+	__builtin_memcpy(eth->h_dest, nh.dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, nh.smac, ETH_ALEN);
+	__u32 oif = nh.ifindex;
+	if (oif == ctx->ingress_ifindex) {
 		count(C_TX);
 		return XDP_TX;
 	}
 	count(C_REDIRECTED);
-	return bpf_redirect(fib.ifindex, 0);
+	return bpf_redirect(oif, 0);
 
 pass:
 	count(C_PASS);

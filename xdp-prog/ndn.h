@@ -16,7 +16,9 @@
 #define WIN 2048
 #define WOFF 32                  /* the window starts at b[WOFF]; b[0..18) holds the source */
 #define BSIZE (WOFF + WIN + 64)  /* slack for 8-byte reads and the Batch suffix */
-#define CHUNK 512                /* first load: up to this many bytes */
+#ifndef CHUNK
+#define CHUNK 512                /* first load: up to this many bytes (a program may choose) */
+#endif
 #define MAX_LP_FIELDS 64
 #define MAX_COMPONENTS 128
 
@@ -312,6 +314,17 @@ __attribute__((noinline)) int name_hash(struct xdp_md *ctx, __u32 noff, __u32 nl
 		return 1;
 	if (nlen && ensure(ctx, s, noff, nlen))
 		return -1;
+	if (cfg->mode == MODE_NAME) {
+		/* The whole name's bytes: no component boundaries needed. */
+		__u64 b = (__u64)noff - s->wbase;
+		barrier_var(b);
+		if (nlen == 0)
+			b = 0;
+		if (b > WIN)
+			return -1;
+		s->hash = sip_buf(cfg->k0, cfg->k1, WOFF + b, nlen);
+		return 0;
+	}
 	s->last_off = noff;
 	s->last_typ = 0;
 	s->last_hdr = 0;
@@ -334,10 +347,6 @@ __attribute__((noinline)) int name_hash(struct xdp_md *ctx, __u32 noff, __u32 nl
 		__u64 k = cfg->param < n ? cfg->param : n;
 		hlen = k ? s->ends[(k - 1) & (MAX_COMPONENTS - 1)] - noff : 0;
 		s->hash = sip_buf(cfg->k0, cfg->k1, base, hlen);
-		return 0;
-	}
-	if (cfg->mode == MODE_NAME) {
-		s->hash = sip_buf(cfg->k0, cfg->k1, base, nlen);
 		return 0;
 	}
 	int seg = n > 0 && last_typ == T_SEGMENT &&

@@ -10,6 +10,13 @@
  *   ref_fib        the same plus bpf_fib_lookup (destination ref_cfg.fib_dst, or the packet's
  *                  own when 0), MACs and egress from the lookup: lb.c minus the NDN work and
  *                  the NAT.
+ *   ref_ndn        a same-run ceiling for the front end's job: the least any NDN load balancer
+ *                  must do per packet, with none of lb.c's generality. A bare Interest with
+ *                  1-byte TLV lengths (fixed offsets, direct packet access): keyed SipHash-1-3
+ *                  of its Name (up to 64 bytes), a cell of a 4096-cell array map, DNAT to the
+ *                  router in ref_cfg (address, port, incremental checksums); anything else
+ *                  (an LpPacket) only DNAT. TTL, MACs from ref_cfg, bpf_redirect. No
+ *                  counters, no next-hop lookup, no fragments, no validation.
  *   bench_sink     XDP_DROP on the peers of the egress veths; first writes the frame's first
  *                  TMPL_LEN bytes back from bench_tmpl and counts the frame. Live-frames
  *                  BPF_PROG_TEST_RUN recycles its pages without re-copying the frame, so
@@ -36,7 +43,20 @@ struct ref_cfg {
 	__be32 fib_dst;  /* ref_fib: lookup destination (0: the packet's daddr) */
 	__u8 dmac[ETH_ALEN];
 	__u8 smac[ETH_ALEN];
+	__be32 nat_addr; /* ref_ndn: the router's address and port */
+	__be16 nat_port;
+	__u16 pad;
+	__u32 pad2;
+	__u64 k0;        /* ref_ndn: SipHash key */
+	__u64 k1;
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u32);
+} ref_cells SEC(".maps");
 
 struct tmpl {
 	__u32 on;
@@ -172,6 +192,114 @@ int ref_fib(struct xdp_md *ctx)
 	if (fib.ifindex == ctx->ingress_ifindex)
 		return XDP_TX;
 	return bpf_redirect(fib.ifindex, 0);
+}
+
+static __always_inline __u16 csum_replace4(__u16 check, __u32 old, __u32 new)
+{
+	__u32 c = (__u16)~check;
+	c += (__u16)~(old & 0xffff);
+	c += (__u16)~(old >> 16);
+	c += new & 0xffff;
+	c += new >> 16;
+	return ~csum_fold(c);
+}
+
+#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIPROUND                                                                              \
+	do {                                                                                  \
+		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);                     \
+		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                        \
+		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                        \
+		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);                     \
+	} while (0)
+
+SEC("xdp")
+int ref_ndn(struct xdp_md *ctx)
+{
+	__u32 zero = 0;
+	struct ref_cfg *cfg = bpf_map_lookup_elem(&ref_cfg, &zero);
+	if (!cfg)
+		return XDP_PASS;
+	struct iphdr *ip = parse(ctx);
+	if (!ip || ip->ihl != 5)
+		return XDP_PASS;
+	void *data_end = (void *)(long)ctx->data_end;
+	struct udphdr *udp = (void *)(ip + 1);
+	__u8 *p = (void *)(udp + 1);
+	if ((void *)(p + 4) > data_end)
+		return XDP_PASS;
+	if (p[0] == 5) {
+		/* Interest, 1-byte length, then Name, 1-byte length. */
+		if (p[2] != 7)
+			return XDP_PASS;
+		__u32 nlen = p[3];
+		if (nlen > 64)
+			return XDP_PASS;
+		__u8 *n = p + 4;
+		__u64 v0 = cfg->k0 ^ 0x736f6d6570736575ULL, v1 = cfg->k1 ^ 0x646f72616e646f6dULL;
+		__u64 v2 = cfg->k0 ^ 0x6c7967656e657261ULL, v3 = cfg->k1 ^ 0x7465646279746573ULL;
+		__u32 nw = nlen >> 3;
+		for (__u32 i = 0; i < 8; i++) {
+			if (i >= nw)
+				break;
+			__u8 *w = n + i * 8;
+			if ((void *)(w + 8) > data_end)
+				return XDP_PASS;
+			__u64 m = *(__u64 *)w;
+			v3 ^= m;
+			SIPROUND;
+			v0 ^= m;
+		}
+		__u64 last = ((__u64)nlen & 0xff) << 56;
+		/* The tail: the 8 bytes ending with the Name, shifted (names of 8 bytes or more). */
+		__u32 tn = nlen & 7;
+		if (tn) {
+			if (nlen < 8)
+				return XDP_PASS;
+			__u8 *w = n + nlen - 8;
+			if ((void *)(w + 8) > data_end)
+				return XDP_PASS;
+			last |= *(__u64 *)w >> (64 - 8 * tn);
+		}
+		v3 ^= last;
+		SIPROUND;
+		v0 ^= last;
+		v2 ^= 0xff;
+		SIPROUND;
+		SIPROUND;
+		SIPROUND;
+		__u32 cell = (__u32)(v0 ^ v1 ^ v2 ^ v3) & 4095;
+		__u32 *slot = bpf_map_lookup_elem(&ref_cells, &cell);
+		if (!slot)
+			return XDP_PASS;
+		ip = parse(ctx);
+		if (!ip || ip->ihl != 5)
+			return XDP_PASS;
+		udp = (void *)(ip + 1);
+		data_end = (void *)(long)ctx->data_end;
+		if ((void *)(udp + 1) > data_end)
+			return XDP_PASS;
+	}
+	__be32 old = ip->daddr;
+	ip->daddr = cfg->nat_addr;
+	ip->check = csum_replace4(ip->check, old, cfg->nat_addr);
+	__u16 uc = udp->check;
+	if (uc) {
+		uc = csum_replace4(uc, old, cfg->nat_addr);
+		uc = csum_replace2(uc, udp->dest, cfg->nat_port);
+		udp->check = uc ? uc : 0xffff;
+	}
+	udp->dest = cfg->nat_port;
+	if (dec_ttl(ip))
+		return XDP_DROP;
+	struct ethhdr *eth = (void *)(long)ctx->data;
+	if ((void *)(eth + 1) > (void *)(long)ctx->data_end)
+		return XDP_PASS;
+	__builtin_memcpy(eth->h_dest, cfg->dmac, ETH_ALEN);
+	__builtin_memcpy(eth->h_source, cfg->smac, ETH_ALEN);
+	if (!cfg->ifindex)
+		return XDP_TX;
+	return bpf_redirect(cfg->ifindex, 0);
 }
 
 static __always_inline void restore(struct xdp_md *ctx)

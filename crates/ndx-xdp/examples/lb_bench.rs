@@ -51,6 +51,8 @@ const PRODUCER: [u8; 4] = [10, 1, 0, 3];
 const R0_ADDR: [u8; 4] = [10, 3, 1, 1];
 const ROUTER: [u8; 4] = [10, 3, 1, 2];
 const ROUTER_PORT: u16 = 6371;
+/// The name-hash key of lb and ref_ndn.
+const KEY: (u64, u64) = (0x0706_0504_0302_0100, 0x0f0e_0d0c_0b0a_0908);
 const PORT: u16 = 6363;
 const MAC_C0: [u8; 6] = [2, 0, 0, 1, 0, 1];
 const MAC_C0P: [u8; 6] = [2, 0, 0, 1, 0, 0xfe];
@@ -480,10 +482,18 @@ struct RefCfg {
     fib_dst: [u8; 4],
     dmac: [u8; 6],
     smac: [u8; 6],
+    nat_addr: [u8; 4],
+    nat_port: [u8; 2],
+    pad: u16,
+    pad2: u32,
+    k0: u64,
+    k1: u64,
 }
 #[expect(unsafe_code, reason = "aya's Pod marker is an unsafe trait")]
-// SAFETY: repr(C), Copy, an integer and byte arrays: 4 + 4 + 6 + 6 = 20 bytes, no padding.
+// SAFETY: repr(C), Copy, integers and byte arrays: 4 + 4 + 6 + 6 + 4 + 2 + 2 + 4 + 8 + 8 = 48
+// bytes, every field at its natural alignment, no implicit padding.
 unsafe impl aya::Pod for RefCfg {}
+const _: () = assert!(size_of::<RefCfg>() == 48);
 
 /// `struct tmpl` of redirect_ref.c.
 #[derive(Debug, Clone, Copy)]
@@ -506,9 +516,10 @@ struct Refs {
     next: MapData,
 }
 
-const REF_PROGS: [&str; 5] = [
+const REF_PROGS: [&str; 6] = [
     "ref_redirect",
     "ref_fib",
+    "ref_ndn",
     "bench_sink",
     "bench_restore",
     "bench_nop",
@@ -581,6 +592,12 @@ impl Refs {
                     fib_dst: case.next_hop,
                     dmac: case.next_mac,
                     smac: case.egress_mac,
+                    nat_addr: ROUTER,
+                    nat_port: ROUTER_PORT.to_be_bytes(),
+                    pad: 0,
+                    pad2: 0,
+                    k0: KEY.0,
+                    k1: KEY.1,
                 },
                 0,
             )
@@ -697,15 +714,17 @@ fn median(v: &mut [f64]) -> f64 {
 enum Prog {
     Ref,
     RefFib,
+    RefNdn,
     Lb,
 }
 
 impl Prog {
-    const ALL: [Prog; 3] = [Prog::Ref, Prog::RefFib, Prog::Lb];
+    const ALL: [Prog; 4] = [Prog::Ref, Prog::RefFib, Prog::RefNdn, Prog::Lb];
     fn name(self) -> &'static str {
         match self {
             Prog::Ref => "ref_redirect",
             Prog::RefFib => "ref_fib",
+            Prog::RefNdn => "ref_ndn",
             Prog::Lb => "lb (ndx_lb)",
         }
     }
@@ -732,6 +751,7 @@ impl Bench<'_> {
         match p {
             Prog::Ref => self.refs.fd("ref_redirect"),
             Prog::RefFib => self.refs.fd("ref_fib"),
+            Prog::RefNdn => self.refs.fd("ref_ndn"),
             Prog::Lb => self.lb.program_fd().map_err(err("lb fd")),
         }
     }
@@ -832,8 +852,8 @@ fn run(args: &Args) -> Res<()> {
     let refs = refs?;
 
     let cfg = LbXdpConfig {
-        k0: 0x0706_0504_0302_0100,
-        k1: 0x0f0e_0d0c_0b0a_0908,
+        k0: KEY.0,
+        k1: KEY.1,
         hash: LbHash::Name,
         table_len: 4096,
         port: PORT,
@@ -1133,8 +1153,8 @@ fn print_report(
     );
     let c = bench.lb.counters().map_err(err("lb counters"))?;
     println!(
-        "lb counters after the run: redirected {}, passed {}, malformed {}, no-route {}, frag-miss-out {}",
-        c.redirected, c.passed, c.malformed, c.no_route, c.frag_miss_out
+        "lb counters after the run: redirected {}, passed {}, malformed {}, no-route {}, frag-interests-out {}",
+        c.redirected, c.passed, c.malformed, c.no_route, c.frag_interests_out
     );
     let lb_stats = bench.lb.program_stats().map_err(err("lb stats"))?;
     print!(

@@ -189,6 +189,10 @@ fn varnum(b: &[u8]) -> Option<usize> {
     Some(if n == 1 { b[0].into() } else { v })
 }
 
+/// Well-known addresses the program compares inline (`LB_INLINE_VIPS`); more are looked up
+/// in a hash map.
+const INLINE_VIPS: usize = 8;
+
 /// `struct lb_config` of lb.c.
 #[derive(Debug, Clone, Copy)]
 #[repr(C)]
@@ -200,14 +204,15 @@ struct RawLbConfig {
     table_len: u32,
     port: u16,
     pad: u16,
-    pad2: u32,
+    n_vips: u32,
+    vips: [[u8; 4]; INLINE_VIPS],
 }
 
 #[expect(unsafe_code, reason = "aya's Pod marker is an unsafe trait")]
-// SAFETY: repr(C), Copy, integers only, no implicit padding (8+8+8+4+4+2+2+4 = 40 bytes, a
-// multiple of the 8-byte alignment).
+// SAFETY: repr(C), Copy, integers and byte arrays only, no implicit padding
+// (8+8+8+4+4+2+2+4+32 = 72 bytes, a multiple of the 8-byte alignment).
 unsafe impl aya::Pod for RawLbConfig {}
-const _: () = assert!(size_of::<RawLbConfig>() == 40);
+const _: () = assert!(size_of::<RawLbConfig>() == 72);
 
 /// `struct lb_router` of lb.c.
 #[derive(Debug, Clone, Copy)]
@@ -271,8 +276,9 @@ lb_counters! {
     ip_fragment = "ip-fragment",
     /// Fragment to the well-known port whose first fragment was not seen: dropped.
     frag_miss_in = "frag-miss-in",
-    /// Fragment from a router whose first fragment was not seen: sent as a Data.
-    frag_miss_out = "frag-miss-out",
+    /// Fragmented Interests from routers (remembered so every fragment keeps the router's
+    /// port; other fragments from routers leave from the well-known port).
+    frag_interests_out = "frag-interests-out",
     /// Interests while no router takes Interests: dropped.
     no_router = "no-router",
     /// TTL exhausted: dropped.
@@ -320,6 +326,9 @@ pub struct LbXdp {
     ebpf: Ebpf,
     program: &'static str,
     config: LbXdpConfig,
+    raw: RawLbConfig,
+    cfg_map: Array<MapData, RawLbConfig>,
+    vip_list: Vec<Ipv4Addr>,
     table: Array<MapData, u32>,
     routers: Array<MapData, RawRouter>,
     ports: Array<MapData, u32>,
@@ -365,24 +374,25 @@ impl LbXdp {
             table.set(cell, LB_NO_ROUTER, 0)?;
         }
         let (mode, param) = config.hash.raw();
-        cfg_map.set(
-            0,
-            RawLbConfig {
-                k0: config.k0,
-                k1: config.k1,
-                param,
-                mode,
-                table_len: config.table_len,
-                port: config.port,
-                pad: 0,
-                pad2: 0,
-            },
-            0,
-        )?;
+        let raw = RawLbConfig {
+            k0: config.k0,
+            k1: config.k1,
+            param,
+            mode,
+            table_len: config.table_len,
+            port: config.port,
+            pad: 0,
+            n_vips: 0,
+            vips: [[0; 4]; INLINE_VIPS],
+        };
+        cfg_map.set(0, raw, 0)?;
         Ok(Self {
             ebpf,
             program,
             config: config.clone(),
+            raw,
+            cfg_map,
+            vip_list: Vec::new(),
             table,
             routers,
             ports,
@@ -499,15 +509,39 @@ impl LbXdp {
         Ok(())
     }
 
-    /// Adds a well-known address.
+    /// Adds a well-known address (at most [`LB_MAX_VIPS`]; the first 8 are compared inline,
+    /// the others looked up in a hash map).
     pub fn add_vip(&mut self, address: Ipv4Addr) -> Result<(), XdpError> {
+        if self.vip_list.contains(&address) {
+            return Ok(());
+        }
+        if self.vip_list.len() >= LB_MAX_VIPS {
+            return Err(XdpError::OutOfRange {
+                what: "well-known addresses",
+                value: self.vip_list.len() + 1,
+                limit: LB_MAX_VIPS,
+            });
+        }
         self.vips.insert(address.octets(), 1, 0)?;
-        Ok(())
+        self.vip_list.push(address);
+        self.write_vips()
     }
 
     /// Removes a well-known address.
     pub fn remove_vip(&mut self, address: Ipv4Addr) -> Result<(), XdpError> {
-        self.vips.remove(&address.octets())?;
+        self.vip_list.retain(|a| *a != address);
+        self.write_vips()?;
+        let _ = self.vips.remove(&address.octets());
+        Ok(())
+    }
+
+    fn write_vips(&mut self) -> Result<(), XdpError> {
+        self.raw.vips = [[0; 4]; INLINE_VIPS];
+        for (slot, a) in self.raw.vips.iter_mut().zip(&self.vip_list) {
+            *slot = a.octets();
+        }
+        self.raw.n_vips = self.vip_list.len() as u32;
+        self.cfg_map.set(0, self.raw, 0)?;
         Ok(())
     }
 

@@ -404,11 +404,33 @@ fn interests_are_hashed_data_port_mapped_and_router_traffic_snatted() {
     );
     assert!(c.bytes_from > 0 && c.bytes_to > 0);
 
+    // Beyond the 8 well-known addresses compared inline, the others are found in the map.
+    let mut xdp = xdp;
+    for i in 101..=110 {
+        xdp.add_vip(Ipv4Addr::new(10, 1, 0, i)).unwrap();
+    }
+    let f = frame(
+        CONSUMER,
+        40000,
+        [10, 1, 0, 110],
+        6363,
+        &interest("/far/vip"),
+        false,
+    );
+    let r = xdp.test_run(&f, x0).unwrap();
+    assert_eq!(r.verdict, verdict::REDIRECT, "the 12th well-known address");
+    assert_eq!(seen(r.frame()).sport, 40000);
+    xdp.remove_vip(Ipv4Addr::new(10, 1, 0, 110)).unwrap();
+    assert_eq!(
+        xdp.test_run(&f, x0).unwrap().verdict,
+        verdict::PASS,
+        "removed"
+    );
     let c = xdp.counters().unwrap();
-    assert_eq!(c.interests_in, 200);
+    assert_eq!(c.interests_in, 201);
     assert_eq!(c.port_mapped, 1);
     assert_eq!(c.from_routers, 3);
-    assert_eq!(c.redirected, 200 + 1 + 3);
+    assert_eq!(c.redirected, 201 + 1 + 3);
 }
 
 #[test]
@@ -455,13 +477,14 @@ fn fragments_of_one_packet_take_one_decision() {
     // A non-first fragment whose first was never seen: dropped, counted.
     let f = frame(CONSUMER, 40002, VIP_X, 6363, &frags[1], false);
     assert_eq!(xdp.test_run(&f, x0).unwrap().verdict, verdict::DROP);
-    // And from a router: sent as a Data (from 6363), counted.
+    // From a router, a fragment nothing was remembered for is a Data's (only fragmented
+    // Interests are remembered): from 6363.
     let lone = fragments(&data("/lone", 3000), 1400, 77, false);
     let f = frame(R2, 6372, CONSUMER, 40000, &lone[1], false);
     let s = seen(xdp.test_run(&f, r2).unwrap().frame());
     assert_eq!(s.sport, 6363);
     let c = xdp.counters().unwrap();
-    assert_eq!((c.frag_miss_in, c.frag_miss_out), (1, 1), "{c:?}");
+    assert_eq!((c.frag_miss_in, c.frag_interests_out), (1, 1), "{c:?}");
 }
 
 #[test]
