@@ -313,6 +313,7 @@ static __always_inline int fast_classify(struct scratch *s, __u32 *noff, __u32 *
 				for (int j = 0; j < 8; j++)
 					seq = (seq << 8) | WB(s, v + j);
 				has_seq = 1;
+				s->seq_off = v;
 			} else if (t == T_FRAG_INDEX && l == 1) {
 				fi = WB(s, v);
 			} else if (t == T_FRAG_COUNT && l == 1) {
@@ -584,6 +585,8 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	s->wlen = 0;
 	lb_classify(ctx, dir == DIR_HASH);
 	__u32 kind = s->kind, how = s->how, findex = s->frag_index, fcount = s->frag_count;
+	/* Frame offset of a router's LpPacket Sequence (0: none or not from a router). */
+	__u32 seq_at = dir == DIR_OUT && (s->flags & LP_HAS_SEQUENCE) ? ndn_off + s->seq_off : 0;
 	__u64 hash = s->hash;
 	struct frag_key fk = { .saddr = saddr, .sport = bpf_htons(sport), .pad = 0,
 			       .base = s->seq - findex };
@@ -745,30 +748,55 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	}
 
 	/* NAT, with incremental checksums (a UDP checksum of 0 means none and stays 0). */
+	/* Whether the sender computed a UDP checksum decides, not any intermediate value (an
+	 * update may pass through 0). */
 	__u16 ipc = ip->check, uc = udp->check;
+	int has_uc = uc != 0;
 	if (new_daddr != daddr) {
 		ipc = csum_replace4(ipc, daddr, new_daddr);
-		if (uc)
+		if (has_uc)
 			uc = csum_replace4(uc, daddr, new_daddr);
 		ip->daddr = new_daddr;
 	}
 	if (new_saddr != saddr) {
 		ipc = csum_replace4(ipc, saddr, new_saddr);
-		if (uc)
+		if (has_uc)
 			uc = csum_replace4(uc, saddr, new_saddr);
 		ip->saddr = new_saddr;
 	}
 	if (new_dport != udp->dest) {
-		if (uc)
+		if (has_uc)
 			uc = csum_replace2(uc, udp->dest, new_dport);
 		udp->dest = new_dport;
 	}
 	if (new_sport != udp->source) {
-		if (uc)
+		if (has_uc)
 			uc = csum_replace2(uc, udp->source, new_sport);
 		udp->source = new_sport;
 	}
-	if (udp->check && !uc)
+	/* From a router: the top byte of its LpPacket Sequence XORed with slot + 1. Every
+	 * router's fragments reach a downstream from one address and port (the well-known ones),
+	 * where they share one reassembler; routers number fragments on their own (ndnd from 0
+	 * per face, ndx from 0 per shard), so without this two routers' packets could share a
+	 * reassembly key. The byte is the same for all fragments of a packet. */
+	if (seq_at && seq_at < 256) {
+		__u64 at = seq_at;
+		barrier_var(at);
+		at &= 0xff;
+		__u8 *q = (void *)(long)ctx->data + at;
+		if ((void *)(q + 1) <= (void *)(long)ctx->data_end) {
+			__u16 oldb = *q, newb = oldb ^ (__u16)(slot + 1);
+			*q = newb;
+			if (has_uc) {
+				/* Its 16-bit word in the checksum: high byte at an even offset from the
+				 * UDP header, low byte at an odd one. */
+				int high = ((seq_at - l4) & 1) == 0;
+				uc = csum_replace2(uc, bpf_htons(high ? oldb << 8 : oldb),
+						   bpf_htons(high ? newb << 8 : newb));
+			}
+		}
+	}
+	if (has_uc && !uc)
 		uc = 0xffff;
 	udp->check = uc;
 

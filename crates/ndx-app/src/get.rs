@@ -206,9 +206,12 @@ pub fn get(opts: &GetOptions) -> Result<GetReport, AppError> {
                 Ok(r)
             });
             if r.is_err() {
-                // Leave no partial object behind.
+                // Leave no partial object behind, but only ever remove a regular file:
+                // `-o /dev/null` (or a FIFO, a device) must survive a failed fetch.
                 drop(w);
-                let _ = std::fs::remove_file(p);
+                if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_file()) {
+                    let _ = std::fs::remove_file(p);
+                }
             }
             r
         }

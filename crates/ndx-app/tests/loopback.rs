@@ -366,6 +366,19 @@ fn get_writes_the_output_file_and_removes_it_on_failure() {
     g.min_rto_ms = 50;
     assert!(matches!(ndx_app::get(&g), Err(AppError::Timeout { .. })));
     assert!(!path.exists());
+    // Only a regular file is removed: an output that is something else (here a symbolic
+    // link; `-o /dev/null` as root was the case found) survives a failed fetch.
+    let link = path.with_extension("link");
+    std::fs::write(&path, b"kept").unwrap();
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    g.output = Some(link.clone());
+    assert!(matches!(ndx_app::get(&g), Err(AppError::Timeout { .. })));
+    assert!(
+        std::fs::symlink_metadata(&link).is_ok(),
+        "the link was removed"
+    );
+    let _ = std::fs::remove_file(&link);
+    let _ = std::fs::remove_file(&path);
 }
 
 /// A Nack with `reason` for the Interest in datagram `d` (`None` when it holds none).

@@ -252,6 +252,14 @@ fn name_value(uri: &str) -> Vec<u8> {
     big_name(&interest(uri))
 }
 
+/// Frame offset of the LpPacket Sequence's value (the fragmenter writes Sequence first).
+fn sequence_at(frame: &[u8]) -> usize {
+    let lp = &frame[42..];
+    let hdr = if lp[1] == 253 { 4 } else { 2 };
+    assert_eq!(lp[hdr..hdr + 2], [0x51, 8], "Sequence first");
+    42 + hdr + 2
+}
+
 /// The Name TLV-VALUE of an encoded Interest (1-byte Name length or 3-byte).
 fn big_name(interest: &[u8]) -> Vec<u8> {
     let at = if interest[1] == 253 { 4 } else { 2 };
@@ -453,6 +461,11 @@ fn fragments_of_one_packet_take_one_decision() {
         assert_eq!(r.verdict, verdict::REDIRECT, "fragment {i}");
         let s = seen(r.frame());
         assert_eq!((s.src, s.sport), (VIP_X, 6363), "fragment {i}");
+        // The Sequence's top byte carries router 2's slot (1) + 1; the rest is untouched,
+        // so Sequence - FragIndex still names the packet.
+        let at = sequence_at(&f);
+        assert_eq!(r.frame()[at], f[at] ^ 2, "fragment {i}");
+        assert_eq!(r.frame()[at + 1..at + 8], f[at + 1..at + 8], "fragment {i}");
     }
     // A fragmented Interest from router 2 keeps 6372 on every fragment.
     let mut big = InterestRepr::new(NameBuf::from_uri("/big/interest").unwrap());
@@ -600,4 +613,54 @@ fn weighted_hash_space_splits_interests_by_weight() {
     if let Some(insns) = stats.verified_insns {
         assert!(insns < 500_000, "verifier work {insns}");
     }
+}
+
+/// RFC 1624 as lb.c applies it, on checksum words as stored.
+fn replace4(check: u16, old: [u8; 4], new: [u8; 4]) -> u16 {
+    let w = |b: [u8; 4]| {
+        [
+            u16::from_be_bytes([b[0], b[1]]),
+            u16::from_be_bytes([b[2], b[3]]),
+        ]
+    };
+    let mut c = u32::from(!check);
+    for (o, n) in w(old).into_iter().zip(w(new)) {
+        c += u32::from(!o) + u32::from(n);
+    }
+    while c >> 16 != 0 {
+        c = (c & 0xffff) + (c >> 16);
+    }
+    !(c as u16)
+}
+
+#[test]
+fn udp_checksum_stays_right_when_an_update_passes_through_zero() {
+    if !root_or_skip("udp_checksum_stays_right_when_an_update_passes_through_zero") {
+        return;
+    }
+    let front = Front::new();
+    let (xdp, _) = load(&front, false);
+    let r2 = front.ifindex[3];
+    // A Data from router 2 to the consumer gets two rewrites (source address, then source
+    // port): find content whose checksum is exactly 0 after the first.
+    let mut found = None;
+    // A 1-in-65536 event per content: try up to 2^20 (each changes the digest too).
+    for k in 0..1u32 << 20 {
+        let mut content = vec![0x5a; 40];
+        content[..4].copy_from_slice(&k.to_be_bytes());
+        let d = DataRepr::new(NameBuf::from_uri("/csum").unwrap(), content)
+            .to_vec()
+            .unwrap();
+        let f = frame(R2, 6372, CONSUMER, 40000, &d, false);
+        let check = u16::from_be_bytes([f[40], f[41]]);
+        if replace4(check, R2, VIP_X) == 0 {
+            found = Some(f);
+            break;
+        }
+    }
+    let f = found.expect("some content makes the intermediate checksum 0");
+    let r = xdp.test_run(&f, r2).unwrap();
+    assert_eq!(r.verdict, verdict::REDIRECT);
+    let s = seen(r.frame()); // checks the UDP checksum
+    assert_eq!((s.src, s.sport), (VIP_X, 6363));
 }
