@@ -389,6 +389,9 @@ pub struct Setup {
     pub warmup: u64,
     /// Measurement window, seconds.
     pub duration: u64,
+    /// Longest wait for a quiet machine before each run, seconds (0: never wait nor
+    /// measure again).
+    pub wait_quiet: u64,
 }
 
 /// The producer port of download `d` (from 1).
@@ -431,6 +434,61 @@ fn start_producers(t: &mut Topo, s: &Setup, downloads: usize) -> Result<(), Stri
 /// of `duration` after the warm-up; returns the window and the generators' payload Mbit/s
 /// over the window, timeouts and Nacks.
 fn measure(
+    t: &Topo,
+    probe: &Probe,
+    s: &Setup,
+    downloads: usize,
+) -> Result<(Window, f64, u64, u64), String> {
+    // The machine is shared: wait until other jobs leave it, and measure again when they
+    // came back during the run.
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        wait_quiet(t, probe, s)?;
+        let r = measure_once(t, probe, s, downloads)?;
+        if r.0.other_cpu <= NOISY || attempt >= 3 || s.wait_quiet == 0 {
+            return Ok(r);
+        }
+        progress(&format!(
+            "other jobs used {:.2} CPUs during the run: measuring again",
+            r.0.other_cpu
+        ));
+    }
+}
+
+/// CPUs of other jobs above which a run is measured again.
+const NOISY: f64 = 0.15;
+
+/// Waits (up to `s.wait_quiet` seconds) until other jobs use less than [`NOISY`] CPUs over
+/// one second.
+fn wait_quiet(t: &Topo, probe: &Probe, s: &Setup) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(s.wait_quiet);
+    let mut said = false;
+    loop {
+        let a = probe.snap(t, &[])?;
+        std::thread::sleep(Duration::from_secs(1));
+        let b = probe.snap(t, &[])?;
+        let other = Window::between(&a, &b, probe.irs).other_cpu;
+        if other <= NOISY || Instant::now() >= deadline {
+            if other > NOISY {
+                progress(&format!(
+                    "other jobs still use {other:.2} CPUs after {} s: measuring anyway",
+                    s.wait_quiet
+                ));
+            }
+            return Ok(());
+        }
+        if !said {
+            progress(&format!(
+                "other jobs use {other:.2} CPUs: waiting for a quiet machine"
+            ));
+            said = true;
+        }
+        std::thread::sleep(Duration::from_secs(2));
+    }
+}
+
+fn measure_once(
     t: &Topo,
     probe: &Probe,
     s: &Setup,
@@ -1112,6 +1170,7 @@ pub fn cluster_scaling(s: &Setup, o: &ScalingOptions) -> Result<ScalingResult, S
         // The producer holds the encoded segments: the file is no longer needed.
         let _ = fs::remove_file(&file);
     }
+    wait_quiet(&t, &Probe::new(&t, 3)?, s)?;
     let mut gets: Vec<(Child, PathBuf)> = Vec::new();
     for d in 1..=o.downloads {
         let log = s.scratch.join(format!("get{d}.log"));

@@ -107,6 +107,11 @@ struct ClusterCommon {
     /// Measurement window, seconds.
     #[arg(long, default_value_t = 5)]
     duration: u64,
+    /// Longest wait, before each run, for other jobs to leave the machine (under 0.15 CPUs
+    /// outside the experiment's processes), seconds; a run they disturbed is measured again
+    /// (up to 3 times). 0: never wait.
+    #[arg(long, default_value_t = 300)]
+    wait_quiet: u64,
     /// Scratch directory for configurations, sockets and logs (default: a fresh one under
     /// /tmp, removed after a successful run).
     #[arg(long)]
@@ -151,6 +156,7 @@ impl ClusterCommon {
                 window: self.window,
                 warmup: self.warmup,
                 duration: self.duration,
+                wait_quiet: self.wait_quiet,
             },
             ours,
         ))
@@ -209,13 +215,13 @@ enum Cmd {
         #[arg(long, default_value_t = 3)]
         downloads: usize,
         /// Seconds between two changes of the router set.
-        #[arg(long, default_value_t = 4.0)]
+        #[arg(long, default_value_t = 3.0)]
         step: f64,
         /// Sampling period, seconds.
         #[arg(long, default_value_t = 0.5)]
         sample: f64,
         /// Object size per download, MB (enough to outlast the 5 steps).
-        #[arg(long, default_value_t = 600)]
+        #[arg(long, default_value_t = 800)]
         object_mb: usize,
         /// Largest congestion window of each download.
         #[arg(long, default_value_t = 16)]
@@ -563,7 +569,7 @@ fn cluster_load_cmd(
     }
     let r = with_setup(common, |s| csr::cluster_load(s, irs, downloads, model_irs))?;
     let gp = "set multiplot layout 1,2\nset xlabel 'downloads'\nset ylabel 'Mbit/s (payload)'\n\
-              plot for [n in '1 2 3 4 5 6 7 8'] 'cluster-load.csv' using ($1 == n ? $2 : 1/0):3 with linespoints title n.' IR'\n\
+              plot for [n=1:8] 'cluster-load.csv' using ($1 == n ? $2 : 1/0):3 with linespoints title sprintf('%d IR', n)\n\
               set ylabel 'CPU (1 = one core)'\n\
               plot 'cluster-load.csv' using ($1 == 3 ? $2 : 1/0):8 with linespoints title 'IR1', \\\n\
                    '' using ($1 == 3 ? $2 : 1/0):11 with linespoints title 'IR2', \\\n\
