@@ -395,6 +395,31 @@ impl Topo {
         prefix: &str,
         cpu: usize,
     ) -> Result<(), String> {
+        self.start_ir_routes(k, kind, &[(prefix, 6363)], cpu)
+    }
+
+    /// Starts internal router `k` like [`Topo::start_ir`], with one face per producer port
+    /// (`udp://10.2.0.2:PORT`) and a route for each `(prefix, port)`: several producers on
+    /// the producer host, each behind its own port.
+    pub fn start_ir_routes(
+        &mut self,
+        k: usize,
+        kind: IrKind,
+        routes: &[(&str, u16)],
+        cpu: usize,
+    ) -> Result<(), String> {
+        assert!(!routes.is_empty(), "at least one route");
+        let mut ports: Vec<u16> = routes.iter().map(|&(_, port)| port).collect();
+        ports.sort_unstable();
+        ports.dedup();
+        // The face to port 6363 keeps the name `producer` (as start_ir always had).
+        let face_name = |port: u16| {
+            if port == 6363 {
+                "producer".to_owned()
+            } else {
+                format!("producer{port}")
+            }
+        };
         let role = ir_name(k);
         let sock = self.ir_socket(k);
         let _ = fs::remove_file(&sock);
@@ -402,16 +427,26 @@ impl Topo {
         let proc = match kind {
             IrKind::Ndx => {
                 let cfg = self.dir.join(format!("ir{k}.toml"));
-                let text = format!(
+                let mut text = format!(
                     "[router]\nshards = 1\ncpus = [{cpu}]\ncontrol_socket = \"{}\"\nidle = \"park\"\n\
                      [udp]\nports = [{}]\n[app]\nsocket = \"{}\"\n\
-                     [[interface]]\nname = \"eth0\"\n\
-                     [[face]]\nname = \"producer\"\nremote = \"udp://{PRODUCER}:6363\"\n\
-                     [[route]]\nprefix = \"{prefix}\"\nface = \"producer\"\n",
+                     [[interface]]\nname = \"eth0\"\n",
                     sock.display(),
                     ir_port(k),
                     self.dir.join(format!("ir{k}-app.sock")).display()
                 );
+                for &port in &ports {
+                    text.push_str(&format!(
+                        "[[face]]\nname = \"{}\"\nremote = \"udp://{PRODUCER}:{port}\"\n",
+                        face_name(port)
+                    ));
+                }
+                for &(prefix, port) in routes {
+                    text.push_str(&format!(
+                        "[[route]]\nprefix = \"{prefix}\"\nface = \"{}\"\n",
+                        face_name(port)
+                    ));
+                }
                 fs::write(&cfg, text).map_err(|e| e.to_string())?;
                 let mut cmd = self.exec(&role, &self.tools.ndx);
                 cmd.args(["run", "-c"]).arg(&cfg);
@@ -459,29 +494,36 @@ impl Topo {
                         .args(args);
                     sh(&mut c).map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
                 };
-                let mut created = String::new();
-                // The management socket may accept connections a little after it appears.
-                let ok = wait_for(10, || {
+                let mut faces = Vec::new();
+                for &port in &ports {
+                    let mut created = String::new();
+                    // The management socket may accept connections a little after it appears.
+                    let ok = wait_for(10, || {
+                        fw(&[
+                            "face-create",
+                            &format!("remote=udp4://{PRODUCER}:{port}"),
+                            "persistency=permanent",
+                        ])
+                        .map(|o| created = o)
+                        .is_ok()
+                    });
+                    let face = created
+                        .split(|c: char| c.is_whitespace() || c == ',')
+                        .find_map(|w| w.strip_prefix("FaceId="))
+                        .map(str::to_owned);
+                    let Some(face) = face.filter(|_| ok) else {
+                        return Err(format!("ndnd face-create: {created}\n{}", p.log_text()));
+                    };
+                    faces.push((port, face));
+                }
+                for &(prefix, port) in routes {
+                    let face = &faces.iter().find(|(p, _)| *p == port).expect("created").1;
                     fw(&[
-                        "face-create",
-                        &format!("remote=udp4://{PRODUCER}:6363"),
-                        "persistency=permanent",
-                    ])
-                    .map(|o| created = o)
-                    .is_ok()
-                });
-                let face = created
-                    .split(|c: char| c.is_whitespace() || c == ',')
-                    .find_map(|w| w.strip_prefix("FaceId="))
-                    .map(str::to_owned);
-                let Some(face) = face.filter(|_| ok) else {
-                    return Err(format!("ndnd face-create: {created}\n{}", p.log_text()));
-                };
-                fw(&[
-                    "route-add",
-                    &format!("prefix={prefix}"),
-                    &format!("face={face}"),
-                ])?;
+                        "route-add",
+                        &format!("prefix={prefix}"),
+                        &format!("face={face}"),
+                    ])?;
+                }
                 p
             }
         };
@@ -513,13 +555,25 @@ impl Topo {
         version: u64,
         extra: &[&str],
     ) -> Result<(), String> {
+        self.start_put_on(prefix, file, version, 6363, extra)
+    }
+
+    /// [`Topo::start_put`] on port `port` of the producer.
+    pub fn start_put_on(
+        &mut self,
+        prefix: &str,
+        file: &Path,
+        version: u64,
+        port: u16,
+        extra: &[&str],
+    ) -> Result<(), String> {
         let log = self.dir.join(format!("put{}.log", self.producers.len()));
         let mut cmd = self.exec("p", &self.tools.ndx);
         cmd.args(["put", prefix, "-i"])
             .arg(file)
             .args([
                 "-b",
-                &format!("{PRODUCER}:6363"),
+                &format!("{PRODUCER}:{port}"),
                 "--version",
                 &version.to_string(),
             ])
@@ -563,6 +617,57 @@ impl Topo {
             .arg("--no-progress")
             .args(extra);
         cmd
+    }
+
+    /// `ndx gen PREFIX` on the consumer through the front end (10.1.0.1:6363), with `extra`
+    /// arguments (not run).
+    pub fn generator(&self, prefix: &str, extra: &[&str]) -> Command {
+        let mut cmd = self.exec("c", &self.tools.ndx);
+        cmd.args(["gen", prefix, "-t", &format!("{VIP_CONSUMER}:6363")])
+            .args(extra);
+        cmd
+    }
+
+    /// Changes internal router `k`'s weight in the running front end.
+    pub fn lb_weight(&self, k: usize, weight: u32) -> Result<(), String> {
+        self.lb_cmd(&["weight", &ir_name(k), &weight.to_string()])
+            .map(drop)
+    }
+
+    /// The process id of internal router `k`, when running.
+    pub fn ir_pid(&self, k: usize) -> Option<u32> {
+        self.ir.get(k - 1)?.as_ref().map(|(_, p)| p.pid())
+    }
+
+    /// Ids of the XDP programs attached to the interfaces of `role`'s namespace (from
+    /// `ip -d -j link show`), without repeats.
+    pub fn xdp_prog_ids(&self, role: &str) -> Result<Vec<u64>, String> {
+        let out = self.run(role, &["ip", "-d", "-j", "link", "show"])?;
+        let links: serde_json::Value =
+            serde_json::from_slice(&out.stdout).map_err(|e| format!("ip -j: {e}"))?;
+        let mut ids = Vec::new();
+        for l in links.as_array().into_iter().flatten() {
+            let xdp = &l["xdp"];
+            let mut found = vec![xdp["prog"]["id"].as_u64()];
+            for a in xdp["attached"].as_array().into_iter().flatten() {
+                found.push(a["prog"]["id"].as_u64());
+            }
+            for id in found.into_iter().flatten() {
+                if !ids.contains(&id) {
+                    ids.push(id);
+                }
+            }
+        }
+        Ok(ids)
+    }
+
+    /// Bytes `role`'s `eth0` has received (its kernel counter).
+    pub fn rx_bytes(&self, role: &str) -> Result<u64, String> {
+        let out = self.run(role, &["cat", "/sys/class/net/eth0/statistics/rx_bytes"])?;
+        String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .map_err(|e| format!("rx_bytes: {e}"))
     }
 
     /// The logs of every process, for a failure message.

@@ -1,4 +1,5 @@
-//! `ndx-lab`: seed 000's HCS experiments. `ndx-lab <experiment> --help` for options.
+//! `ndx-lab`: seed 000's HCS experiments and seed 002's cluster experiments. `ndx-lab
+//! <experiment> --help` for options.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -8,6 +9,8 @@ use clap::{Args, Parser, Subcommand};
 use ndx_core::DispatchMode;
 use ndx_hcs::{DelayMode, MemoryMode};
 use ndx_lab::catalogue::Catalogue;
+use ndx_lab::cluster::{IrKind, Tools};
+use ndx_lab::csr;
 use ndx_lab::hcs::{self, HcsConfig};
 use ndx_lab::hitratio::{self, Design, HitRatioConfig, parse_replacement};
 use ndx_lab::model;
@@ -18,7 +21,7 @@ use ndx_lab::workload::{Kind, WorkloadConfig};
 #[derive(Parser, Debug)]
 #[command(
     name = "ndx-lab",
-    about = "Hierarchical content store experiments (seed 000)"
+    about = "Hierarchical content store (seed 000) and cluster front end (seed 002) experiments"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -82,8 +85,166 @@ impl Common {
     }
 }
 
+/// Options of the cluster experiments (seed 002): root, network namespaces, real processes.
+#[derive(Args, Debug, Clone)]
+struct ClusterCommon {
+    /// The `ndx` binary (default: the `ndx` next to this program, else the one on PATH).
+    #[arg(long)]
+    ndx: Option<PathBuf>,
+    /// The `ndnd` binary (for `ndnd fw` internal routers).
+    #[arg(long, default_value = "/opt/ndx-interop/go/ndnd")]
+    ndnd: PathBuf,
+    /// Data payload bytes (NDNLPv2-fragmented on the 1500-byte links; the paper's chunks are
+    /// 4400 bytes).
+    #[arg(long, default_value_t = 8000)]
+    payload: usize,
+    /// Interests in flight per download (`ndx gen -w`; the paper's pipeline size is 16).
+    #[arg(long, default_value_t = 16)]
+    window: usize,
+    /// Warm-up before each measurement, seconds.
+    #[arg(long, default_value_t = 1)]
+    warmup: u64,
+    /// Measurement window, seconds.
+    #[arg(long, default_value_t = 5)]
+    duration: u64,
+    /// Longest wait, before each run, for other jobs to leave the machine (under 0.15 CPUs
+    /// outside the experiment's processes), seconds; a run they disturbed is measured again
+    /// (up to 3 times). 0: never wait.
+    #[arg(long, default_value_t = 300)]
+    wait_quiet: u64,
+    /// Scratch directory for configurations, sockets and logs (default: a fresh one under
+    /// /tmp, removed after a successful run).
+    #[arg(long)]
+    scratch: Option<PathBuf>,
+    /// Results directory (default under `target/`, which git ignores).
+    #[arg(long, default_value = "target/lab-results")]
+    out: PathBuf,
+}
+
+impl ClusterCommon {
+    fn tools(&self) -> Result<Tools, String> {
+        let ndx = match &self.ndx {
+            Some(p) => p.clone(),
+            None => std::env::current_exe()
+                .ok()
+                .and_then(|e| e.parent().map(|d| d.join("ndx")))
+                .filter(|p| p.is_file())
+                .unwrap_or_else(|| PathBuf::from("ndx")),
+        };
+        let ndnd = self.ndnd.is_file().then(|| self.ndnd.clone());
+        Ok(Tools { ndx, ndnd })
+    }
+
+    /// The setup, and whether the scratch directory is ours to remove.
+    fn setup(&self) -> Result<(csr::Setup, bool), String> {
+        if !csr::is_root() {
+            return Err("the cluster experiments need root (network namespaces, XDP, tc)".into());
+        }
+        let (scratch, ours) = match &self.scratch {
+            Some(p) => (p.clone(), false),
+            None => (
+                std::env::temp_dir().join(format!("ndx-lab-cluster-{}", std::process::id())),
+                true,
+            ),
+        };
+        std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        Ok((
+            csr::Setup {
+                tools: self.tools()?,
+                scratch,
+                payload: self.payload,
+                window: self.window,
+                warmup: self.warmup,
+                duration: self.duration,
+                wait_quiet: self.wait_quiet,
+            },
+            ours,
+        ))
+    }
+}
+
+fn parse_ir_kind(s: &str) -> Result<IrKind, String> {
+    match s {
+        "ndx" => Ok(IrKind::Ndx),
+        "ndnd" => Ok(IrKind::Ndnd),
+        _ => Err(format!("unknown router {s:?}: expected ndx or ndnd")),
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Cmd {
+    /// Cluster load balancing: throughput vs downloads for 1..N internal routers, per-router
+    /// share and CPU, front-end CPU, and a per-router cost model (seed 002 Fig. 6, 7, 8).
+    ClusterLoad {
+        #[command(flatten)]
+        common: ClusterCommon,
+        /// Numbers of internal routers (ndx, pinned round robin on the CPUs).
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3")]
+        irs: Vec<usize>,
+        /// Numbers of concurrent downloads.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+        downloads: Vec<usize>,
+        /// Routers in the cost model's table (one core each, front end on one more).
+        #[arg(long, default_value_t = 16)]
+        model_irs: usize,
+    },
+    /// Uniform vs weighted hash space with two rate-limited internal routers (seed 002 Fig. 9).
+    ClusterWeights {
+        #[command(flatten)]
+        common: ClusterCommon,
+        /// Egress limit of internal routers 1 and 2 (tc tbf on their eth0), Mbit/s.
+        #[arg(long, default_value_t = 100)]
+        limit_mbit: u32,
+        /// The weighted split of routers 1, 2, 3.
+        #[arg(long, value_delimiter = ',', default_value = "1,1,2")]
+        weights: Vec<u32>,
+        /// What router 3 (unlimited) runs: ndnd or ndx (1 and 2 are ndnd: tc shapes only a
+        /// kernel-socket sender's egress).
+        #[arg(long, default_value = "ndnd", value_parser = parse_ir_kind)]
+        ir3: IrKind,
+        /// Numbers of concurrent downloads.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,3,4")]
+        downloads: Vec<usize>,
+    },
+    /// Live scale-out and scale-in (1 -> 2 -> 3 -> 2 -> 1 routers) during downloads that allow
+    /// no retransmission; throughput sampled over time (seed 002 Fig. 14).
+    ClusterScaling {
+        #[command(flatten)]
+        common: ClusterCommon,
+        /// Concurrent downloads (`ndx get --max-retries 0`).
+        #[arg(long, default_value_t = 3)]
+        downloads: usize,
+        /// Seconds between two changes of the router set.
+        #[arg(long, default_value_t = 3.0)]
+        step: f64,
+        /// Sampling period, seconds.
+        #[arg(long, default_value_t = 0.5)]
+        sample: f64,
+        /// Object size per download, MB (enough to outlast the 5 steps).
+        #[arg(long, default_value_t = 800)]
+        object_mb: usize,
+        /// Largest congestion window of each download.
+        #[arg(long, default_value_t = 16)]
+        max_cwnd: u32,
+        /// The front end's drain time for removed routers, ms (above the 2 s Interest lifetime).
+        #[arg(long, default_value_t = 3000)]
+        drain_ms: u64,
+        /// Smallest retransmission timeout of each download, ms (above the CPU stalls of a
+        /// loaded 2-core machine, so that a retransmission means a loss).
+        #[arg(long, default_value_t = 1000)]
+        min_rto_ms: u64,
+        /// Retransmissions allowed per segment; 0 is the paper's setting (one loss fails the
+        /// download).
+        #[arg(long, default_value_t = 3)]
+        max_retries: u32,
+        /// What the internal routers run: ndx or ndnd.
+        #[arg(long, default_value = "ndx", value_parser = parse_ir_kind)]
+        ir: IrKind,
+        /// Egress limit of every internal router, Mbit/s (tc tbf; needs --ir ndnd): makes
+        /// each router a bottleneck, so throughput follows the number of routers.
+        #[arg(long, default_value_t = 0)]
+        limit_mbit: u32,
+    },
     /// Measured (real Cs) vs model L1 hit ratio for Seq, Real, Unif over L1 sizes (Fig. 5a).
     Hitratio {
         #[command(flatten)]
@@ -295,7 +456,163 @@ fn run(cli: Cli) -> Result<(), String> {
             requests,
             table,
         } => dispatch_cmd(&common.with_defaults(781, 1280), &shards, requests, table),
+        Cmd::ClusterLoad {
+            common,
+            irs,
+            downloads,
+            model_irs,
+        } => cluster_load_cmd(&common, &irs, &downloads, model_irs),
+        Cmd::ClusterWeights {
+            common,
+            limit_mbit,
+            weights,
+            ir3,
+            downloads,
+        } => {
+            let weights: [u32; 3] = weights
+                .try_into()
+                .map_err(|_| "--weights takes three weights".to_owned())?;
+            cluster_weights_cmd(
+                &common,
+                &csr::WeightsOptions {
+                    ir3,
+                    limit_mbit,
+                    weights,
+                    downloads,
+                },
+            )
+        }
+        Cmd::ClusterScaling {
+            common,
+            downloads,
+            step,
+            sample,
+            object_mb,
+            max_cwnd,
+            drain_ms,
+            min_rto_ms,
+            max_retries,
+            ir,
+            limit_mbit,
+        } => cluster_scaling_cmd(
+            &common,
+            &csr::ScalingOptions {
+                downloads,
+                step_secs: step,
+                sample_secs: sample,
+                object_mb,
+                max_cwnd,
+                drain_ms,
+                min_rto_ms,
+                max_retries,
+                kind: ir,
+                limit_mbit,
+            },
+        ),
     }
+}
+
+fn emit_to(out: &std::path::Path, name: &str, table: &Table, gp: &str) -> Result<(), String> {
+    print!("{}", table.render());
+    let (csv, script) = report::write(out, name, table, gp)
+        .map_err(|e| format!("writing results to {}: {e}", out.display()))?;
+    println!("wrote {} and {}", csv.display(), script.display());
+    Ok(())
+}
+
+/// Runs a cluster experiment with its setup; removes the scratch directory when it is ours
+/// and the run succeeded (else says where the logs are).
+fn with_setup<T>(
+    common: &ClusterCommon,
+    f: impl FnOnce(&csr::Setup) -> Result<T, String>,
+) -> Result<T, String> {
+    let (setup, ours) = common.setup()?;
+    eprintln!(
+        "ndx: {}, ndnd: {}, scratch: {}",
+        setup.tools.ndx.display(),
+        setup
+            .tools
+            .ndnd
+            .as_ref()
+            .map_or("none".into(), |p| p.display().to_string()),
+        setup.scratch.display()
+    );
+    match f(&setup) {
+        Ok(v) => {
+            if ours {
+                let _ = std::fs::remove_dir_all(&setup.scratch);
+            }
+            Ok(v)
+        }
+        Err(e) => Err(format!(
+            "{e}
+(logs in {})",
+            setup.scratch.display()
+        )),
+    }
+}
+
+fn print_notes(notes: &[String]) {
+    for n in notes {
+        println!("- {n}");
+    }
+}
+
+fn cluster_load_cmd(
+    common: &ClusterCommon,
+    irs: &[usize],
+    downloads: &[usize],
+    model_irs: usize,
+) -> Result<(), String> {
+    if irs.iter().any(|&n| !(1..=16).contains(&n)) || downloads.contains(&0) {
+        return Err("--irs takes 1..=16 routers and --downloads at least 1".into());
+    }
+    let r = with_setup(common, |s| csr::cluster_load(s, irs, downloads, model_irs))?;
+    let gp = "set multiplot layout 1,2\nset xlabel 'downloads'\nset ylabel 'Mbit/s (payload)'\n\
+              plot for [n=1:8] 'cluster-load.csv' using ($1 == n ? $2 : 1/0):3 with linespoints title sprintf('%d IR', n)\n\
+              set ylabel 'CPU (1 = one core)'\n\
+              plot 'cluster-load.csv' using ($1 == 3 ? $2 : 1/0):8 with linespoints title 'IR1', \\\n\
+                   '' using ($1 == 3 ? $2 : 1/0):11 with linespoints title 'IR2', \\\n\
+                   '' using ($1 == 3 ? $2 : 1/0):14 with linespoints title 'IR3', \\\n\
+                   '' using ($1 == 3 ? $2 : 1/0):(column('lb_cpu')) with linespoints title 'front end (XDP)'\n\
+              unset multiplot";
+    emit_to(&common.out, "cluster-load", &r.measured, gp)?;
+    let gp = "set xlabel 'internal routers (one core each)'\nset ylabel 'Mbit/s (payload)'\n\
+              plot 'cluster-load-model.csv' using 1:2 with lines title 'N x router', \\\n\
+                   '' using 1:3 with lines title 'front end (one core)', \\\n\
+                   '' using 1:4 with linespoints title 'predicted'";
+    emit_to(&common.out, "cluster-load-model", &r.model, gp)?;
+    print_notes(&r.notes);
+    Ok(())
+}
+
+fn cluster_weights_cmd(common: &ClusterCommon, o: &csr::WeightsOptions) -> Result<(), String> {
+    let r = with_setup(common, |s| csr::cluster_weights(s, o))?;
+    let gp = "set xlabel 'downloads'\nset ylabel 'Mbit/s (payload)'\n\
+              plot for [m in 'uniform weighted'] 'cluster-weights.csv' using (strcol(1) eq m ? $3 : 1/0):4 with linespoints title m";
+    print!("{}", r.capacity.render());
+    emit_to(&common.out, "cluster-weights", &r.measured, gp)?;
+    print_notes(&r.notes);
+    Ok(())
+}
+
+fn cluster_scaling_cmd(common: &ClusterCommon, o: &csr::ScalingOptions) -> Result<(), String> {
+    let r = with_setup(common, |s| csr::cluster_scaling(s, o))?;
+    let gp = "set xlabel 'time (s)'\nset ylabel 'Mbit/s (IP, to the consumers)'\nset y2label 'routers'\n\
+              set y2tics 1\nset y2range [0:4]\n\
+              plot 'cluster-scaling.csv' using 1:3 with linespoints title 'throughput', \\\n\
+                   '' using 1:2 axes x1y2 with steps title 'routers in the hash space'";
+    emit_to(&common.out, "cluster-scaling", &r.samples, gp)?;
+    for (i, d) in r.downloads.iter().enumerate() {
+        println!(
+            "download {}: {} ({})",
+            i + 1,
+            if d.ok { "completed" } else { "FAILED" },
+            d.summary
+        );
+    }
+    print_notes(&r.notes);
+    Ok(())
 }
 
 fn hitratio_cmd(
