@@ -217,11 +217,17 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
         .get(
             "/t/long/v=7",
             &out,
+            // No retransmission: a lost Interest or Data fails the download. The timer is
+            // long: a busy 2-core machine delays packets, it must not lose them.
             &[
                 "--max-retries",
                 "0",
                 "--lifetime-ms",
                 "2000",
+                "--min-rto-ms",
+                "1900",
+                "--initial-rto-ms",
+                "1900",
                 "--max-cwnd",
                 "16",
             ],
