@@ -516,10 +516,11 @@ struct Refs {
     next: MapData,
 }
 
-const REF_PROGS: [&str; 6] = [
+const REF_PROGS: [&str; 7] = [
     "ref_redirect",
     "ref_fib",
     "ref_ndn",
+    "ref_ndn_acct",
     "bench_sink",
     "bench_restore",
     "bench_nop",
@@ -715,16 +716,24 @@ enum Prog {
     Ref,
     RefFib,
     RefNdn,
+    RefNdnAcct,
     Lb,
 }
 
 impl Prog {
-    const ALL: [Prog; 4] = [Prog::Ref, Prog::RefFib, Prog::RefNdn, Prog::Lb];
+    const ALL: [Prog; 5] = [
+        Prog::Ref,
+        Prog::RefFib,
+        Prog::RefNdn,
+        Prog::RefNdnAcct,
+        Prog::Lb,
+    ];
     fn name(self) -> &'static str {
         match self {
             Prog::Ref => "ref_redirect",
             Prog::RefFib => "ref_fib",
             Prog::RefNdn => "ref_ndn",
+            Prog::RefNdnAcct => "ref_ndn_acct",
             Prog::Lb => "lb (ndx_lb)",
         }
     }
@@ -752,6 +761,7 @@ impl Bench<'_> {
             Prog::Ref => self.refs.fd("ref_redirect"),
             Prog::RefFib => self.refs.fd("ref_fib"),
             Prog::RefNdn => self.refs.fd("ref_ndn"),
+            Prog::RefNdnAcct => self.refs.fd("ref_ndn_acct"),
             Prog::Lb => self.lb.program_fd().map_err(err("lb fd")),
         }
     }
