@@ -1,4 +1,4 @@
-# gnuplot cluster-scaling-ndnd-shaped.gp  (run in this directory) -> cluster-scaling-ndnd-shaped.svg
+# gnuplot cluster-scaling.gp  (run in this directory) -> cluster-scaling-ndnd-shaped.svg
 set terminal svg size 800,500 dynamic
 set output 'cluster-scaling-ndnd-shaped.svg'
 set datafile separator ','

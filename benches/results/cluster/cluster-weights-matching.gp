@@ -1,4 +1,4 @@
-# gnuplot cluster-weights-matching.gp  (run in this directory) -> cluster-weights-matching.svg
+# gnuplot cluster-weights.gp  (run in this directory) -> cluster-weights-matching.svg
 set terminal svg size 800,500 dynamic
 set output 'cluster-weights-matching.svg'
 set datafile separator ','

@@ -1318,11 +1318,11 @@ pub fn cluster_scaling(s: &Setup, o: &ScalingOptions) -> Result<ScalingResult, S
             4.0 * step
         ),
         format!(
-            "front end at the end: interests-in {}, no-router {}, frag-miss-in {}, frag-miss-out {}",
+            "front end at the end: interests-in {}, no-router {}, frag-miss-in {}, malformed {}",
             gc(&final_status, "interests-in"),
             gc(&final_status, "no-router"),
             gc(&final_status, "frag-miss-in"),
-            gc(&final_status, "frag-miss-out")
+            gc(&final_status, "malformed")
         ),
     ];
     notes.push(if losses.is_empty() {

@@ -595,6 +595,11 @@ impl LbXdp {
 
     /// Runs the program `repeat` times on `frame` received on `ifindex`; the kernel's
     /// average time per run in nanoseconds.
+    ///
+    /// The kernel does not reset the frame between repeats: from the second run on the
+    /// program sees the frame it rewrote (NATed, which it passes as not cluster traffic), so
+    /// with `repeat > 1` this times the pass path, not forwarding. `examples/lb_bench.rs`
+    /// times the forwarding path (it restores the frame before each run).
     pub fn time_run(&self, frame: &[u8], ifindex: u32, repeat: u32) -> Result<u32, XdpError> {
         prog_test_run(self.program_fd()?, frame, ifindex, 0, repeat.max(1)).map(|(_, ns)| ns)
     }
