@@ -126,52 +126,7 @@ pub(crate) fn prog_test_run(
     queue: u32,
     repeat: u32,
 ) -> Result<(TestRun, u32), XdpError> {
-    {
-        let mut out = vec![0u8; frame.len() + 256];
-        let ctx_in = XdpMd {
-            data_end: frame.len() as u32,
-            ingress_ifindex: ifindex,
-            rx_queue_index: queue,
-            ..XdpMd::default()
-        };
-        let mut ctx_out = XdpMd::default();
-        let mut attr = TestAttr {
-            prog_fd: fd.as_raw_fd() as u32,
-            data_size_in: frame.len() as u32,
-            data_size_out: out.len() as u32,
-            data_in: frame.as_ptr() as u64,
-            data_out: out.as_mut_ptr() as u64,
-            repeat,
-            ctx_size_in: size_of::<XdpMd>() as u32,
-            ctx_size_out: size_of::<XdpMd>() as u32,
-            ctx_in: (&raw const ctx_in) as u64,
-            ctx_out: (&raw mut ctx_out) as u64,
-            ..TestAttr::default()
-        };
-        #[expect(unsafe_code, reason = "the bpf syscall")]
-        // SAFETY: `attr` is a properly laid out bpf_attr.test whose pointers reference live
-        // buffers of the sizes given (`frame`, `out`, `ctx_in`, `ctx_out`), all of which
-        // outlive the synchronous syscall; the kernel writes at most `data_size_out` bytes to
-        // `out` and `ctx_size_out` bytes to `ctx_out`.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_bpf,
-                BPF_PROG_TEST_RUN,
-                &raw mut attr,
-                size_of::<TestAttr>() as libc::c_uint,
-            )
-        };
-        if rc < 0 {
-            return Err(XdpError::TestRun(std::io::Error::last_os_error()));
-        }
-        out.truncate(attr.data_size_out as usize);
-        let run = TestRun {
-            verdict: attr.retval,
-            meta_len: ctx_out.data as usize,
-            out,
-        };
-        Ok((run, attr.duration))
-    }
+    test_run_raw(fd, frame, ifindex, queue, repeat, 0, 0)
 }
 
 /// BPF_PROG_TEST_RUN of any loaded XDP program `fd` on `frame` as if received on `ifindex`
@@ -188,6 +143,18 @@ pub fn xdp_test_run_flags(
     flags: u32,
     batch_size: u32,
 ) -> Result<(TestRun, u32), XdpError> {
+    test_run_raw(fd, frame, ifindex, 0, repeat, flags, batch_size)
+}
+
+fn test_run_raw(
+    fd: std::os::fd::BorrowedFd<'_>,
+    frame: &[u8],
+    ifindex: u32,
+    queue: u32,
+    repeat: u32,
+    flags: u32,
+    batch_size: u32,
+) -> Result<(TestRun, u32), XdpError> {
     let live = flags & BPF_F_TEST_XDP_LIVE_FRAMES != 0;
     let mut out = if live {
         Vec::new()
@@ -197,6 +164,7 @@ pub fn xdp_test_run_flags(
     let ctx_in = XdpMd {
         data_end: frame.len() as u32,
         ingress_ifindex: ifindex,
+        rx_queue_index: queue,
         ..XdpMd::default()
     };
     let mut ctx_out = XdpMd::default();
