@@ -863,7 +863,7 @@ fn parse_key(s: &str) -> Result<(u64, u64), String> {
 
 /// A key from the OS's random source (falls back to the clock and process id only if
 /// `/dev/urandom` cannot be read, which no Linux system lacks).
-fn random_key() -> (u64, u64) {
+pub(crate) fn random_key() -> (u64, u64) {
     use std::io::Read;
     let mut b = [0u8; 16];
     let ok = std::fs::File::open("/dev/urandom")

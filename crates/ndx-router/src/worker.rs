@@ -247,7 +247,9 @@ impl Core {
             host_first: None,
             cache: FaceCache::default(),
             snap: Snapshot::default(),
-            seq: u64::from(me) << 56,
+            // The shard in the top byte (shards never share a Sequence), a random start
+            // below it (as NFD: routers and restarts never line up either).
+            seq: (u64::from(me) << 56) | (crate::config::random_key().0 >> 8),
             now: 0,
         }
     }
