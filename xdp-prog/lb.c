@@ -63,6 +63,8 @@ enum {
 	C_TO_KERNEL,       /* neighbour unresolved: rewritten packet passed to the kernel */
 	C_TX,              /* XDP_TX (egress = ingress) */
 	C_REDIRECTED,      /* bpf_redirect to the egress interface */
+	C_ROUTER_OTHER,    /* UDP from a router's address, not from its port: dropped (no leak) */
+	C_SPOOFED,         /* a router's address and port on another interface: dropped */
 	C_COUNT
 };
 
@@ -100,6 +102,7 @@ struct lb_router {
 	__be16 port;
 	__u8 in_use;
 	__u8 pad;
+	__u32 ifindex; /* the interface the router is reached on (0: any) */
 };
 
 struct frag_key {
@@ -159,13 +162,31 @@ struct {
 	__type(value, __be32);
 } lb_ifaddrs SEC(".maps");
 
-/* Soft state of fragmented packets; max_entries set by the loader. */
+/* Soft state of fragmented packets, max_entries set by the loader: Interests to the
+ * well-known port (anyone can send them) and fragmented Interests from routers apart, so that
+ * one cannot evict the other. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct frag_key);
 	__type(value, struct frag_val);
 } lb_frags SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct frag_key);
+	__type(value, struct frag_val);
+} lb_frags_out SEC(".maps");
+
+/* Every router's address (-> 1): UDP from one of them that is not from its port is dropped
+ * rather than forwarded by the kernel with an internal source address. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LB_MAX_ROUTERS);
+	__type(key, __be32);
+	__type(value, __u32);
+} lb_router_addrs SEC(".maps");
 
 /* Next hops by destination address: bpf_fib_lookup's answer, reused for NH_TTL_NS (per CPU:
  * no torn entries). Towards a router, the slot's entry (also checked against its address). */
@@ -314,6 +335,7 @@ static __always_inline int fast_classify(struct scratch *s, __u32 *noff, __u32 *
 					seq = (seq << 8) | WB(s, v + j);
 				has_seq = 1;
 				s->seq_off = v;
+				s->seq_len = 8;
 			} else if (t == T_FRAG_INDEX && l == 1) {
 				fi = WB(s, v);
 			} else if (t == T_FRAG_COUNT && l == 1) {
@@ -375,6 +397,7 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	s->kind = K_MALFORMED;
 	s->flags = 0;
 	s->seq = 0;
+	s->seq_len = 0;
 	s->frag_index = 0;
 	s->frag_count = 1;
 	s->tok_len = 0;
@@ -447,6 +470,26 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	if (val_end > pkt_end || val_end < val)
 		val_end = pkt_end;
 	__u64 ntl = read_tl(ctx, val, val_end);
+	if (!ntl && s->frag_count > 1 && kind == K_INTEREST && val < val_end) {
+		/* Fragment 0 of an Interest whose Name runs past it: it cannot be hashed by name;
+		 * it goes by source, with all its fragments. */
+		__u32 avail = val_end - val;
+		if (ensure(ctx, s, val, avail < 10 ? avail : 10))
+			return 0;
+		__u64 o = (__u64)val - s->wbase;
+		barrier_var(o);
+		if (o >= WIN)
+			return 0;
+		ntl = decode_tl(s->b + WOFF + o, 0xffffffffULL);
+		if (!ntl || TL_TYPE(ntl) != T_NAME)
+			return 0;
+		s->kind = kind;
+		if (want_hash) {
+			s->hash = sip_buf(cfg->k0, cfg->k1, 0, s->srclen);
+			s->how = 3;
+		}
+		return 0;
+	}
 	if (!ntl || TL_TYPE(ntl) != T_NAME)
 		return 0;
 	s->kind = kind;
@@ -553,10 +596,14 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 		slot = *pm - 1;
 		struct lb_router *r = bpf_map_lookup_elem(&lb_routers, &slot);
 		if (!r || !r->in_use || r->addr != saddr)
-			goto pass;
+			goto other;
+		if (r->ifindex && r->ifindex != ctx->ingress_ifindex) {
+			count(C_SPOOFED);
+			return XDP_DROP;
+		}
 		dir = DIR_OUT;
 	} else {
-		goto pass;
+		goto other;
 	}
 	if (slot >= LB_MAX_ROUTERS)
 		goto pass;
@@ -586,7 +633,9 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	lb_classify(ctx, dir == DIR_HASH);
 	__u32 kind = s->kind, how = s->how, findex = s->frag_index, fcount = s->frag_count;
 	/* Frame offset of a router's LpPacket Sequence (0: none or not from a router). */
-	__u32 seq_at = dir == DIR_OUT && (s->flags & LP_HAS_SEQUENCE) ? ndn_off + s->seq_off : 0;
+	__u32 seq_at = dir == DIR_OUT && (s->flags & LP_HAS_SEQUENCE) && s->seq_len == 8
+			       ? ndn_off + s->seq_off
+			       : 0;
 	__u64 hash = s->hash;
 	struct frag_key fk = { .saddr = saddr, .sport = bpf_htons(sport), .pad = 0,
 			       .base = s->seq - findex };
@@ -639,17 +688,17 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 		if (kind == K_FRAGMENT) {
 			k = K_DATA;
 			if (fia && *fia && bpf_ktime_get_coarse_ns() - *fia < FRAG_INTEREST_NS) {
-				struct frag_val *fv = bpf_map_lookup_elem(&lb_frags, &fk);
+				struct frag_val *fv = bpf_map_lookup_elem(&lb_frags_out, &fk);
 				if (fv) {
 					k = fv->kind;
 					if (findex + 1 == fcount)
-						bpf_map_delete_elem(&lb_frags, &fk);
+						bpf_map_delete_elem(&lb_frags_out, &fk);
 				}
 			}
 		} else if (fcount > 1 && kind == K_INTEREST) {
 			count(C_FRAG_INTEREST_OUT);
 			struct frag_val v = { .slot = slot, .kind = kind };
-			bpf_map_update_elem(&lb_frags, &fk, &v, BPF_ANY);
+			bpf_map_update_elem(&lb_frags_out, &fk, &v, BPF_ANY);
 			if (fia)
 				*fia = bpf_ktime_get_coarse_ns();
 		}
@@ -774,18 +823,18 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 			uc = csum_replace2(uc, udp->source, new_sport);
 		udp->source = new_sport;
 	}
-	/* From a router: the top byte of its LpPacket Sequence XORed with slot + 1. Every
+	/* From a router: slot + 1 added to the top byte of its 8-byte LpPacket Sequence (so
+	 * to the whole number, modulo 2^64: Sequence - FragIndex stays the packet's). Every
 	 * router's fragments reach a downstream from one address and port (the well-known ones),
 	 * where they share one reassembler; routers number fragments on their own (ndnd from 0
-	 * per face, ndx from 0 per shard), so without this two routers' packets could share a
-	 * reassembly key. The byte is the same for all fragments of a packet. */
+	 * per face), so without this two routers' packets could share a reassembly key. */
 	if (seq_at && seq_at < 256) {
 		__u64 at = seq_at;
 		barrier_var(at);
 		at &= 0xff;
 		__u8 *q = (void *)(long)ctx->data + at;
 		if ((void *)(q + 1) <= (void *)(long)ctx->data_end) {
-			__u16 oldb = *q, newb = oldb ^ (__u16)(slot + 1);
+			__u16 oldb = *q, newb = (oldb + slot + 1) & 0xff;
 			*q = newb;
 			if (has_uc) {
 				/* Its 16-bit word in the checksum: high byte at an even offset from the
@@ -820,6 +869,14 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 	count(C_REDIRECTED);
 	return bpf_redirect(oif, 0);
 
+other:
+	/* UDP from a router's address but not from its port (another program, a router
+	 * already freed, an IP fragment): the kernel would forward it with the internal
+	 * address. */
+	if (bpf_map_lookup_elem(&lb_router_addrs, &saddr)) {
+		count(C_ROUTER_OTHER);
+		return XDP_DROP;
+	}
 pass:
 	count(C_PASS);
 	return XDP_PASS;

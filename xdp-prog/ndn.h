@@ -61,7 +61,7 @@ struct scratch {
 	__u32 n_comps, last_off, last_typ, last_hdr, last_len, pad3; /* walk_name */
 	__u64 seq;        /* LpPacket Sequence (lb.c) */
 	__u32 seq_off;    /* payload offset of the Sequence's value (lb.c) */
-	__u32 pad4;
+	__u32 seq_len;    /* its length (lb.c) */
 	__u32 frag_index; /* FragIndex (lb.c) */
 	__u32 frag_count; /* FragCount, 1 when absent (lb.c) */
 	__u32 ends[MAX_COMPONENTS]; /* payload offset of the end of each component */
@@ -427,6 +427,7 @@ __attribute__((noinline)) int parse_lp(struct xdp_md *ctx, __u32 off, __u32 end)
 				return -1;
 			s->seq = v;
 			s->seq_off = vo;
+			s->seq_len = len;
 			flags |= LP_HAS_SEQUENCE;
 		} else if (typ == T_FRAG_INDEX) {
 			__u64 v = read_nni(ctx, vo, len);

@@ -222,6 +222,9 @@ fn default_hash_key() -> String {
 fn default_table() -> u32 {
     4096
 }
+/// The shortest scale-in drain accepted, in ms.
+pub const MIN_DRAIN_MS: u64 = 100;
+
 fn default_drain_ms() -> u64 {
     10_000
 }
@@ -439,12 +442,28 @@ impl RawConfig {
                 );
             }
             check_weight(r.weight).or_else(|e| bad(key("weight"), e))?;
+            if addresses.contains(&address) {
+                return bad(
+                    key("address"),
+                    format!("{address} is one of lb.addresses, the front end's own"),
+                );
+            }
             routers.push(RouterSpec {
                 name: r.name,
                 address,
                 port: rport,
                 weight: r.weight,
             });
+        }
+        if l.drain_ms < MIN_DRAIN_MS {
+            return bad(
+                "lb.drain_ms",
+                format!(
+                    "{} ms: at least {MIN_DRAIN_MS} (the Data answering a removed router's pending \
+                     Interests arrive during the drain; make it the longest Interest lifetime)",
+                    l.drain_ms
+                ),
+            );
         }
         Ok(LbConfig {
             interfaces: l.interfaces,

@@ -46,7 +46,9 @@ pub enum RunError {
         err: std::io::Error,
     },
     /// A sysctl the front end needs could not be set.
-    #[error("sysctl {key}: {err} (the front end needs IP forwarding on its interfaces)")]
+    #[error(
+        "sysctl {key}: {err} (the front end sets IP forwarding, accept_local and a loose rp_filter on its interfaces)"
+    )]
     Sysctl {
         /// The key.
         key: String,
@@ -73,6 +75,7 @@ struct State {
     cluster: Cluster,
     interfaces: Vec<InterfaceStatus>,
     addresses: Vec<Ipv4Addr>,
+    resolver: Resolver,
 }
 
 fn v4(info: &LinkInfo) -> impl Iterator<Item = Ipv4Addr> + '_ {
@@ -89,15 +92,21 @@ fn ifindex(name: &str) -> Result<u32, RunError> {
     })
 }
 
-fn sysctl(key: &str, value: &str) -> Result<(), RunError> {
-    let path = format!("/proc/sys/{}", key.replace('.', "/"));
+/// `/proc/sys/net/ipv4/conf/<iface>/<name>` (interface names may contain dots: `eth0.100`).
+fn conf_path(iface: &str, name: &str) -> String {
+    format!("/proc/sys/net/ipv4/conf/{iface}/{name}")
+}
+
+fn sysctl(iface: &str, name: &str, value: &str) -> Result<(), RunError> {
+    let path = conf_path(iface, name);
+    let key = format!("net.ipv4.conf.{iface}.{name}");
     let current = std::fs::read_to_string(&path).map_err(|err| RunError::Sysctl {
-        key: key.into(),
+        key: key.clone(),
         err,
     })?;
     if current.trim() != value {
         std::fs::write(&path, value).map_err(|err| RunError::Sysctl {
-            key: key.into(),
+            key: key.clone(),
             err,
         })?;
         tracing::info!("{key} = {value} (was {})", current.trim());
@@ -105,9 +114,8 @@ fn sysctl(key: &str, value: &str) -> Result<(), RunError> {
     Ok(())
 }
 
-fn read_sysctl(key: &str) -> Option<String> {
-    let path = format!("/proc/sys/{}", key.replace('.', "/"));
-    std::fs::read_to_string(path)
+fn read_sysctl(iface: &str, name: &str) -> Option<String> {
+    std::fs::read_to_string(conf_path(iface, name))
         .ok()
         .map(|s| s.trim().to_owned())
 }
@@ -117,41 +125,45 @@ fn read_sysctl(key: &str) -> Option<String> {
 /// neighbour not yet resolved (which go through the kernel's forwarding path, already
 /// NATed), `accept_local` and a reverse-path filter that is off or loose.
 fn kernel_settings(interfaces: &[String]) -> Result<(), RunError> {
-    sysctl("net.ipv4.conf.all.forwarding", "1")?;
-    if read_sysctl("net.ipv4.conf.all.rp_filter").as_deref() == Some("1") {
-        sysctl("net.ipv4.conf.all.rp_filter", "2")?;
+    sysctl("all", "forwarding", "1")?;
+    if read_sysctl("all", "rp_filter").as_deref() == Some("1") {
+        sysctl("all", "rp_filter", "2")?;
     }
     for name in interfaces {
-        sysctl(&format!("net.ipv4.conf.{name}.forwarding"), "1")?;
-        sysctl(&format!("net.ipv4.conf.{name}.accept_local"), "1")?;
-        if read_sysctl(&format!("net.ipv4.conf.{name}.rp_filter")).as_deref() == Some("1") {
-            sysctl(&format!("net.ipv4.conf.{name}.rp_filter"), "2")?;
+        sysctl(name, "forwarding", "1")?;
+        sysctl(name, "accept_local", "1")?;
+        if read_sysctl(name, "rp_filter").as_deref() == Some("1") {
+            sysctl(name, "rp_filter", "2")?;
         }
     }
     Ok(())
 }
 
-fn random_key() -> (u64, u64) {
-    let mut b = [0u8; 16];
-    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = f.read_exact(&mut b);
+/// The interface the kernel routes `address` through (0 when it has no route: the program
+/// then accepts the router's packets on any interface).
+fn route_ifindex(resolver: &mut Resolver, address: Ipv4Addr) -> u32 {
+    match resolver.route(IpAddr::V4(address)) {
+        Ok(Some(r)) => r.ifindex,
+        _ => {
+            tracing::warn!(
+                "no route to router {address} yet: its packets are accepted on any interface"
+            );
+            0
+        }
     }
-    let (a, c) = b.split_at(8);
-    (
-        u64::from_le_bytes(a.try_into().unwrap_or_default()),
-        u64::from_le_bytes(c.try_into().unwrap_or_default()),
-    )
 }
 
-fn apply(xdp: &mut LbXdp, ops: Vec<MapOp>) -> Result<(), XdpError> {
+fn apply(xdp: &mut LbXdp, resolver: &mut Resolver, ops: Vec<MapOp>) -> Result<(), XdpError> {
     for op in ops {
         match op {
             MapOp::SetRouter {
                 slot,
                 address,
                 port,
-            } => xdp.set_router(slot, address, port)?,
+            } => {
+                let ifindex = route_ifindex(resolver, address);
+                xdp.set_router(slot, address, port, ifindex)?;
+            }
             MapOp::ClearRouter { slot } => xdp.clear_router(slot)?,
             MapOp::SetPort { port, slot } => xdp.set_port(port, slot)?,
             MapOp::ClearPort { port } => xdp.clear_port(port)?,
@@ -208,11 +220,8 @@ impl Frontend {
             )));
         }
         kernel_settings(&cfg.interfaces)?;
-        let (k0, k1) = if cfg.hash_key_random {
-            random_key()
-        } else {
-            cfg.hash_key
-        };
+        // "random" was drawn when the configuration was read.
+        let (k0, k1) = cfg.hash_key;
         let frags = infos.iter().any(|i| i.mtu > PLAIN_MTU);
         let mut xdp = LbXdp::load(&LbXdpConfig {
             k0,
@@ -231,21 +240,26 @@ impl Frontend {
             xdp.add_vip(*a)?;
         }
         for info in &infos {
-            // The SNAT source on an interface: a well-known address on it, else its first
-            // IPv4 address. An interface with none cannot send for the cluster.
-            match v4(info)
-                .find(|a| addresses.contains(a))
-                .or_else(|| v4(info).next())
-            {
+            // The SNAT source on an interface: a well-known address on it (answers must come
+            // back to an address the program knows). An interface without one cannot send
+            // for the cluster.
+            match v4(info).find(|a| addresses.contains(a)) {
                 Some(a) => xdp.set_ifaddr(info.ifindex, a)?,
-                None => tracing::warn!(
-                    "{}: no IPv4 address; packets routed out of it are dropped (no-ifaddr)",
+                None => tracing::info!(
+                    "{}: no well-known address on it; packets of the cluster routed out of it \
+                     are dropped (no-ifaddr)",
                     info.name
                 ),
             }
         }
+        if let Some(r) = cfg.routers.iter().find(|r| addresses.contains(&r.address)) {
+            return Err(RunError::Addresses(format!(
+                "router {}: {} is a well-known address of the front end",
+                r.name, r.address
+            )));
+        }
         let cluster = Cluster::from_config(&cfg, Instant::now())?;
-        apply(&mut xdp, cluster.snapshot())?;
+        apply(&mut xdp, &mut resolver, cluster.snapshot())?;
         let server = ControlServer::bind(&cfg.control_socket).map_err(|err| RunError::Control {
             path: cfg.control_socket.display().to_string(),
             err,
@@ -281,6 +295,7 @@ impl Frontend {
                 cluster,
                 interfaces,
                 addresses,
+                resolver,
             },
             server,
             _links: links,
@@ -296,7 +311,8 @@ impl Frontend {
     pub fn run(&mut self, stop: &AtomicBool) -> Result<(), RunError> {
         while !stop.load(Ordering::Relaxed) {
             let now = Instant::now();
-            apply(&mut self.state.xdp, self.state.cluster.tick(now))?;
+            let ops = self.state.cluster.tick(now);
+            apply(&mut self.state.xdp, &mut self.state.resolver, ops)?;
             let wait = self
                 .state
                 .cluster
@@ -318,6 +334,12 @@ impl State {
         let ops = match req {
             Request::Status => return Response::status(self.status()),
             Request::Add { router } => {
+                if self.addresses.contains(&router.address) {
+                    return Response::error(format!(
+                        "router {}: {} is a well-known address of the front end",
+                        router.name, router.address
+                    ));
+                }
                 let name = router.name.clone();
                 let r = self.cluster.add(router, now);
                 if r.is_ok() {
@@ -339,7 +361,7 @@ impl State {
         };
         match ops {
             Err(e) => Response::error(e),
-            Ok(ops) => match apply(&mut self.xdp, ops) {
+            Ok(ops) => match apply(&mut self.xdp, &mut self.resolver, ops) {
                 Ok(()) => Response::status(self.status()),
                 Err(e) => Response::error(format!("writing the XDP maps: {e}")),
             },

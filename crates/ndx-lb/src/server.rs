@@ -20,6 +20,9 @@ pub const MAX_REQUEST: usize = 64 * 1024;
 /// Most clients connected at once (more are closed on arrival).
 pub const MAX_CLIENTS: usize = 64;
 
+/// Request lines answered per client per `poll` turn (a pipelining client waits for the next).
+const MAX_LINES_PER_TURN: usize = 16;
+
 /// How long `poll` sleeps between looks when there is nothing to do.
 const NAP: Duration = Duration::from_millis(2);
 
@@ -47,14 +50,30 @@ impl ControlServer {
         {
             std::fs::create_dir_all(dir)?;
         }
-        if path.exists() {
-            if UnixStream::connect(path).is_ok() {
+        if let Ok(meta) = std::fs::symlink_metadata(path) {
+            use std::os::unix::fs::FileTypeExt;
+            if !meta.file_type().is_socket() {
                 return Err(std::io::Error::new(
-                    ErrorKind::AddrInUse,
-                    format!("{}: another front end is running there", path.display()),
+                    ErrorKind::AlreadyExists,
+                    format!(
+                        "{}: exists and is not a socket (left alone)",
+                        path.display()
+                    ),
                 ));
             }
-            std::fs::remove_file(path)?;
+            match UnixStream::connect(path) {
+                Ok(_) => {
+                    return Err(std::io::Error::new(
+                        ErrorKind::AddrInUse,
+                        format!("{}: another front end is running there", path.display()),
+                    ));
+                }
+                // Nobody listens: a stale socket of a front end that died.
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {
+                    std::fs::remove_file(path)?;
+                }
+                Err(e) => return Err(e),
+            }
         }
         let listener = UnixListener::bind(path)?;
         listener.set_nonblocking(true)?;
@@ -95,8 +114,16 @@ impl ControlServer {
     fn accept(&mut self) {
         loop {
             match self.listener.accept() {
-                Ok((stream, _)) => {
-                    if self.clients.len() < MAX_CLIENTS && stream.set_nonblocking(true).is_ok() {
+                Ok((mut stream, _)) => {
+                    if self.clients.len() >= MAX_CLIENTS {
+                        let _ = stream.set_write_timeout(Some(Duration::from_millis(50)));
+                        let mut busy = Response::error(format!(
+                            "busy: {MAX_CLIENTS} clients are connected already"
+                        ))
+                        .to_line();
+                        busy.push('\n');
+                        let _ = stream.write_all(busy.as_bytes());
+                    } else if stream.set_nonblocking(true).is_ok() {
                         self.clients.push(Client {
                             stream,
                             buf: Vec::new(),
@@ -125,20 +152,38 @@ impl Client {
     ) -> bool {
         let mut chunk = [0u8; 4096];
         let mut open = true;
-        loop {
+        // At most MAX_REQUEST bytes per turn: a client that writes without end cannot hold
+        // the loop (and the drain timers) or grow the buffer without bound.
+        let mut read = 0;
+        while read < MAX_REQUEST && self.buf.len() <= MAX_REQUEST {
             match self.stream.read(&mut chunk) {
                 Ok(0) => {
                     open = false;
                     break;
                 }
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Ok(n) => {
+                    self.buf.extend_from_slice(&chunk[..n]);
+                    read += n;
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(_) => return false,
             }
         }
-        // Answer the complete lines, even from a client that has shut its writing side.
+        // Answer the complete lines, even from a client that has shut its writing side; at
+        // most MAX_LINES_PER_TURN per turn, the rest on the next.
+        let mut lines = 0;
         while let Some(nl) = self.buf.iter().position(|&b| b == b'\n') {
+            if lines == MAX_LINES_PER_TURN {
+                return true;
+            }
+            lines += 1;
+            if nl > MAX_REQUEST {
+                let _ = self.reply(&Response::error(format!(
+                    "bad request: longer than {MAX_REQUEST} bytes"
+                )));
+                return false;
+            }
             let line: Vec<u8> = self.buf.drain(..=nl).collect();
             let text = String::from_utf8_lossy(&line);
             let text = text.trim();
@@ -337,6 +382,52 @@ mod tests {
         assert_eq!(server.poll(&mut handler, Duration::from_millis(30)), 0);
         assert!(t0.elapsed() >= Duration::from_millis(30));
         assert_eq!(server.path(), path);
+        drop(server);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_socket_is_left_alone() {
+        let (path, dir) = temp_socket("notsock");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, b"[lb]\n").unwrap();
+        let err = ControlServer::bind(&path).unwrap_err();
+        assert!(err.to_string().contains("not a socket"), "{err}");
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"[lb]\n",
+            "the file survives"
+        );
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn an_oversized_line_is_refused_and_pipelined_lines_are_answered_over_turns() {
+        let (path, dir) = temp_socket("big");
+        let mut server = ControlServer::bind(&path).unwrap();
+        let mut handler = |_req: Request| Response::ok();
+        let mut c = UnixStream::connect(&path).unwrap();
+        // 40 pipelined requests: all answered, 16 per turn at most.
+        c.write_all("{\"op\":\"status\"}\n".repeat(40).as_bytes())
+            .unwrap();
+        let mut total = 0;
+        for _ in 0..10 {
+            let n = server.poll(&mut handler, Duration::from_millis(20));
+            assert!(n <= MAX_LINES_PER_TURN, "{n} in one turn");
+            total += n;
+        }
+        assert_eq!(total, 40);
+        // A line longer than MAX_REQUEST: refused, connection closed.
+        let mut big = UnixStream::connect(&path).unwrap();
+        let _ = big.write_all(&vec![b'x'; MAX_REQUEST + 10]);
+        let _ = big.write_all(b"\n");
+        for _ in 0..5 {
+            server.poll(&mut handler, Duration::from_millis(10));
+        }
+        let mut answer = String::new();
+        big.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(&big), &mut answer);
+        assert!(answer.contains("longer than"), "{answer}");
         drop(server);
         let _ = std::fs::remove_dir_all(dir);
     }

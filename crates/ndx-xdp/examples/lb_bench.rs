@@ -871,7 +871,7 @@ fn run(args: &Args) -> Res<()> {
         frags: false,
     };
     let mut lb = LbXdp::load(&cfg).map_err(err("load lb.c"))?;
-    lb.set_router(0, Ipv4Addr::from(ROUTER), ROUTER_PORT)
+    lb.set_router(0, Ipv4Addr::from(ROUTER), ROUTER_PORT, 0)
         .map_err(err("set_router"))?;
     lb.set_port(ROUTER_PORT, 0).map_err(err("set_port"))?;
     for cell in 0..cfg.table_len {

@@ -222,12 +222,14 @@ struct RawRouter {
     port: [u8; 2],
     in_use: u8,
     pad: u8,
+    ifindex: u32,
 }
 
 #[expect(unsafe_code, reason = "aya's Pod marker is an unsafe trait")]
-// SAFETY: repr(C), Copy, byte arrays and bytes only: no padding, every bit pattern valid.
+// SAFETY: repr(C), Copy, byte arrays, bytes and a u32 at offset 8: no padding, every bit
+// pattern valid.
 unsafe impl aya::Pod for RawRouter {}
-const _: () = assert!(size_of::<RawRouter>() == 8);
+const _: () = assert!(size_of::<RawRouter>() == 12);
 
 macro_rules! lb_counters {
     ($name:ident, $doc:literal, $($(#[doc = $d:literal])* $field:ident = $label:literal,)*) => {
@@ -295,6 +297,10 @@ lb_counters! {
     tx = "tx",
     /// Redirected to the egress interface.
     redirected = "redirected",
+    /// UDP from a router's address, not from its port: dropped (never leaked).
+    router_other = "router-other",
+    /// A router's address and port arriving on another interface than the router's: dropped.
+    spoofed = "spoofed",
 }
 
 lb_counters! {
@@ -334,6 +340,8 @@ pub struct LbXdp {
     ports: Array<MapData, u32>,
     vips: HashMap<MapData, [u8; 4], u32>,
     ifaddrs: HashMap<MapData, u32, [u8; 4]>,
+    router_addrs: HashMap<MapData, [u8; 4], u32>,
+    slot_addrs: Vec<Option<Ipv4Addr>>,
     stats: PerCpuArray<MapData, u64>,
     rstats: PerCpuArray<MapData, u64>,
 }
@@ -354,6 +362,7 @@ impl LbXdp {
         config.validate()?;
         let mut ebpf = EbpfLoader::new()
             .map_max_entries("lb_frags", config.fragment_entries)
+            .map_max_entries("lb_frags_out", config.fragment_entries)
             .load(ELF)?;
         let program = if config.frags {
             "ndx_lb_frags"
@@ -368,6 +377,7 @@ impl LbXdp {
         let ports = Array::try_from(take("lb_ports")?)?;
         let vips = HashMap::try_from(take("lb_vips")?)?;
         let ifaddrs = HashMap::try_from(take("lb_ifaddrs")?)?;
+        let router_addrs = HashMap::try_from(take("lb_router_addrs")?)?;
         let stats = PerCpuArray::try_from(take("lb_stats")?)?;
         let rstats = PerCpuArray::try_from(take("lb_rstats")?)?;
         for cell in 0..config.table_len {
@@ -398,6 +408,8 @@ impl LbXdp {
             ports,
             vips,
             ifaddrs,
+            router_addrs,
+            slot_addrs: vec![None; LB_MAX_ROUTERS as usize],
             stats,
             rstats,
         })
@@ -440,19 +452,33 @@ impl LbXdp {
     }
 
     /// Router `slot` is `address:port` (its counters start from 0 when the slot was free).
-    pub fn set_router(&mut self, slot: u32, address: Ipv4Addr, port: u16) -> Result<(), XdpError> {
+    ///
+    /// `ifindex` is the interface the router is reached on (0: any): packets with its
+    /// address and port arriving elsewhere are dropped (`spoofed`). UDP from its address
+    /// that is not from its port is dropped too (`router-other`), rather than forwarded by
+    /// the kernel with an internal source address.
+    pub fn set_router(
+        &mut self,
+        slot: u32,
+        address: Ipv4Addr,
+        port: u16,
+        ifindex: u32,
+    ) -> Result<(), XdpError> {
         Self::check_slot(slot)?;
         let old = self.routers.get(&slot, 0)?;
         if old.in_use == 0 {
             self.reset_router_counters(slot)?;
         }
+        self.router_addrs.insert(address.octets(), 1, 0)?;
         let r = RawRouter {
             addr: address.octets(),
             port: port.to_be_bytes(),
             in_use: 1,
             pad: 0,
+            ifindex,
         };
         self.routers.set(slot, r, 0)?;
+        self.slot_addrs[slot as usize] = Some(address);
         Ok(())
     }
 
@@ -464,8 +490,14 @@ impl LbXdp {
             port: [0; 2],
             in_use: 0,
             pad: 0,
+            ifindex: 0,
         };
         self.routers.set(slot, r, 0)?;
+        if let Some(a) = self.slot_addrs[slot as usize].take()
+            && !self.slot_addrs.contains(&Some(a))
+        {
+            let _ = self.router_addrs.remove(&a.octets());
+        }
         Ok(())
     }
 

@@ -115,8 +115,10 @@ fn config(hash: LbHash) -> LbXdpConfig {
 fn load(front: &Front, weighted: bool) -> (LbXdp, Vec<u32>) {
     let cfg = config(LbHash::Name);
     let mut xdp = LbXdp::load(&cfg).unwrap();
-    xdp.set_router(0, Ipv4Addr::from(R1), 6371).unwrap();
-    xdp.set_router(1, Ipv4Addr::from(R2), 6372).unwrap();
+    xdp.set_router(0, Ipv4Addr::from(R1), 6371, front.ifindex[2])
+        .unwrap();
+    xdp.set_router(1, Ipv4Addr::from(R2), 6372, front.ifindex[3])
+        .unwrap();
     xdp.set_port(6371, 0).unwrap();
     xdp.set_port(6372, 1).unwrap();
     let table: Vec<u32> = (0..cfg.table_len)
@@ -461,10 +463,10 @@ fn fragments_of_one_packet_take_one_decision() {
         assert_eq!(r.verdict, verdict::REDIRECT, "fragment {i}");
         let s = seen(r.frame());
         assert_eq!((s.src, s.sport), (VIP_X, 6363), "fragment {i}");
-        // The Sequence's top byte carries router 2's slot (1) + 1; the rest is untouched,
-        // so Sequence - FragIndex still names the packet.
+        // Router 2's slot (1) + 1 added to the Sequence's top byte; the rest untouched, so
+        // Sequence - FragIndex still names the packet.
         let at = sequence_at(&f);
-        assert_eq!(r.frame()[at], f[at] ^ 2, "fragment {i}");
+        assert_eq!(r.frame()[at], f[at].wrapping_add(2), "fragment {i}");
         assert_eq!(r.frame()[at + 1..at + 8], f[at + 1..at + 8], "fragment {i}");
     }
     // A fragmented Interest from router 2 keeps 6372 on every fragment.
@@ -487,6 +489,22 @@ fn fragments_of_one_packet_take_one_decision() {
         assert_eq!(r.verdict, verdict::REDIRECT, "fragment {i}");
         assert_eq!(seen(r.frame()).dst, dst, "fragment {i}");
     }
+    // An Interest whose Name runs past fragment 0 (a 1500-byte name in 1400-byte
+    // fragments): by source, all its fragments to one router.
+    let long = format!("/long/{}", "x".repeat(1500));
+    let li = interest(&long);
+    let lf = fragments(&li, 1400, 20000, false);
+    assert!(lf.len() >= 2);
+    let mut to = None;
+    for (i, fr) in lf.iter().enumerate() {
+        let f = frame(CONSUMER, 40003, VIP_X, 6363, fr, false);
+        let r = xdp.test_run(&f, x0).unwrap();
+        assert_eq!(r.verdict, verdict::REDIRECT, "long-name fragment {i}");
+        let d = seen(r.frame()).dst;
+        assert!(to.is_none() || to == Some(d), "fragment {i} went elsewhere");
+        to = Some(d);
+    }
+    assert_eq!(xdp.counters().unwrap().by_source, 1);
     // A non-first fragment whose first was never seen: dropped, counted.
     let f = frame(CONSUMER, 40002, VIP_X, 6363, &frags[1], false);
     assert_eq!(xdp.test_run(&f, x0).unwrap().verdict, verdict::DROP);
@@ -563,6 +581,17 @@ fn bad_and_foreign_packets_never_reach_a_router() {
         assert_eq!(r.verdict, verdict::PASS);
         assert_eq!(r.frame(), &f[..], "untouched");
     }
+    // A router's address and port from outside (spoofed): dropped. Other UDP from a
+    // router's address: dropped, not forwarded with its internal source.
+    let f = frame(R2, 6372, CONSUMER, 40000, &data("/spoof", 10), false);
+    assert_eq!(xdp.test_run(&f, x0).unwrap().verdict, verdict::DROP);
+    let f = frame(R1, 5555, PRODUCER, 53, b"dns?", false);
+    assert_eq!(
+        xdp.test_run(&f, front.ifindex[2]).unwrap().verdict,
+        verdict::DROP
+    );
+    let c = xdp.counters().unwrap();
+    assert_eq!((c.spoofed, c.router_other), (1, 1), "{c:?}");
     // No router in the hash space: dropped, counted.
     for c in 0..256 {
         xdp.set_cell(c, LB_NO_ROUTER).unwrap();

@@ -240,6 +240,16 @@ fn lb_commands_explain_what_is_wrong() {
             "[lb]\ninterfaces = [\"eth0\"]\nhahs = \"name\"\n",
             "hahs",
         ),
+        (
+            "drain.toml",
+            "[lb]\ninterfaces = [\"eth0\"]\ndrain_ms = 0\n",
+            "drain_ms",
+        ),
+        (
+            "vip.toml",
+            "[lb]\ninterfaces = [\"eth0\"]\naddresses = [\"10.0.0.1\"]\n[[router]]\nname = \"a\"\naddress = \"10.0.0.1\"\nport = 6371\n",
+            "the front end's own",
+        ),
     ];
     // An interface that does not exist: refused by `run` before anything is loaded.
     let p = dir.path("noiface.toml");

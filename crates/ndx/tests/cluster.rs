@@ -9,10 +9,12 @@
 //!   content stores: no Interest leaves the cluster towards the producer;
 //! - malformed and non-NDN datagrams to the well-known port and to a router's port reach no
 //!   router and are counted;
-//! - routers are added (scale-out) and removed (two-stage scale-in) during a download that
-//!   allows no retransmission: it completes with 0 retransmissions and 0 timeouts, each
-//!   router served part of it, and removed routers are freed once drained; a SIGKILLed
-//!   front end leaves no XDP program attached.
+//! - routers join (ndnd by weight 0 → 1, ndx by `add`) and leave (two-stage scale-in) during
+//!   a download that allows no retransmission: it completes with 0 retransmissions and 0
+//!   timeouts, each router served part of it, and removed routers are freed once drained
+//!   (ndnd's on-demand face for the consumer is made by a warm-up first: ndnd drops the frames
+//!   that reach its listener while it creates one); a SIGKILLed front end leaves no XDP
+//!   program attached.
 //!
 //! ndnd is `$NDX_NDND` (else `/opt/ndx-interop/go/ndnd`); without it the tests print
 //! `skipping: <reason>`, and fail under `NDX_REQUIRE_ROOT_TESTS=1` (CI). The tests of this
@@ -205,12 +207,37 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
     t.start_ir(1, IrKind::Ndx, "/t", 0).unwrap();
     t.start_ir(2, IrKind::Ndnd, "/t", 1).unwrap();
     t.start_ir(3, IrKind::Ndx, "/t", 1).unwrap();
-    // A removed router keeps its port 3 s: longer than the 2 s Interest lifetime.
-    t.start_lb(&[(1, 1)], "drain_ms = 3000").unwrap();
+    // A removed router keeps its port 3 s: longer than the 2 s Interest lifetime. ndnd
+    // (ir2) starts with weight 0: in the PORT MAP, out of the hash space.
+    t.start_lb(&[(1, 1), (2, 0)], "drain_ms = 3000").unwrap();
     let segments = 3000;
     let (file, data) = topo::content_file(&scratch, "long.bin", 8000 * segments, 2);
     t.start_put("/t/long", &file, 7, &["--segment-size", "8000"])
         .unwrap();
+
+    // ndnd drops the frames that reach its UDP listener while it creates the on-demand face
+    // of a new peer (fw/face/udp-listener.go: "For now just drop the frame"), which a
+    // download that allows no retransmission cannot survive. So its face for the consumer's
+    // address and port exists first: a warm-up download from the same port while ir2 takes
+    // half the names, stopped early, then ir2 back to weight 0.
+    let port = "10.1.0.2:40000";
+    t.lb_cmd(&["weight", "ir2", "1"]).unwrap();
+    let mut warm = t
+        .get("/t/long/v=7", &scratch.path("warm.out"), &["--bind", port])
+        .spawn()
+        .unwrap();
+    let warmed = support::wait_for(30, || {
+        t.lb_status().is_ok_and(|s| rc(&s, "ir2", "data_out") >= 20)
+    });
+    let _ = warm.kill();
+    let _ = warm.wait();
+    assert!(
+        warmed,
+        "the warm-up reached no Data through ndnd:\n{}",
+        t.logs()
+    );
+    t.lb_cmd(&["weight", "ir2", "0"]).unwrap();
+    let base = gc(&t.lb_status().unwrap(), "interests-in");
 
     let out = scratch.path("long.out");
     let mut get = t
@@ -220,6 +247,8 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
             // No retransmission: a lost Interest or Data fails the download. The timer is
             // long: a busy 2-core machine delays packets, it must not lose them.
             &[
+                "--bind",
+                port,
                 "--max-retries",
                 "0",
                 "--lifetime-ms",
@@ -237,7 +266,7 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
         .unwrap();
     // Scale while the download runs, each step once enough Interests have gone through.
     let steps: [(u64, &str, usize); 4] = [
-        (300, "add", 2),
+        (300, "weight", 2),
         (700, "add", 3),
         (1100, "remove", 1),
         (1500, "remove", 2),
@@ -246,7 +275,8 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
     let mut draining_seen = Vec::new();
     for (at, what, k) in steps {
         let reached = support::wait_for(60, || {
-            t.lb_status().is_ok_and(|s| gc(&s, "interests-in") >= at)
+            t.lb_status()
+                .is_ok_and(|s| gc(&s, "interests-in") >= base + at)
         });
         assert!(
             reached,
@@ -255,6 +285,9 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
         );
         match what {
             "add" => t.lb_add(k, 1).unwrap(),
+            "weight" => {
+                t.lb_cmd(&["weight", &ir_name(k), "1"]).unwrap();
+            }
             _ => {
                 t.lb_remove(k).unwrap();
                 let s = t.lb_status().unwrap();
@@ -275,8 +308,13 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
         .unwrap();
     assert!(
         status.success(),
-        "the download failed while scaling (no retransmission allowed): {report}\n{}",
-        t.logs()
+        "the download failed while scaling (no retransmission allowed): {report}\n{}\n\
+         front end: {}\nudp on ir2 (ndnd): {}",
+        t.logs(),
+        t.lb_cmd(&["status"]).unwrap_or_default(),
+        t.run("ir2", &["cat", "/proc/net/snmp"])
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
     );
     assert!(
         report.contains("Retransmissions: 0, timeouts: 0"),
@@ -284,7 +322,7 @@ fn scale_out_and_in_during_a_fetch_lose_nothing() {
     );
     assert_eq!(std::fs::read(&out).unwrap(), data, "content differs");
     assert!(
-        gc(&t.lb_status().unwrap(), "interests-in") < segments as u64 + 10,
+        gc(&t.lb_status().unwrap(), "interests-in") < base + segments as u64 + 10,
         "the scaling happened during the download"
     );
     // Removed routers are freed once drained; the one left serves alone.
