@@ -383,6 +383,18 @@ static __always_inline int fast_classify(struct scratch *s, __u32 *noff, __u32 *
 	return 1;
 }
 
+/* What lb_classify fills, to its "malformed, not fragmented" starting point. */
+static __always_inline void reset_classification(struct scratch *s)
+{
+	s->kind = K_MALFORMED;
+	s->flags = 0;
+	s->seq = 0;
+	s->seq_len = 0;
+	s->frag_index = 0;
+	s->frag_count = 1;
+	s->tok_len = 0;
+}
+
 /*
  * Classifies the NDN payload described in scratch: s->kind (K_*), and for an Interest with
  * `want_hash` the name hash in s->hash (s->how = 1 by name, 3 by source when the name is
@@ -394,13 +406,7 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 	struct lb_config *cfg = get_config();
 	if (!s || !cfg)
 		return 0;
-	s->kind = K_MALFORMED;
-	s->flags = 0;
-	s->seq = 0;
-	s->seq_len = 0;
-	s->frag_index = 0;
-	s->frag_count = 1;
-	s->tok_len = 0;
+	reset_classification(s);
 	s->how = 0;
 	__u32 noff = 0, nlen = 0;
 	if (s->plen == 0 || ensure(ctx, s, 0, 1))
@@ -410,12 +416,8 @@ __attribute__((noinline)) int lb_classify(struct xdp_md *ctx, __u32 want_hash)
 			return 0;
 		goto named;
 	}
-	s->kind = K_MALFORMED;
-	s->flags = 0;
-	s->seq = 0;
-	s->frag_index = 0;
-	s->frag_count = 1;
-	s->tok_len = 0;
+	/* The slow path starts from what the fast path may have half filled. */
+	reset_classification(s);
 	__u64 tl = read_tl(ctx, 0, s->plen);
 	if (!tl)
 		return 0;
@@ -512,31 +514,6 @@ named:
 	return 0;
 }
 
-static __always_inline __u16 csum_fold(__u32 c)
-{
-	c = (c & 0xffff) + (c >> 16);
-	c = (c & 0xffff) + (c >> 16);
-	return (__u16)c;
-}
-
-/* RFC 1624 eq. 3: HC' = ~(~HC + ~m + m'), 16-bit words as stored. */
-static __always_inline __u16 csum_replace2(__u16 check, __u16 old, __u16 new)
-{
-	__u32 c = (__u16)~check;
-	c += (__u16)~old;
-	c += new;
-	return ~csum_fold(c);
-}
-
-static __always_inline __u16 csum_replace4(__u16 check, __u32 old, __u32 new)
-{
-	__u32 c = (__u16)~check;
-	c += (__u16)~(old & 0xffff);
-	c += (__u16)~(old >> 16);
-	c += new & 0xffff;
-	c += new >> 16;
-	return ~csum_fold(c);
-}
 
 static __always_inline __u32 rstat_kind_to(__u32 kind)
 {
@@ -684,9 +661,9 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 		/* Only fragmented Interests (rare) are remembered: any other fragment is a
 		 * Data's, and leaves from the well-known port like its fragment 0. */
 		__u32 k = kind;
-		__u64 *fia = bpf_map_lookup_elem(&lb_frag_interest_at, &slot);
 		if (kind == K_FRAGMENT) {
 			k = K_DATA;
+			__u64 *fia = bpf_map_lookup_elem(&lb_frag_interest_at, &slot);
 			if (fia && *fia && bpf_ktime_get_coarse_ns() - *fia < FRAG_INTEREST_NS) {
 				struct frag_val *fv = bpf_map_lookup_elem(&lb_frags_out, &fk);
 				if (fv) {
@@ -699,6 +676,7 @@ static __always_inline int lb_main(struct xdp_md *ctx)
 			count(C_FRAG_INTEREST_OUT);
 			struct frag_val v = { .slot = slot, .kind = kind };
 			bpf_map_update_elem(&lb_frags_out, &fk, &v, BPF_ANY);
+			__u64 *fia = bpf_map_lookup_elem(&lb_frag_interest_at, &slot);
 			if (fia)
 				*fia = bpf_ktime_get_coarse_ns();
 		}

@@ -12,6 +12,8 @@
 #ifndef NDX_NDN_H
 #define NDX_NDN_H
 
+#include "util.h"
+
 /* Scratch window: at most WIN bytes of the NDN payload at a time. */
 #define WIN 2048
 #define WOFF 32                  /* the window starts at b[WOFF]; b[0..18) holds the source */
@@ -192,24 +194,6 @@ __attribute__((noinline)) __u64 read_nni(struct xdp_md *ctx, __u32 off, __u32 le
 	return v;
 }
 
-#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                              \
-	do {                                                                                  \
-		v0 += v1;                                                                     \
-		v1 = ROTL(v1, 13);                                                            \
-		v1 ^= v0;                                                                     \
-		v0 = ROTL(v0, 32);                                                            \
-		v2 += v3;                                                                     \
-		v3 = ROTL(v3, 16);                                                            \
-		v3 ^= v2;                                                                     \
-		v0 += v3;                                                                     \
-		v3 = ROTL(v3, 21);                                                            \
-		v3 ^= v0;                                                                     \
-		v2 += v1;                                                                     \
-		v1 = ROTL(v1, 17);                                                            \
-		v1 ^= v2;                                                                     \
-		v2 = ROTL(v2, 32);                                                            \
-	} while (0)
 
 #define SIP_LIMIT (BSIZE - 16)
 

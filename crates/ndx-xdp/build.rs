@@ -1,5 +1,5 @@
 //! Compiles the XDP programs of ../../xdp-prog (ndx.c, the router's classifier, and lb.c, the
-//! cluster front end; both include ndn.h) with clang into OUT_DIR/{ndx,lb}.o, embedded by
+//! cluster front end; both include ndn.h and util.h) with clang into OUT_DIR/{ndx,lb}.o, embedded by
 //! src/loader.rs and src/lb.rs.
 
 use std::path::{Path, PathBuf};
@@ -10,7 +10,9 @@ fn main() {
         PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR"));
     let dir = manifest.join("../../xdp-prog");
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
-    println!("cargo:rerun-if-changed={}", dir.join("ndn.h").display());
+    for header in ["ndn.h", "util.h"] {
+        println!("cargo:rerun-if-changed={}", dir.join(header).display());
+    }
     println!("cargo:rerun-if-env-changed=CLANG");
     for name in ["ndx", "lb"] {
         compile(

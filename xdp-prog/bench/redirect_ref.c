@@ -38,6 +38,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
+#include "../util.h"
+
 #define AF_INET_ 2
 /* Ethernet + IPv4 without options + UDP: every byte lb.c or the references may rewrite. */
 #define TMPL_LEN 42
@@ -95,22 +97,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } bench_next SEC(".maps");
-
-static __always_inline __u16 csum_fold(__u32 c)
-{
-	c = (c & 0xffff) + (c >> 16);
-	c = (c & 0xffff) + (c >> 16);
-	return (__u16)c;
-}
-
-/* RFC 1624 eq. 3, as lb.c. */
-static __always_inline __u16 csum_replace2(__u16 check, __u16 old, __u16 new)
-{
-	__u32 c = (__u16)~check;
-	c += (__u16)~old;
-	c += new;
-	return ~csum_fold(c);
-}
 
 /* Ethernet + IPv4 + UDP with lb.c's checks; NULL when the frame is not that. */
 static __always_inline struct iphdr *parse(struct xdp_md *ctx)
@@ -198,24 +184,7 @@ int ref_fib(struct xdp_md *ctx)
 	return bpf_redirect(fib.ifindex, 0);
 }
 
-static __always_inline __u16 csum_replace4(__u16 check, __u32 old, __u32 new)
-{
-	__u32 c = (__u16)~check;
-	c += (__u16)~(old & 0xffff);
-	c += (__u16)~(old >> 16);
-	c += new & 0xffff;
-	c += new >> 16;
-	return ~csum_fold(c);
-}
 
-#define ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define SIPROUND                                                                              \
-	do {                                                                                  \
-		v0 += v1; v1 = ROTL(v1, 13); v1 ^= v0; v0 = ROTL(v0, 32);                     \
-		v2 += v3; v3 = ROTL(v3, 16); v3 ^= v2;                                        \
-		v0 += v3; v3 = ROTL(v3, 21); v3 ^= v0;                                        \
-		v2 += v1; v1 = ROTL(v1, 17); v1 ^= v2; v2 = ROTL(v2, 32);                     \
-	} while (0)
 
 struct acct_nh {
 	__u64 stamp;

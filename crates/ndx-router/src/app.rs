@@ -177,29 +177,20 @@ pub enum HostError {
     Poll(std::io::Error),
 }
 
-/// Binds the app socket: creates its directory, replaces a stale socket file, refuses a live
-/// one, and sets its owner, group and mode.
+/// Binds the app socket (`control::bind_unix`) and sets its owner, group and mode.
 fn bind_app(path: &Path, cfg: &AppConfig) -> Result<UnixListener, HostError> {
     let err = |why: String| HostError::Socket {
         path: path.display().to_string(),
         why,
     };
-    if let Some(dir) = path.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
-    }
-    if path.exists() {
-        if std::os::unix::net::UnixStream::connect(path).is_ok() {
-            return Err(err(
-                "another forwarder (NFD, ndnd or ndx) is listening there; stop it, or set \
-                 [app] socket to another path (\"\" for none)"
-                    .into(),
-            ));
-        }
-        std::fs::remove_file(path).map_err(|e| err(format!("removing the stale socket: {e}")))?;
-    }
-    let l = UnixListener::bind(path).map_err(|e| err(e.to_string()))?;
+    let l = crate::control::bind_unix(
+        path,
+        "another forwarder (NFD, ndnd or ndx) is listening there; stop it, or set [app] \
+         socket to another path (\"\" for none)",
+    )
+    .map_err(|e| err(e.to_string()))?;
+    l.set_nonblocking(true).map_err(|e| err(e.to_string()))?;
+    let l = UnixListener::from_std(l);
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(cfg.mode))
         .map_err(|e| err(format!("mode {:o}: {e}", cfg.mode)))?;
     if cfg.owner.is_some() || cfg.group.is_some() {

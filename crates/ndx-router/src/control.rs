@@ -44,25 +44,46 @@ struct Client {
     buf: Vec<u8>,
 }
 
+/// Binds a Unix stream socket at `path`, creating its directory. A stale socket file (its
+/// server died: connecting is refused) is replaced; a live one fails with `AddrInUse` and
+/// `live` as the message; a file that is not a socket is left alone (`AlreadyExists`), so a
+/// mistyped path never deletes a file. Used for the control socket and the app socket.
+pub fn bind_unix(path: &Path, live: &str) -> std::io::Result<UnixListener> {
+    use std::os::unix::fs::FileTypeExt;
+    if let Some(dir) = path.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)?;
+    }
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(std::io::Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "{}: exists and is not a socket (left alone)",
+                    path.display()
+                ),
+            ));
+        }
+        match UnixStream::connect(path) {
+            Ok(_) => {
+                return Err(std::io::Error::new(
+                    ErrorKind::AddrInUse,
+                    format!("{}: {live}", path.display()),
+                ));
+            }
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => std::fs::remove_file(path)?,
+            Err(e) => return Err(e),
+        }
+    }
+    UnixListener::bind(path)
+}
+
 impl ControlServer {
     /// Binds the socket (creating its directory; replacing a stale socket file left by a
     /// router that died, but refusing if another router answers on it).
     pub fn bind(path: &Path) -> std::io::Result<Self> {
-        if let Some(dir) = path.parent()
-            && !dir.as_os_str().is_empty()
-        {
-            std::fs::create_dir_all(dir)?;
-        }
-        if path.exists() {
-            if UnixStream::connect(path).is_ok() {
-                return Err(std::io::Error::new(
-                    ErrorKind::AddrInUse,
-                    format!("{}: another ndx is running there", path.display()),
-                ));
-            }
-            std::fs::remove_file(path)?;
-        }
-        let listener = UnixListener::bind(path)?;
+        let listener = bind_unix(path, "another ndx is running there")?;
         listener.set_nonblocking(true)?;
         Ok(Self {
             listener,
@@ -277,6 +298,23 @@ pub fn request(path: &Path, req: &Value) -> Result<Value, ClientError> {
 mod tests {
     use super::*;
     use crate::config::Config;
+
+    #[test]
+    fn bind_unix_replaces_a_stale_socket_and_leaves_other_files_alone() {
+        let dir = std::env::temp_dir().join(format!("ndx-bind-{}", std::process::id()));
+        let path = dir.join("s.sock");
+        drop(bind_unix(&path, "live").unwrap()); // a server that died: its file stays
+        let l = bind_unix(&path, "live").unwrap();
+        let e = bind_unix(&path, "live").unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::AddrInUse, "{e}");
+        drop(l);
+        let file = dir.join("ndx.toml");
+        std::fs::write(&file, b"[router]\n").unwrap();
+        let e = bind_unix(&file, "live").unwrap_err();
+        assert!(e.to_string().contains("not a socket"), "{e}");
+        assert_eq!(std::fs::read(&file).unwrap(), b"[router]\n");
+        let _ = std::fs::remove_dir_all(dir);
+    }
 
     #[test]
     fn requests_over_a_real_socket() {

@@ -28,6 +28,8 @@ use ndx_xdp::{BPF_F_TEST_XDP_LIVE_FRAMES, verdict, xdp_test_run_flags};
 
 /// The reference programs' source, compiled at run time (never part of the router's build).
 const REF_SRC: &str = include_str!("../../../xdp-prog/bench/redirect_ref.c");
+/// The checksum and SipHash helpers it shares with lb.c.
+const UTIL_SRC: &str = include_str!("../../../xdp-prog/util.h");
 
 const USAGE: &str = "\
 lb_bench: packets/s and ns/packet of the ndx lb XDP program (xdp-prog/lb.c) next to a plain
@@ -303,10 +305,12 @@ fn setup(ns: &Netns) -> Res<[u32; 4]> {
 
 /// Compiles redirect_ref.c like build.rs compiles lb.c; the object's path.
 fn compile_ref(dir: &Path) -> Res<PathBuf> {
-    std::fs::create_dir_all(dir).map_err(err("temp dir"))?;
-    let src = dir.join("redirect_ref.c");
+    // The xdp-prog layout: bench/redirect_ref.c includes ../util.h.
+    std::fs::create_dir_all(dir.join("bench")).map_err(err("temp dir"))?;
+    let src = dir.join("bench/redirect_ref.c");
     let obj = dir.join("redirect_ref.o");
     std::fs::write(&src, REF_SRC).map_err(err("write redirect_ref.c"))?;
+    std::fs::write(dir.join("util.h"), UTIL_SRC).map_err(err("write util.h"))?;
     let clang = std::env::var("CLANG").unwrap_or_else(|_| "clang".into());
     let multiarch = format!("-I/usr/include/{}-linux-gnu", std::env::consts::ARCH);
     let out = Command::new(&clang)

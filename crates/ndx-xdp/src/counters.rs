@@ -2,16 +2,19 @@
 
 use core::fmt;
 
+/// A struct of named `u64` counters in the order of a program's counter map: the fields,
+/// `COUNT`, `from_slice` (map order) and `iter` (`(label, value)` pairs). Used for both
+/// programs' counter sets.
 macro_rules! counters {
-    ($($(#[doc = $doc:literal])* $field:ident = $label:literal,)*) => {
-        /// The program's counters summed over CPUs (same order as the C enum in ndx.c).
+    ($name:ident, $doc:literal, $($(#[doc = $d:literal])* $field:ident = $label:literal,)*) => {
+        #[doc = $doc]
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-        pub struct XdpCounters {
-            $($(#[doc = $doc])* pub $field: u64,)*
+        pub struct $name {
+            $($(#[doc = $d])* pub $field: u64,)*
         }
 
-        impl XdpCounters {
-            /// Number of counters (entries of the `ndx_stats` map).
+        impl $name {
+            /// Number of counters (entries of the program's counter map).
             pub const COUNT: usize = [$($label),*].len();
 
             pub(crate) fn from_slice(v: &[u64]) -> Self {
@@ -27,7 +30,10 @@ macro_rules! counters {
     };
 }
 
+pub(crate) use counters;
+
 counters! {
+    XdpCounters, "The program's counters summed over CPUs (same order as the C enum in ndx.c).",
     /// Not NDN: passed to the kernel untouched.
     passed_not_ndn = "passed-not-ndn",
     /// IPv4 fragments: passed.

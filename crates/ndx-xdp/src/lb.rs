@@ -15,6 +15,7 @@ use aya::maps::{Array, HashMap, MapData, PerCpuArray};
 use aya::{Ebpf, EbpfLoader};
 use ndx_core::HashKey;
 
+use crate::counters::counters;
 use crate::error::XdpError;
 use crate::loader::{
     AttachMode, Interface, LinkGuard, ProgramStats, attach, load_program, program_fd,
@@ -231,32 +232,7 @@ struct RawRouter {
 unsafe impl aya::Pod for RawRouter {}
 const _: () = assert!(size_of::<RawRouter>() == 12);
 
-macro_rules! lb_counters {
-    ($name:ident, $doc:literal, $($(#[doc = $d:literal])* $field:ident = $label:literal,)*) => {
-        #[doc = $doc]
-        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-        pub struct $name {
-            $($(#[doc = $d])* pub $field: u64,)*
-        }
-
-        impl $name {
-            /// Number of counters.
-            pub const COUNT: usize = [$($label),*].len();
-
-            fn from_slice(v: &[u64]) -> Self {
-                let mut it = v.iter().copied();
-                Self { $($field: it.next().unwrap_or(0),)* }
-            }
-
-            /// `(label, value)` pairs, in map order.
-            pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> {
-                [$(($label, self.$field)),*].into_iter()
-            }
-        }
-    };
-}
-
-lb_counters! {
+counters! {
     LbCounters, "The front end's global counters, summed over CPUs (the C enum's order).",
     /// Not cluster traffic: passed to the kernel untouched.
     passed = "passed",
@@ -303,7 +279,7 @@ lb_counters! {
     spoofed = "spoofed",
 }
 
-lb_counters! {
+counters! {
     LbRouterCounters, "One internal router's counters, summed over CPUs.",
     /// Interests dispatched to the router (NAME HASH or PORT MAP).
     interests_to = "interests-to",
