@@ -222,9 +222,10 @@ enum Stored {
 /// slot as it arrives, in arrival order, and its (offset, length) recorded under its FragIndex;
 /// on completion the pieces are returned in place when they arrived in order, or copied once,
 /// in FragIndex order, into the output buffer. Slots in use form a FIFO list by creation time:
-/// when all `max_partials` slots are busy, a new set evicts the oldest (counted in
-/// [`ReassemblyCounters::evicted`]), so a peer spraying first fragments can only churn the
-/// table, never grow it; and a set that has not completed `timeout_ns` after its first
+/// when all `max_partials` slots are busy, a new set evicts the oldest set of the peer that
+/// holds the most sets (its own oldest if that is the new set's peer; counted in
+/// [`ReassemblyCounters::evicted`]), so a peer spraying first fragments can only churn its own
+/// sets, never grow the table or push out the sets of peers that hold fewer; and a set that has not completed `timeout_ns` after its first
 /// fragment arrived is dropped ([`ReassemblyCounters::expired`]), lazily on every
 /// [`Reassembler::push`] and on [`Reassembler::expire`], popping from the head of the same
 /// list, so expiry costs O(1) per expired set. Malformed or oversized input drops the whole set
@@ -246,6 +247,8 @@ pub struct Reassembler {
     head: Option<usize>,
     tail: Option<usize>,
     in_use: usize,
+    /// Sets in progress per peer (peers with none are absent).
+    per_peer: HashMap<u64, u32>,
     counters: ReassemblyCounters,
 }
 
@@ -292,6 +295,7 @@ impl Reassembler {
             head: None,
             tail: None,
             in_use: 0,
+            per_peer: HashMap::with_capacity(partials.saturating_mul(2)),
             counters: ReassemblyCounters::default(),
         }
     }
@@ -519,10 +523,10 @@ impl Reassembler {
             Some(s) => s,
             None => {
                 // No slot free means every slot is in use, so the FIFO has a head.
-                let oldest = self.head.unwrap_or(0);
-                self.release(oldest);
+                let victim = self.victim(key.peer).unwrap_or(self.head.unwrap_or(0));
+                self.release(victim);
                 self.counters.evicted += 1;
-                self.free.pop().unwrap_or(oldest)
+                self.free.pop().unwrap_or(victim)
             }
         };
         let table_at = s * self.frag_slots;
@@ -549,8 +553,30 @@ impl Reassembler {
         }
         self.tail = Some(s);
         self.index.insert(key, s);
+        *self.per_peer.entry(key.peer).or_insert(0) += 1;
         self.in_use += 1;
         s
+    }
+
+    /// The set to evict for a new set from `peer` when every slot is busy: the oldest set of
+    /// the peer holding the most (`peer` itself on a tie). O(max_partials), only when full.
+    fn victim(&self, peer: u64) -> Option<usize> {
+        let own = self.per_peer.get(&peer).copied().unwrap_or(0);
+        let (heaviest, most) = self
+            .per_peer
+            .iter()
+            .max_by_key(|&(_, &n)| n)
+            .map(|(&p, &n)| (p, n))?;
+        let target = if own >= most { peer } else { heaviest };
+        let mut at = self.head;
+        while let Some(s) = at {
+            let slot = self.slots.get(s)?;
+            if slot.key.map(|k| k.peer) == Some(target) {
+                return Some(s);
+            }
+            at = slot.next;
+        }
+        None
     }
 
     /// Frees slot `s` (no-op when it is not in use): out of the index and the FIFO, onto the
@@ -570,6 +596,12 @@ impl Reassembler {
             None => self.tail = prev,
         }
         self.index.remove(&key);
+        if let Some(n) = self.per_peer.get_mut(&key.peer) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_peer.remove(&key.peer);
+            }
+        }
         self.free.push(s);
         self.in_use = self.in_use.saturating_sub(1);
     }
@@ -841,6 +873,38 @@ mod tests {
         push(&mut r, 350 * MS, 1, &lps[1]).unwrap();
         let (p, _) = push(&mut r, 399 * MS, 1, &lps[2]).unwrap().unwrap();
         assert_eq!(p, packet);
+    }
+
+    #[test]
+    fn a_peer_spraying_first_fragments_evicts_only_its_own_sets() {
+        let mut r = Reassembler::new(small());
+        let legit = fragments(&pattern(300, 9), 200, &LpHeaders::default(), 5000);
+        // The legitimate peer's first fragment, then a flood of first fragments from peer 2.
+        push(&mut r, 0, 1, &legit[0]).unwrap();
+        for k in 0..100u64 {
+            let set = fragments(&pattern(300, k as u8), 200, &LpHeaders::default(), k * 100);
+            push(&mut r, 1 + k, 2, &set[0]).unwrap();
+        }
+        assert_eq!(r.partials(), 4);
+        assert_eq!(r.counters().evicted, 97);
+        // Peer 1's set survived the flood and completes.
+        assert_eq!(
+            push(&mut r, 200, 1, &legit[1]).unwrap().unwrap().0,
+            pattern(300, 9)
+        );
+        // A third peer's new set takes room from the heaviest peer, not from peer 1's next.
+        let again = fragments(&pattern(300, 7), 200, &LpHeaders::default(), 9000);
+        push(&mut r, 201, 1, &again[0]).unwrap();
+        let third = fragments(&pattern(300, 8), 200, &LpHeaders::default(), 1);
+        push(&mut r, 202, 3, &third[0]).unwrap();
+        assert_eq!(
+            push(&mut r, 203, 1, &again[1]).unwrap().unwrap().0,
+            pattern(300, 7)
+        );
+        assert_eq!(
+            push(&mut r, 204, 3, &third[1]).unwrap().unwrap().0,
+            pattern(300, 8)
+        );
     }
 
     #[test]

@@ -109,6 +109,7 @@ impl<V> FaceTable<V> {
     }
 
     /// Sets the value of `face`.
+    #[cfg(test)]
     pub(crate) fn insert(&mut self, face: FaceId, value: V) {
         if face.0 >= DENSE_FACES {
             self.sparse.insert(face, value);
@@ -119,6 +120,15 @@ impl<V> FaceTable<V> {
             self.dense.resize_with(i + 1, || None);
         }
         self.dense[i] = Some(value);
+    }
+
+    /// Every (face, value).
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (FaceId, &V)> {
+        self.dense
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| Some((FaceId(i as u32), v.as_ref()?)))
+            .chain(self.sparse.iter().map(|(k, v)| (*k, v)))
     }
 
     /// Removes the value of `face`, returning it.

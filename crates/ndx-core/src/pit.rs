@@ -223,9 +223,12 @@ pub struct PitEntry {
     /// While the slot is free: the next free slot ([`NO_SLOT`] for none), the free list
     /// being threaded through the slab.
     next_free: u32,
+    /// The face whose Interest created the entry (held against its PIT share).
+    owner: FaceId,
     hash: u64,
     name: InlineVec<u8, PIT_NAME_INLINE>,
-    components: usize,
+    /// Name components (a name of at most 64 KiB has fewer than 2^32).
+    components: u32,
     /// CanBePrefix (bit 0) and MustBeFresh (bit 1), [`selectors`]: one byte to write, test
     /// and compare.
     selectors: u8,
@@ -244,6 +247,7 @@ impl PitEntry {
             generation: 0,
             index_pos: 0,
             next_free,
+            owner: FaceId(0),
             hash: 0,
             name: InlineVec::new(),
             components: 0,
@@ -255,6 +259,11 @@ impl PitEntry {
         }
     }
 
+    /// The face whose Interest created the entry.
+    pub fn owner(&self) -> FaceId {
+        self.owner
+    }
+
     /// The Interest name's component bytes.
     pub fn name_bytes(&self) -> &[u8] {
         &self.name
@@ -262,7 +271,7 @@ impl PitEntry {
 
     /// Number of name components.
     pub fn name_len(&self) -> usize {
-        self.components
+        self.components as usize
     }
 
     /// CanBePrefix of the pending Interest.
@@ -484,8 +493,23 @@ impl Pit {
         mbf: bool,
         expiry: u64,
     ) -> Result<PitId, PitFull> {
+        self.insert_owned(key, name, cbp, mbf, expiry, FaceId(0))
+    }
+
+    /// [`insert`](Self::insert), for an Interest from `owner`, the face the entry is held
+    /// against ([`PitEntry::owner`]).
+    #[inline]
+    pub fn insert_owned(
+        &mut self,
+        key: u64,
+        name: &Name<'_>,
+        cbp: bool,
+        mbf: bool,
+        expiry: u64,
+        owner: FaceId,
+    ) -> Result<PitId, PitFull> {
         // The work out of line, its answer in a register rather than through memory.
-        match self.insert_packed(key, name, cbp, mbf, expiry) {
+        match self.insert_packed(key, name, cbp, mbf, expiry, owner) {
             0 => Err(PitFull(self.entries.len())),
             id => Ok(PitId {
                 slot: id as u32,
@@ -504,6 +528,7 @@ impl Pit {
         cbp: bool,
         mbf: bool,
         expiry: u64,
+        owner: FaceId,
     ) -> u64 {
         let slot = self.free_head;
         let Some(e) = self.entries.get_mut(slot as usize) else {
@@ -523,8 +548,9 @@ impl Pit {
         e.generation = e.generation.wrapping_add(1);
         let id = u64::from(e.generation) << 32 | u64::from(slot);
         e.index_pos = index_pos;
+        e.owner = owner;
         e.hash = key;
-        e.components = name.len();
+        e.components = name.len() as u32;
         e.selectors = selectors(cbp, mbf);
         e.in_records.clear();
         e.out_records.clear();

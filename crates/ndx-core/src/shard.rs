@@ -18,6 +18,7 @@ use crate::cs::{Cs, CsConfig, Frame};
 use crate::dispatch::content_of;
 use crate::dnl::DeadNonceList;
 use crate::face::{FaceId, FaceTable};
+use crate::fair::{FaceLoad, FaceLoads, Fairness, NackBucket, PitShares};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
 use crate::l2::{
@@ -46,6 +47,14 @@ pub struct FaceInfo {
     /// Interests sent to this face carry an NDNLPv2 IncomingFaceId (NFD's local fields; the
     /// router's management face uses it to learn who sent a command).
     pub local_fields: bool,
+}
+
+/// What a shard keeps per face: its properties and its load.
+#[derive(Debug, Clone, Copy, Default)]
+struct FaceState {
+    info: FaceInfo,
+    load: FaceLoad,
+    bucket: NackBucket,
 }
 
 /// Where a forwarded Interest came from, for the checks and headers of each send.
@@ -107,6 +116,8 @@ pub struct ShardConfig {
     pub seed: u64,
     /// The content store's second level (None: L1 only).
     pub l2: Option<L2Config>,
+    /// What one face may take of the shard (PIT share, Nack rate).
+    pub fairness: Fairness,
 }
 
 impl Default for ShardConfig {
@@ -122,6 +133,7 @@ impl Default for ShardConfig {
             hash_key: HashKey::new(0x6e64_785f_6b65_7930, 0x6e64_785f_6b65_7931),
             seed: 0x1234_5678,
             l2: None,
+            fairness: Fairness::default(),
         }
     }
 }
@@ -143,6 +155,8 @@ pub enum DropReason {
     NoRoute,
     /// PIT full; Nack Congestion sent.
     PitFull,
+    /// The face held its share of the PIT ([`Fairness`]); Nack Congestion sent.
+    PitQuota,
     /// Data that no PIT entry asked for.
     Unsolicited,
     /// A Nack that matches no pending Interest.
@@ -153,7 +167,7 @@ pub enum DropReason {
     Scope,
 }
 
-const DROP_REASONS: usize = 10;
+const DROP_REASONS: usize = 11;
 
 fn drop_index(r: DropReason) -> usize {
     r as usize
@@ -503,6 +517,8 @@ pub struct ShardCounters {
     /// Data and Nacks whose PIT entry was found by the PitToken they echoed, in O(1); the
     /// others were looked up by name (an upstream that does not echo tokens).
     pub by_token: u64,
+    /// Nacks not sent because their face was past its Nack rate ([`Fairness`]).
+    pub nacks_limited: u64,
     /// Drops, by [`DropReason`] (index = `reason as usize`).
     pub drops: [u64; DROP_REASONS],
 }
@@ -523,8 +539,9 @@ pub struct Shard {
     dnl: DeadNonceList,
     fib: FibReader,
     reassembler: Reassembler,
-    faces: FaceTable<FaceInfo>,
+    faces: FaceTable<FaceState>,
     pending: FaceTable<u32>,
+    shares: PitShares,
     counters: ShardCounters,
     rng: u64,
     /// How far bursts prefetch the FIB (see [`Speculate`]); follows the share of likely CS
@@ -655,6 +672,7 @@ impl Shard {
             reassembler: Reassembler::new(ReassemblerConfig::default()),
             faces: FaceTable::default(),
             pending: FaceTable::default(),
+            shares: PitShares::new(cfg.pit_capacity, &cfg.fairness),
             counters: ShardCounters::default(),
             // Shard 0 keeps the seed as given; xorshift is a bijection, so shards whose states
             // differ never draw the same value at the same step.
@@ -673,13 +691,20 @@ impl Shard {
 
     /// Declares a face (unknown faces are treated as remote point-to-point links).
     pub fn add_face(&mut self, face: FaceId, info: FaceInfo) {
-        self.faces.insert(face, info);
+        self.faces.get_or_insert_with(face, FaceState::default).info = info;
         self.pending.get_or_insert_with(face, || 0);
     }
 
-    /// Forgets a face (its in/out-records expire normally).
+    /// Forgets a face (its in/out-records expire normally; the entries it created no longer
+    /// count against anyone's share).
     pub fn remove_face(&mut self, face: FaceId) {
-        self.faces.remove(&face);
+        if self
+            .faces
+            .remove(&face)
+            .is_some_and(|f| f.load.pit_entries > 0)
+        {
+            self.shares.face_idle(&self.cfg.fairness);
+        }
         self.pending.remove(&face);
         self.reassembler.remove_peer(u64::from(face.0));
     }
@@ -711,12 +736,30 @@ impl Shard {
         self.pending.get(&face).copied().unwrap_or(0)
     }
 
+    /// Each face's load and counters (faces that sent nothing included).
+    pub fn face_loads(&self) -> FaceLoads {
+        self.faces.iter().map(|(id, f)| (id, f.load)).collect()
+    }
+
+    /// One face's load and counters.
+    pub fn face_load(&self, face: FaceId) -> FaceLoad {
+        self.faces.get(&face).map(|f| f.load).unwrap_or_default()
+    }
+
+    /// The PIT share each face is held to now ([`Fairness`]).
+    pub fn pit_share(&self) -> u32 {
+        self.shares.quota()
+    }
+
     fn face_info(&self, face: FaceId) -> FaceInfo {
-        self.faces.get(&face).copied().unwrap_or_default()
+        self.faces.get(&face).map(|f| f.info).unwrap_or_default()
     }
 
     fn dropped(&mut self, out: &mut Actions, face: FaceId, reason: DropReason) {
         self.counters.drops[drop_index(reason)] += 1;
+        if let Some(f) = self.faces.get_mut(&face) {
+            f.load.drops += 1;
+        }
         out.drop_packet(face, reason);
     }
 
@@ -1119,7 +1162,9 @@ impl Shard {
         out: &mut Actions,
     ) {
         self.counters.interests_in += 1;
-        let info = self.face_info(face);
+        let state = self.faces.get_or_insert_with(face, FaceState::default);
+        state.load.interests += 1;
+        let info = state.info;
         if interest.hop_limit() == Some(0) && !info.local {
             return self.dropped(out, face, DropReason::HopLimit);
         }
@@ -1163,7 +1208,7 @@ impl Shard {
             });
         if looped {
             if !info.multi_access {
-                self.nack_interest(face, interest, inc.token, NackReason::Duplicate, out);
+                self.nack_interest(now, face, interest, inc.token, NackReason::Duplicate, out);
             }
             return self.dropped(out, face, DropReason::Loop);
         }
@@ -1178,13 +1223,39 @@ impl Shard {
         let expiry = now + lifetime_ms * 1_000_000;
         let (id, fresh) = match existing {
             Some(id) => (id, false),
-            None => match self.pit.insert(key, &name, cbp, mbf, expiry) {
-                Ok(id) => (id, true),
-                Err(PitFull(_)) => {
-                    self.nack_interest(face, interest, inc.token, NackReason::Congestion, out);
-                    return self.dropped(out, face, DropReason::PitFull);
+            None => {
+                // The face's share of the PIT (fair.rs); joining an entry is always allowed.
+                let held = self.faces.get(&face).map_or(0, |f| f.load.pit_entries);
+                if !self.shares.allows(held) {
+                    if let Some(f) = self.faces.get_mut(&face) {
+                        f.load.pit_quota += 1;
+                    }
+                    self.nack_interest(now, face, interest, inc.token, NackReason::Congestion, out);
+                    return self.dropped(out, face, DropReason::PitQuota);
                 }
-            },
+                match self.pit.insert_owned(key, &name, cbp, mbf, expiry, face) {
+                    Ok(id) => {
+                        if let Some(f) = self.faces.get_mut(&face) {
+                            f.load.pit_entries += 1;
+                            if f.load.pit_entries == 1 {
+                                self.shares.face_active(&self.cfg.fairness);
+                            }
+                        }
+                        (id, true)
+                    }
+                    Err(PitFull(_)) => {
+                        self.nack_interest(
+                            now,
+                            face,
+                            interest,
+                            inc.token,
+                            NackReason::Congestion,
+                            out,
+                        );
+                        return self.dropped(out, face, DropReason::PitFull);
+                    }
+                }
+            }
         };
         // In-record: one per downstream face.
         let record = InRecord {
@@ -1258,7 +1329,7 @@ impl Shard {
             found = Some((&chosen, StrategyKind::BestRoute));
         }
         let Some((nexthops, kind)) = found else {
-            self.nack_interest(face, interest, inc.token, NackReason::NoRoute, out);
+            self.nack_interest(now, face, interest, inc.token, NackReason::NoRoute, out);
             self.finish(now, id);
             return self.dropped(out, face, DropReason::NoRoute);
         };
@@ -1283,7 +1354,7 @@ impl Shard {
             }
             Decision::Suppress => self.counters.suppressed += 1,
             Decision::Nack(reason) => {
-                self.nack_interest(face, interest, inc.token, reason, out);
+                self.nack_interest(now, face, interest, inc.token, reason, out);
                 self.finish(now, id);
                 self.dropped(out, face, DropReason::NoRoute);
             }
@@ -1421,14 +1492,24 @@ impl Shard {
     }
 
     /// Sends a Nack carrying `interest` back to `face`.
+    /// Answers `interest` from `face` with a Nack, unless the face is past its Nack rate
+    /// ([`Fairness`]; counted).
     fn nack_interest(
         &mut self,
+        now: u64,
         face: FaceId,
         interest: &Interest<'_>,
         token: Option<&[u8]>,
         reason: NackReason,
         out: &mut Actions,
     ) {
+        if let Some(f) = self.faces.get_mut(&face)
+            && !f.bucket.take_nack(now, &self.cfg.fairness)
+        {
+            f.load.nacks_limited += 1;
+            self.counters.nacks_limited += 1;
+            return;
+        }
         let headers = LpHeaders {
             pit_token: token,
             nack: Some(reason),
@@ -1450,7 +1531,9 @@ impl Shard {
     ) {
         self.counters.data_in += 1;
         let name = data.name();
-        if is_localhost(&name) && !self.face_info(face).local {
+        let state = self.faces.get_or_insert_with(face, FaceState::default);
+        state.load.data += 1;
+        if is_localhost(&name) && !state.info.local {
             return self.dropped(out, face, DropReason::Scope);
         }
         let key = self.cfg.hash_key;
@@ -1719,6 +1802,7 @@ impl Shard {
     fn finish_with(&mut self, now: u64, id: PitId, remember_nonces: bool) {
         let Some(e) = self.pit.get(id) else { return };
         let name_hash = e.name_hash();
+        let owner = e.owner();
         for o in &e.out_records {
             if remember_nonces {
                 self.dnl.insert(now, name_hash, o.nonce);
@@ -1730,6 +1814,14 @@ impl Shard {
             }
         }
         self.pit.erase(id);
+        if let Some(f) = self.faces.get_mut(&owner)
+            && f.load.pit_entries > 0
+        {
+            f.load.pit_entries -= 1;
+            if f.load.pit_entries == 0 {
+                self.shares.face_idle(&self.cfg.fairness);
+            }
+        }
     }
 
     /// L2 counters (None without an L2).

@@ -1,7 +1,7 @@
 //! The shard never panics, whatever arrives: random well-formed and mutated traffic from
 //! several faces (deep names, selectors, tokens, Nacks, fragments), with time advancing.
 
-use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
+use ndx_core::{Actions, FaceId, FaceInfo, Fairness, Fib, NextHop, Shard, ShardConfig};
 use proptest::prelude::*;
 
 mod common;
@@ -14,7 +14,9 @@ proptest! {
     fn shard_survives_any_traffic(
         traffic in proptest::collection::vec((0u32..4, frame(), 0u64..20_000_000, any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..120)
     ) {
-        let cfg = ShardConfig { pit_capacity: 32, ..ShardConfig::default() };
+        // Small PIT shares and Nack buckets, so the fairness paths run too.
+        let fairness = Fairness { pit_min: 4, nack_rate: 100, nack_burst: 3, ..Fairness::default() };
+        let cfg = ShardConfig { pit_capacity: 32, fairness, ..ShardConfig::default() };
         let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
         fib.add_nexthop(&name(1).as_name(), NextHop { face: FaceId(1), cost: 1 }).unwrap();
         fib.add_nexthop(&name(3).as_name(), NextHop { face: FaceId(2), cost: 2 }).unwrap();
@@ -45,9 +47,13 @@ proptest! {
             out.clear();
             shard.on_timer(now, &mut out);
             prop_assert!(shard.pit().len() <= 32);
+            // Every pending entry is held against exactly one face's share.
+            let held: usize = shard.face_loads().iter().map(|(_, l)| l.pit_entries as usize).sum();
+            prop_assert_eq!(held, shard.pit().len());
         }
         // Long after everything: the PIT drains.
         shard.on_timer(now + 300_000_000_000, &mut out);
         prop_assert_eq!(shard.pit().len(), 0);
+        prop_assert!(shard.face_loads().iter().all(|(_, l)| l.pit_entries == 0));
     }
 }

@@ -894,10 +894,14 @@ pub fn faces_from_shards(plane: &mut Plane, events: &Receiver<Event>) {
     while let Ok(ev) = events.try_recv() {
         match ev {
             Event::NewFace(face) => {
-                let id = face.id;
+                let (id, addr) = (face.id, face.link.on_demand_address());
                 if plane.faces.insert(face).is_ok() {
                     changed = true;
                     plane.face_created(id);
+                } else {
+                    // Another shard's face for the same peer won: this one stays local to
+                    // its shard and holds no place.
+                    plane.on_demand.give_back(addr);
                 }
             }
         }

@@ -63,6 +63,8 @@ struct RawConfig {
     #[serde(default)]
     udp: RawUdp,
     #[serde(default)]
+    fairness: RawFairness,
+    #[serde(default)]
     app: RawApp,
     #[serde(default)]
     interface: Vec<RawInterface>,
@@ -248,15 +250,66 @@ impl Default for RawL2 {
 struct RawUdp {
     ports: Vec<u16>,
     on_demand: bool,
+    on_demand_max: usize,
+    on_demand_per_address: usize,
+    on_demand_idle_ms: u64,
     fragmentation: String,
 }
 
 impl Default for RawUdp {
     fn default() -> Self {
+        let d = OnDemandLimits::default();
         Self {
             ports: vec![6363],
             on_demand: true,
+            on_demand_max: d.max,
+            on_demand_per_address: d.per_address,
+            on_demand_idle_ms: d.idle_ms,
             fragmentation: "ndnlp".into(),
+        }
+    }
+}
+
+/// How many on-demand UDP faces may exist, and when an idle one is removed (`[udp]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnDemandLimits {
+    /// On-demand faces at most (a new peer past it is refused, counted).
+    pub max: usize,
+    /// On-demand faces from one IP address at most (its other ports are refused, counted).
+    pub per_address: usize,
+    /// An on-demand face that received nothing for this long is removed (ms).
+    pub idle_ms: u64,
+}
+
+impl Default for OnDemandLimits {
+    fn default() -> Self {
+        Self {
+            max: 4096,
+            per_address: 16,
+            idle_ms: 600_000,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawFairness {
+    pit_shares: bool,
+    pit_reserve: u32,
+    pit_min: u32,
+    nack_rate: u32,
+    nack_burst: u32,
+}
+
+impl Default for RawFairness {
+    fn default() -> Self {
+        let d = ndx_core::Fairness::default();
+        Self {
+            pit_shares: d.pit_shares,
+            pit_reserve: d.pit_reserve,
+            pit_min: d.pit_min,
+            nack_rate: d.nack_rate,
+            nack_burst: d.nack_burst,
         }
     }
 }
@@ -666,6 +719,8 @@ pub struct Config {
     pub udp_ports: Vec<u16>,
     /// Create faces for new UDP peers on their first packet.
     pub udp_on_demand: bool,
+    /// Bounds on those faces (`[udp]`).
+    pub on_demand: OnDemandLimits,
     /// Packets larger than the link MTU leave UDP faces as IP fragments from the kernel's
     /// UDP socket (NFD's way) rather than NDNLPv2 fragments from the data path.
     pub udp_ip_fragments: bool,
@@ -1045,6 +1100,49 @@ impl RawConfig {
         if u.ports.is_empty() || u.ports.len() > 8 {
             return bad("udp.ports", "between 1 and 8 ports");
         }
+        if !(1..=1 << 20).contains(&u.on_demand_max) {
+            return bad(
+                "udp.on_demand_max",
+                format!("{}: between 1 and 1048576", u.on_demand_max),
+            );
+        }
+        if !(1..=u.on_demand_max).contains(&u.on_demand_per_address) {
+            return bad(
+                "udp.on_demand_per_address",
+                format!(
+                    "{}: between 1 and udp.on_demand_max ({})",
+                    u.on_demand_per_address, u.on_demand_max
+                ),
+            );
+        }
+        if u.on_demand_idle_ms < 1000 {
+            return bad(
+                "udp.on_demand_idle_ms",
+                format!("{}: at least 1000", u.on_demand_idle_ms),
+            );
+        }
+        let fr = &self.fairness;
+        if fr.pit_shares && fr.pit_reserve == 0 {
+            return bad(
+                "fairness.pit_reserve",
+                "0 would let one face fill the PIT; at least 1 (or pit_shares = false)",
+            );
+        }
+        if fr.pit_reserve > 1024 {
+            return bad(
+                "fairness.pit_reserve",
+                format!("{}: at most 1024", fr.pit_reserve),
+            );
+        }
+        if fr.pit_min == 0 {
+            return bad("fairness.pit_min", "must be at least 1");
+        }
+        if fr.nack_rate > 0 && fr.nack_burst == 0 {
+            return bad(
+                "fairness.nack_burst",
+                "must be at least 1 when nack_rate limits Nacks",
+            );
+        }
         if u.ports.contains(&0) {
             return bad("udp.ports", "port 0");
         }
@@ -1221,6 +1319,13 @@ impl RawConfig {
             unsolicited,
             hash_key,
             l2: l2_core,
+            fairness: ndx_core::Fairness {
+                pit_shares: fr.pit_shares,
+                pit_reserve: fr.pit_reserve,
+                pit_min: fr.pit_min,
+                nack_rate: fr.nack_rate,
+                nack_burst: fr.nack_burst,
+            },
             // Random, as NFD's nonces are: two routers (whose shards' generators give Nonces
             // to Interests without one) must not send the same sequence.
             seed: random_key().0,
@@ -1245,6 +1350,11 @@ impl RawConfig {
             huge_pages: tb.huge_pages,
             udp_ports: u.ports.clone(),
             udp_on_demand: u.on_demand,
+            on_demand: OnDemandLimits {
+                max: u.on_demand_max,
+                per_address: u.on_demand_per_address,
+                idle_ms: u.on_demand_idle_ms,
+            },
             udp_ip_fragments: match u.fragmentation.as_str() {
                 "ndnlp" => false,
                 "ip" => true,
@@ -1427,6 +1537,46 @@ mod tests {
 
     fn err(s: &str) -> String {
         parse(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn fairness_and_on_demand_bounds_parse_and_are_checked() {
+        let c = parse("").unwrap();
+        assert_eq!(c.shard.fairness, ndx_core::Fairness::default());
+        assert_eq!(c.on_demand, OnDemandLimits::default());
+        let c = parse(
+            "[fairness]\npit_shares = true\npit_reserve = 3\npit_min = 10\nnack_rate = 5\nnack_burst = 2\n\
+             [udp]\non_demand_max = 100\non_demand_per_address = 4\non_demand_idle_ms = 5000",
+        )
+        .unwrap();
+        assert_eq!(
+            (c.shard.fairness.pit_reserve, c.shard.fairness.pit_min),
+            (3, 10)
+        );
+        assert_eq!(
+            (c.shard.fairness.nack_rate, c.shard.fairness.nack_burst),
+            (5, 2)
+        );
+        assert_eq!(
+            c.on_demand,
+            OnDemandLimits {
+                max: 100,
+                per_address: 4,
+                idle_ms: 5000
+            }
+        );
+        assert!(err("[fairness]\npit_reserve = 0").contains("fairness.pit_reserve"));
+        assert!(parse("[fairness]\npit_shares = false\npit_reserve = 0").is_ok());
+        assert!(err("[fairness]\npit_min = 0").contains("fairness.pit_min"));
+        assert!(err("[fairness]\nnack_burst = 0").contains("fairness.nack_burst"));
+        assert!(parse("[fairness]\nnack_rate = 0\nnack_burst = 0").is_ok());
+        assert!(err("[fairness]\npit_share = 1").contains("unknown field"));
+        assert!(err("[udp]\non_demand_max = 0").contains("udp.on_demand_max"));
+        assert!(
+            err("[udp]\non_demand_max = 8\non_demand_per_address = 9")
+                .contains("udp.on_demand_per_address")
+        );
+        assert!(err("[udp]\non_demand_idle_ms = 10").contains("udp.on_demand_idle_ms"));
     }
 
     #[test]

@@ -10,9 +10,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::net::SocketAddr;
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use ndx_core::{FaceId, FaceInfo};
@@ -206,13 +206,107 @@ impl FaceIds {
     }
 }
 
-/// What a shard worker holds: the published table and the id counter for on-demand faces.
+/// What a shard worker holds: the published table, the id counter and the bounds for
+/// on-demand faces.
 #[derive(Debug, Clone)]
 pub struct FaceReader {
     /// The published table.
     pub table: Arc<ArcSwap<FaceTable>>,
     /// Face ids.
     pub ids: Arc<FaceIds>,
+    /// On-demand faces in existence, against their bounds.
+    pub on_demand: Arc<OnDemand>,
+}
+
+/// Why a new peer got no on-demand face.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `udp.on_demand_max` faces exist.
+    Total,
+    /// `udp.on_demand_per_address` faces exist for the peer's address.
+    PerAddress,
+}
+
+/// The on-demand faces in existence, by address, held to `[udp]`'s bounds. A shard takes a
+/// place before it creates a face; the control thread gives it back when the face goes (idle,
+/// removed, or never published because another shard won the race). A lock taken only when a
+/// frame comes from a peer no face knows.
+#[derive(Debug)]
+pub struct OnDemand {
+    limits: crate::config::OnDemandLimits,
+    state: Mutex<OnDemandState>,
+}
+
+#[derive(Debug, Default)]
+struct OnDemandState {
+    total: usize,
+    by_address: HashMap<Option<IpAddr>, usize>,
+    refused: u64,
+}
+
+impl OnDemand {
+    /// No faces yet, bounded by `limits`.
+    pub fn new(limits: crate::config::OnDemandLimits) -> Arc<Self> {
+        Arc::new(Self {
+            limits,
+            state: Mutex::new(OnDemandState::default()),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, OnDemandState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a place for a face to `addr` (`None`: an Ethernet peer, held to the total only).
+    pub fn take(&self, addr: Option<IpAddr>) -> Result<(), Refusal> {
+        let mut s = self.lock();
+        if s.total >= self.limits.max {
+            s.refused += 1;
+            return Err(Refusal::Total);
+        }
+        let n = s.by_address.get(&addr).copied().unwrap_or(0);
+        if addr.is_some() && n >= self.limits.per_address {
+            s.refused += 1;
+            return Err(Refusal::PerAddress);
+        }
+        s.total += 1;
+        s.by_address.insert(addr, n + 1);
+        Ok(())
+    }
+
+    /// Gives back the place of a face to `addr`.
+    pub fn give_back(&self, addr: Option<IpAddr>) {
+        let mut s = self.lock();
+        let Some(n) = s.by_address.get_mut(&addr) else {
+            return;
+        };
+        *n -= 1;
+        if *n == 0 {
+            s.by_address.remove(&addr);
+        }
+        s.total -= 1;
+    }
+
+    /// On-demand faces now, and new peers refused a face since start.
+    pub fn counts(&self) -> (usize, u64) {
+        let s = self.lock();
+        (s.total, s.refused)
+    }
+
+    /// The bounds.
+    pub fn limits(&self) -> crate::config::OnDemandLimits {
+        self.limits
+    }
+}
+
+impl Link {
+    /// The address an on-demand face to this link is counted under.
+    pub fn on_demand_address(&self) -> Option<IpAddr> {
+        match self {
+            Link::Udp(a) => Some(a.ip()),
+            _ => None,
+        }
+    }
 }
 
 /// The writer side, owned by the control thread.
@@ -377,5 +471,33 @@ mod tests {
         assert_eq!(snap.len(), 1);
         assert_eq!(snap.lookup(&udp("10.0.0.1:6363")), None);
         assert_eq!(snap.iter().next().unwrap().id, b);
+    }
+
+    #[test]
+    fn on_demand_faces_are_bounded_in_total_and_per_address() {
+        let od = OnDemand::new(crate::config::OnDemandLimits {
+            max: 5,
+            per_address: 2,
+            idle_ms: 1000,
+        });
+        let a: Option<IpAddr> = Some("10.0.0.1".parse().unwrap());
+        let b: Option<IpAddr> = Some("10.0.0.2".parse().unwrap());
+        assert_eq!(od.take(a), Ok(()));
+        assert_eq!(od.take(a), Ok(()));
+        assert_eq!(od.take(a), Err(Refusal::PerAddress));
+        assert_eq!(od.take(b), Ok(()));
+        // Ethernet peers count against the total only.
+        assert_eq!(od.take(None), Ok(()));
+        assert_eq!(od.take(None), Ok(()));
+        assert_eq!(od.take(b), Err(Refusal::Total));
+        assert_eq!(od.counts(), (5, 2));
+        od.give_back(a);
+        assert_eq!(od.take(a), Ok(()), "a place given back is taken again");
+        for _ in 0..2 {
+            od.give_back(a);
+        }
+        od.give_back(a); // more than taken: harmless
+        assert_eq!(od.counts().0, 3);
+        assert_eq!(od.take(a), Ok(()));
     }
 }

@@ -1,10 +1,11 @@
 //! The control plane's state: the FIB writer, the face table writer and the shards'
 //! published counters, with the operations the control socket offers.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use ndx_codec::NameBuf;
-use ndx_core::{FaceId, Fib, FibReader, StrategyKind};
+use ndx_core::{FaceId, FaceLoad, Fib, FibReader, StrategyKind};
 use serde_json::{Value, json};
 
 use crate::config::{Config, Remote};
@@ -70,6 +71,11 @@ pub struct Plane {
     /// Faces created and destroyed since the host thread last looked (NFD's face event
     /// notifications): (kind, the face).
     pub face_events: Vec<(u64, Face)>,
+    /// On-demand faces against their bounds (shared with the shards).
+    pub on_demand: Arc<crate::faces::OnDemand>,
+    /// Each on-demand face's packets received when last looked at, and since when that
+    /// number has not moved ([`expire_idle_faces`](Self::expire_idle_faces)).
+    activity: HashMap<FaceId, (u64, std::time::Instant)>,
 }
 
 impl Plane {
@@ -77,6 +83,7 @@ impl Plane {
     pub fn new(cfg: &Config) -> (Self, FibReader, crate::faces::FaceReader) {
         let (fib, reader) = Fib::new(cfg.hash_key, cfg.fib_stage1);
         let (faces, face_reader, ids) = Faces::new();
+        let on_demand = crate::faces::OnDemand::new(cfg.on_demand);
         let stats = (0..cfg.shards)
             .map(|_| Arc::new(ShardStats::default()))
             .collect();
@@ -91,11 +98,14 @@ impl Plane {
                 epoch: std::time::Instant::now(),
                 cs_capacity: (cfg.shard.cs.capacity * cfg.shards) as u64,
                 face_events: Vec::new(),
+                on_demand: on_demand.clone(),
+                activity: HashMap::new(),
             },
             reader,
             crate::faces::FaceReader {
                 table: face_reader,
                 ids,
+                on_demand,
             },
         )
     }
@@ -261,6 +271,9 @@ impl Plane {
     /// Removes a face by id with every route through it, and publishes both tables.
     pub fn remove_face_id(&mut self, id: FaceId) -> Result<(), PlaneError> {
         let face = self.faces.remove(id)?;
+        if face.origin == Origin::OnDemand {
+            self.on_demand.give_back(face.link.on_demand_address());
+        }
         self.face_events
             .push((ndx_nfd::face_event_kind::DESTROYED, face));
         let r = self.rib.remove_face(&mut self.fib, id);
@@ -273,6 +286,38 @@ impl Plane {
         self.fib.publish();
         self.faces.publish();
         Ok(r?)
+    }
+
+    /// Removes the on-demand faces that received nothing for `udp.on_demand_idle_ms` (NFD's
+    /// idle timeout), with their routes; returns how many went.
+    pub fn expire_idle_faces(&mut self, now: std::time::Instant) -> usize {
+        let idle = std::time::Duration::from_millis(self.on_demand.limits().idle_ms);
+        let (loads, _) = self.face_loads();
+        let mut gone = Vec::new();
+        let mut seen = HashMap::new();
+        for f in self.faces.table().iter() {
+            if f.origin != Origin::OnDemand {
+                continue;
+            }
+            let l = loads.get(&f.id).copied().unwrap_or_default();
+            let packets = l.interests + l.data;
+            let since = match self.activity.get(&f.id) {
+                Some(&(p, t)) if p == packets => t,
+                _ => now,
+            };
+            if now.duration_since(since) >= idle && l.pit_entries == 0 {
+                gone.push(f.id);
+            } else {
+                seen.insert(f.id, (packets, since));
+            }
+        }
+        self.activity = seen;
+        for id in &gone {
+            if let Err(e) = self.remove_face_id(*id) {
+                tracing::warn!("removing idle on-demand face {}: {e}", id.0);
+            }
+        }
+        gone.len()
     }
 
     /// Counters summed over shards, and per shard.
@@ -295,21 +340,53 @@ impl Plane {
                     .collect(),
             )
         };
+        let (_, shares) = self.face_loads();
         json!({
             "counters": obj(&total),
             "shards": per.iter().map(obj).collect::<Vec<_>>(),
+            "pit_share": shares,
+            "on_demand": {
+                "faces": self.on_demand.counts().0,
+                "refused": self.on_demand.counts().1,
+                "max": self.on_demand.limits().max,
+                "per_address": self.on_demand.limits().per_address,
+                "idle_ms": self.on_demand.limits().idle_ms,
+            },
             "faces": self.faces_json(),
             "routes": self.routes_json(),
         })
     }
 
-    /// The face table as JSON.
+    /// Each face's load summed over shards ([`ndx_core::FaceLoad`]), and each shard's PIT
+    /// share.
+    pub fn face_loads(&self) -> (HashMap<FaceId, FaceLoad>, Vec<u32>) {
+        let mut loads: HashMap<FaceId, FaceLoad> = HashMap::new();
+        let mut shares = Vec::new();
+        for s in &self.stats {
+            let f = s.read_faces();
+            shares.push(f.pit_share);
+            for (id, l) in f.loads {
+                let t = loads.entry(id).or_default();
+                t.interests += l.interests;
+                t.data += l.data;
+                t.pit_entries += l.pit_entries;
+                t.drops += l.drops;
+                t.pit_quota += l.pit_quota;
+                t.nacks_limited += l.nacks_limited;
+            }
+        }
+        (loads, shares)
+    }
+
+    /// The face table as JSON, with each face's load (see [`face_loads`](Self::face_loads)).
     pub fn faces_json(&self) -> Value {
+        let (loads, _) = self.face_loads();
         Value::Array(
             self.faces
                 .table()
                 .iter()
                 .map(|f| {
+                    let l = loads.get(&f.id).copied().unwrap_or_default();
                     json!({
                         "id": f.id.0,
                         "name": f.name,
@@ -318,6 +395,12 @@ impl Plane {
                         "local": f.info.local,
                         "local_fields": f.info.local_fields,
                         "resolved": f.path.is_some(),
+                        "interests_in": l.interests,
+                        "data_in": l.data,
+                        "pit_entries": l.pit_entries,
+                        "drops": l.drops,
+                        "drop_pit_quota": l.pit_quota,
+                        "nacks_limited": l.nacks_limited,
                     })
                 })
                 .collect(),
@@ -426,6 +509,61 @@ fn parse_prefix(s: &str) -> Result<NameBuf, PlaneError> {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    #[test]
+    fn idle_on_demand_faces_expire_with_their_routes_and_places() {
+        let cfg = Config::parse("[udp]\non_demand_idle_ms = 1000", Path::new("t")).unwrap();
+        let (mut p, _fib, _faces) = Plane::new(&cfg);
+        let link = Link::Udp("10.0.0.9:6363".parse().unwrap());
+        p.on_demand.take(link.on_demand_address()).unwrap();
+        let id = FaceId(999);
+        p.faces
+            .insert(Face {
+                id,
+                name: "10.0.0.9:6363".into(),
+                link,
+                info: ndx_core::FaceInfo::default(),
+                origin: Origin::OnDemand,
+                path: None,
+            })
+            .unwrap();
+        let cmd = p.add_face("up", "udp://10.0.0.2:6363", None).unwrap();
+        p.add_route("/od", &id.0.to_string(), 1).unwrap();
+        let t0 = std::time::Instant::now();
+        assert_eq!(p.expire_idle_faces(t0), 0);
+        // A shard reports packets from it: activity restarts the clock.
+        p.stats[0].publish_faces(crate::stats::FacesSnapshot {
+            pit_share: 1,
+            loads: vec![(
+                id,
+                FaceLoad {
+                    interests: 3,
+                    ..FaceLoad::default()
+                },
+            )],
+        });
+        let t1 = t0 + std::time::Duration::from_millis(900);
+        assert_eq!(p.expire_idle_faces(t1), 0);
+        assert_eq!(
+            p.expire_idle_faces(t1 + std::time::Duration::from_millis(500)),
+            0
+        );
+        assert_eq!(
+            p.expire_idle_faces(t1 + std::time::Duration::from_millis(1000)),
+            1
+        );
+        assert!(p.faces.table().get(id).is_none());
+        assert!(
+            p.faces.table().get(cmd).is_some(),
+            "configured faces never expire"
+        );
+        assert!(
+            p.fib_routes()
+                .iter()
+                .all(|r| r.nexthops.iter().all(|n| n.face != id))
+        );
+        assert_eq!(p.on_demand.counts().0, 0, "its place is given back");
+    }
 
     #[test]
     fn routes_and_faces_by_command() {

@@ -502,6 +502,7 @@ impl Router {
             if Instant::now() >= next_resolve {
                 changed |= self.resolve_faces();
                 self.plane.expire_routes();
+                self.plane.expire_idle_faces(Instant::now());
                 next_resolve = Instant::now() + Duration::from_millis(200);
             }
             if changed {

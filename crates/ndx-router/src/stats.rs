@@ -5,10 +5,11 @@
 //! cache line on the packet path. Readers (the control socket, the exit report) see values at
 //! most one publication old.
 
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ndx_codec::ReassemblyCounters;
-use ndx_core::{DropReason, ShardCounters};
+use ndx_core::{DropReason, FaceLoads, ShardCounters};
 
 /// Counter names, in [`ShardStats`] order.
 pub const COUNTERS: &[&str] = &[
@@ -23,6 +24,7 @@ pub const COUNTERS: &[&str] = &[
     "unresolved_face",
     "unknown_face",
     "faces_created",
+    "faces_refused",
     "loops",
     "rx_unparsed",
     "tx_too_big",
@@ -43,12 +45,14 @@ pub const COUNTERS: &[&str] = &[
     "aggregated",
     "suppressed",
     "by_token",
+    "nacks_limited",
     "drop_malformed",
     "drop_reassembly",
     "drop_hop_limit",
     "drop_loop",
     "drop_no_route",
     "drop_pit_full",
+    "drop_pit_quota",
     "drop_unsolicited",
     "drop_nack_unmatched",
     "drop_idle",
@@ -113,6 +117,8 @@ pub enum Io {
     UnknownFace,
     /// On-demand faces created.
     FacesCreated,
+    /// New peers refused an on-demand face (`[udp]`'s bounds).
+    FacesRefused,
     /// Worker loop iterations.
     Loops,
     /// Frames whose link headers could not be parsed (not Ethernet/IP/UDP NDN).
@@ -135,20 +141,33 @@ pub enum Io {
     HostQueueFull,
 }
 
-const CORE_BASE: usize = 21;
-const L2_BASE: usize = CORE_BASE + 28;
+const CORE_BASE: usize = 22;
+const L2_BASE: usize = CORE_BASE + 30;
 const REASSEMBLY_BASE: usize = L2_BASE + 21;
 
 /// One shard's published counters.
 #[derive(Debug)]
 pub struct ShardStats {
     values: Vec<AtomicU64>,
+    /// Per-face loads and the PIT share, published less often (a list, behind a lock the
+    /// packet path never takes).
+    faces: Mutex<FacesSnapshot>,
+}
+
+/// A shard's per-face loads ([`ndx_core::FaceLoad`]) and the PIT share each face is held to.
+#[derive(Debug, Clone, Default)]
+pub struct FacesSnapshot {
+    /// The PIT share each face is held to now.
+    pub pit_share: u32,
+    /// Every face the shard has seen, with its load.
+    pub loads: FaceLoads,
 }
 
 impl Default for ShardStats {
     fn default() -> Self {
         Self {
             values: COUNTERS.iter().map(|_| AtomicU64::new(0)).collect(),
+            faces: Mutex::new(FacesSnapshot::default()),
         }
     }
 }
@@ -205,12 +224,14 @@ impl Snapshot {
             c.aggregated,
             c.suppressed,
             c.by_token,
+            c.nacks_limited,
             c.dropped(DropReason::Malformed),
             c.dropped(DropReason::Reassembly),
             c.dropped(DropReason::HopLimit),
             c.dropped(DropReason::Loop),
             c.dropped(DropReason::NoRoute),
             c.dropped(DropReason::PitFull),
+            c.dropped(DropReason::PitQuota),
             c.dropped(DropReason::Unsolicited),
             c.dropped(DropReason::NackUnmatched),
             c.dropped(DropReason::Idle),
@@ -298,6 +319,16 @@ impl ShardStats {
         for (a, &v) in self.values.iter().zip(&s.0) {
             a.store(v, Ordering::Relaxed);
         }
+    }
+
+    /// Publishes a worker's per-face loads.
+    pub fn publish_faces(&self, f: FacesSnapshot) {
+        *self.faces.lock().unwrap_or_else(|p| p.into_inner()) = f;
+    }
+
+    /// The last published per-face loads.
+    pub fn read_faces(&self) -> FacesSnapshot {
+        self.faces.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Reads the last published values.

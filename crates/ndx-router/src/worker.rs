@@ -184,6 +184,12 @@ pub struct Core {
     cache: FaceCache,
     snap: Snapshot,
     seq: u64,
+    /// Publications since start (per-face loads go out every tenth).
+    face_publish: u32,
+    /// New peers refused an on-demand face since the last log line, and when the next may
+    /// be written.
+    refusals: u64,
+    refusal_logged: u64,
     /// The loop turn's time (ns since the worker started).
     now: u64,
 }
@@ -250,6 +256,9 @@ impl Core {
             // The shard in the top byte (shards never share a Sequence), a random start
             // below it (as NFD: routers and restarts never line up either).
             seq: (u64::from(me) << 56) | (crate::config::random_key().0 >> 8),
+            face_publish: 0,
+            refusals: 0,
+            refusal_logged: 0,
             now: 0,
         }
     }
@@ -341,6 +350,14 @@ impl Core {
             self.reassembler.counters(),
         ]);
         stats.publish(&self.snap);
+        // Per-face loads every tenth publication (a list to build and copy).
+        self.face_publish = self.face_publish.wrapping_add(1);
+        if self.face_publish % 10 == 1 {
+            stats.publish_faces(crate::stats::FacesSnapshot {
+                pit_share: self.shard.pit_share(),
+                loads: self.shard.face_loads(),
+            });
+        }
     }
 
     /// Delivers finished L2 reads and writes; true if any finished.
@@ -763,7 +780,14 @@ impl Core {
         }) {
             Some(f) => f,
             None if self.cfg.on_demand && !matches!(link, Link::EtherMulticast { .. }) => {
+                let addr = link.on_demand_address();
+                if let Err(why) = self.faces.on_demand.take(addr) {
+                    self.snap.add(Io::FacesRefused, 1);
+                    self.refused_face(now, link, why);
+                    return None;
+                }
                 let Ok(id) = self.faces.ids.next() else {
+                    self.faces.on_demand.give_back(addr);
                     self.snap.add(Io::UnknownFace, 1);
                     return None;
                 };
@@ -788,7 +812,10 @@ impl Core {
                 self.local.faces.insert(id, face.clone());
                 // The control thread adds it to the published table; until then this shard
                 // uses its local copy.
-                let _ = self.events.try_send(Event::NewFace(face));
+                if self.events.try_send(Event::NewFace(face)).is_err() {
+                    // The control thread never hears of it: it stays local to this shard.
+                    self.faces.on_demand.give_back(addr);
+                }
                 self.snap.add(Io::FacesCreated, 1);
                 id
             }
@@ -807,6 +834,32 @@ impl Core {
             return None;
         }
         Some((face, p.payload))
+    }
+
+    /// Logs that a new peer was refused an on-demand face (at most every 10 s per shard,
+    /// with the number refused meanwhile; the counter `faces_refused` has them all).
+    fn refused_face(&mut self, now: u64, link: Link, why: crate::faces::Refusal) {
+        self.refusals += 1;
+        if now < self.refusal_logged {
+            return;
+        }
+        let limits = self.faces.on_demand.limits();
+        let bound = match why {
+            crate::faces::Refusal::Total => {
+                format!("udp.on_demand_max = {} faces exist", limits.max)
+            }
+            crate::faces::Refusal::PerAddress => format!(
+                "udp.on_demand_per_address = {} faces exist for its address",
+                limits.per_address
+            ),
+        };
+        tracing::warn!(
+            "shard {}: no on-demand face for {link}: {bound} ({} peers refused in the last 10 s)",
+            self.me,
+            self.refusals
+        );
+        self.refusals = 0;
+        self.refusal_logged = now + 10_000_000_000;
     }
 
     /// The shard a whole (unfragmented) packet belongs to, by our dispatch function; `None`

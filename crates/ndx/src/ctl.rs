@@ -172,15 +172,30 @@ pub(crate) fn render_status(v: &Value) -> String {
             }
         }
     }
-    s.push_str("\nfaces\n");
+    if let Some(shares) = v["pit_share"].as_array().filter(|a| !a.is_empty()) {
+        let shares: Vec<String> = shares.iter().map(Value::to_string).collect();
+        let _ = writeln!(s, "\nPIT share per face: {} (per shard)", shares.join(", "));
+    }
+    s.push_str("\nfaces");
+    let _ = writeln!(
+        s,
+        "{:>64}{:>12}{:>10}{:>12}{:>12}{:>12}",
+        "", "interests", "pit", "drops", "pit quota", "nacks lim."
+    );
     for f in v["faces"].as_array().into_iter().flatten() {
+        let n = |k: &str| f[k].as_u64().unwrap_or(0);
         let _ = writeln!(
             s,
-            "  {:>4}  {:<16} {:<32} {}{}",
+            "  {:>4}  {:<16} {:<28} {:<11}{:>12}{:>10}{:>12}{:>12}{:>12}{}",
             f["id"],
             f["name"].as_str().unwrap_or(""),
             f["remote"].as_str().unwrap_or(""),
             f["origin"].as_str().unwrap_or(""),
+            n("interests_in"),
+            n("pit_entries"),
+            n("drops"),
+            n("drop_pit_quota"),
+            n("nacks_limited"),
             if f["resolved"] == Value::Bool(true) {
                 ""
             } else {
