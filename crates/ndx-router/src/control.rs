@@ -29,6 +29,8 @@ use crate::plane::Plane;
 
 /// Most bytes in one request line.
 const MAX_REQUEST: usize = 64 * 1024;
+/// Most control clients connected at once; one more is told so and closed.
+pub const MAX_CLIENTS: usize = 64;
 
 /// The listening side.
 #[derive(Debug)]
@@ -97,7 +99,16 @@ impl ControlServer {
     pub fn poll(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) {
         loop {
             match self.listener.accept() {
-                Ok((stream, _)) => {
+                Ok((mut stream, _)) => {
+                    if self.clients.len() >= MAX_CLIENTS {
+                        let _ = stream.set_write_timeout(Some(Duration::from_millis(10)));
+                        let _ = writeln!(
+                            stream,
+                            "{}",
+                            json!({"ok": false, "error": format!("too many control clients (at most {MAX_CLIENTS})")})
+                        );
+                        continue;
+                    }
                     if stream.set_nonblocking(true).is_ok() {
                         self.clients.push(Client {
                             stream,
@@ -359,6 +370,27 @@ mod tests {
         assert_eq!(status["routes"][0]["prefix"], "/x");
         assert_eq!(status["routes"][0]["nexthops"][0]["cost"], 2);
         assert_eq!(status["xdp"]["redirected"], 5);
+        // Connections past the bound are told so and closed; the others stay served.
+        server.poll(&mut plane, &extra);
+        assert_eq!(server.clients.len(), 0, "closed clients are dropped");
+        let held: Vec<UnixStream> = (0..MAX_CLIENTS)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        for _ in 0..3 {
+            server.poll(&mut plane, &extra);
+        }
+        assert_eq!(server.clients.len(), MAX_CLIENTS);
+        let p3 = path.clone();
+        let late = std::thread::spawn(move || request(&p3, &json!({"cmd": "status"})));
+        while !late.is_finished() {
+            server.poll(&mut plane, &extra);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let e = late.join().unwrap().unwrap_err();
+        assert!(e.to_string().contains("too many control clients"), "{e}");
+        drop(held);
+        server.poll(&mut plane, &extra);
+        assert_eq!(server.clients.len(), 0, "closed clients are dropped");
         drop(server);
         assert!(!path.exists(), "socket removed on drop");
         let e = request(&path, &json!({"cmd": "status"})).unwrap_err();
