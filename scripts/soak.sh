@@ -93,6 +93,9 @@ PIDS=()
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
   set +e
+  # The L2 reader's current `ndx get` (under `timeout`, which passes TERM on) first: the loop
+  # then sleeps a second after the failure, and ndx_teardown kills it.
+  if [ -n "${L2PID:-}" ]; then pkill -TERM -P "$L2PID" 2>/dev/null; fi
   ndx_teardown "$C" "$R" "$P" "$K" "$S"
   if [ -n "${KEEP_WORK:-}" ]; then echo "work files kept in $WORK" >&2; else rm -rf "$WORK"; fi
 }
@@ -197,24 +200,25 @@ sleep 1
 # Every source runs until $END (epoch seconds); the generators take a duration.
 START=$(date +%s)
 END=$((START + DUR))
-kexec() { ip netns exec "$K" taskset -c "$GEN_CPU" "$@"; }
+# Not a function: `f &` would fork a subshell, and $! (what the cleanup kills) would be it.
+KX=(ip netns exec "$K" taskset -c "$GEN_CPU")
 
 say "sources on for $DUR s (warm-up $WARMUP s, a sample every $INTERVAL s)"
 ip netns exec "$C" taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 --dst-mac "$MRC" \
   --src-ip 10.77.1.1 --dst-ip 10.77.1.2 --window "$WINDOW" --unique --prefix /soak/u \
   --seconds "$DUR" --warmup 0 > "$OUT/unique.json" 2> "$WORK/unique.err" &
 UNIQUE=$!; PIDS+=("$UNIQUE")
-kexec "$NDX" gen /soak/hot --distinct "$HOT" -w "$HOT_WINDOW" -d "$DUR" \
+"${KX[@]}" "$NDX" gen /soak/hot --distinct "$HOT" -w "$HOT_WINDOW" -d "$DUR" \
   -t udp://10.77.3.2:6363 --bind 10.77.3.1:7001 > "$OUT/cs-hit.txt" 2>&1 &
 HOTPID=$!; PIDS+=("$HOTPID")
-kexec "$NDX" gen /soak/flood -w "$FLOOD_WINDOW" --lifetime-ms "$FLOOD_LIFETIME_MS" -d "$DUR" \
+"${KX[@]}" "$NDX" gen /soak/flood -w "$FLOOD_WINDOW" --lifetime-ms "$FLOOD_LIFETIME_MS" -d "$DUR" \
   -t udp://10.77.3.2:6363 --bind 10.77.3.1:7002 > "$OUT/flood.txt" 2>&1 &
 FLOODPID=$!; PIDS+=("$FLOODPID")
 # shellcheck disable=SC2016 # expanded by the inner bash
 # The L2 reader: the whole object again and again, from one port (one face); one line per get.
 # It stops at $END, or as soon as this script is gone (a kill of the loop's shell alone would
 # leave it running).
-kexec bash -c '
+"${KX[@]}" bash -c '
   end=$1; ndx=$2; parent=$3; n=0
   while [ "$(date +%s)" -lt "$end" ] && kill -0 "$parent" 2> /dev/null; do
     s=$(date +%s.%N)
@@ -225,7 +229,7 @@ kexec bash -c '
   done' l2reader "$END" "$NDX" "$$" > "$OUT/l2-gets.txt" 2>&1 &
 L2PID=$!; PIDS+=("$L2PID")
 # Garbage: several kinds of bytes that are not NDN packets, from one port.
-kexec python3 - "$END" "$MALFORMED_PPS" "$OUT/malformed.txt" <<'PY' &
+"${KX[@]}" python3 - "$END" "$MALFORMED_PPS" "$OUT/malformed.txt" <<'PY' &
 import os, random, socket, sys, time
 end, pps, out = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -402,7 +406,8 @@ check("sources", u.get("satisfied", 0) > 0 and h.get("satisfied", 0) > 0 and fl.
       f"{fl.get('sent', 0):.0f} sent, l2 gets {len(ok_gets)}/{len(gets)} complete")
 # Answered traffic did not stall: data_out grew in every interval after the warm-up.
 stalls = [s["t"] for a, s in zip(run, run[1:]) if s["t"] >= warm and C(s).get("data_out", 0) <= C(a).get("data_out", 0)]
-check("progress", not stalls, f"intervals without new Data out after the warm-up: {len(stalls)}")
+check("progress", not stalls, f"intervals without new Data out after the warm-up: {len(stalls)}"
+      + (" (ending at t = " + ", ".join(f"{t:.0f}" for t in stalls) + " s; see rx_frames in the CSV)" if stalls else ""))
 
 first, last = run[0], run[-1]
 def fmt(x): return f"{x:,.0f}"
