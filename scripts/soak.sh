@@ -29,9 +29,11 @@
 #   rss        after the warm-up (SOAK_WARMUP s; default 10% of the run, at least 30 s) every
 #              sample within ±SOAK_RSS_TOL (2) % of the post-warm-up mean
 #   interests  interests_in = (cs_hits - l2_served) + l2_parked + aggregated + suppressed
-#              + (interests_out - l2_fallbacks) + drop_{hop_limit,scope,loop,pit_full,no_route}
-#   nacks      nacks_out = drop_loop + drop_pit_full + drop_no_route (every unicast face here:
-#              each of those Interests is Nacked), and nacks_in = 0 (no source sends Nacks)
+#              + (interests_out - l2_fallbacks)
+#              + drop_{hop_limit,scope,loop,pit_full,pit_quota,no_route}
+#   nacks      nacks_out = drop_loop + drop_pit_full + drop_pit_quota + drop_no_route
+#              - nacks_limited (every unicast face here: each of those Interests is Nacked
+#              unless its face was past its Nack rate), and nacks_in = 0 (no source sends Nacks)
 #   data       data_out - cs_hits - (data_in - drop_unsolicited - drop_scope) <= aggregated
 #              (a bound only: no counter of satisfied PIT entries or expired in-records)
 #   malformed  drop_malformed + drop_reassembly + rx_unparsed >= garbage packets sent
@@ -341,8 +343,10 @@ def identities(c):
     g = lambda k: c.get(k, 0)
     i_rhs = ((g("cs_hits") - g("l2_served")) + g("l2_parked") + g("aggregated") + g("suppressed")
              + (g("interests_out") - g("l2_fallbacks")) + g("drop_hop_limit") + g("drop_scope")
-             + g("drop_loop") + g("drop_pit_full") + g("drop_no_route"))
-    n_rhs = g("drop_loop") + g("drop_pit_full") + g("drop_no_route")
+             + g("drop_loop") + g("drop_pit_full") + g("drop_pit_quota") + g("drop_no_route"))
+    # Every one of those Interests is Nacked, unless its face was past its Nack rate.
+    n_rhs = (g("drop_loop") + g("drop_pit_full") + g("drop_pit_quota") + g("drop_no_route")
+             - g("nacks_limited"))
     r = (g("data_out") - g("cs_hits")) - (g("data_in") - g("drop_unsolicited") - g("drop_scope"))
     return g("interests_in") - i_rhs, g("nacks_out") - n_rhs, r
 end = samples[-1]
@@ -352,7 +356,7 @@ check("interests", di == 0,
       f"interests_in {ce.get('interests_in')} - sum of its outcomes = {di} (final, quiescent); "
       f"largest |residual| while running {max(abs(identities(C(s))[0]) for s in run)}")
 check("nacks", dn == 0 and ce.get("nacks_in", 0) == 0,
-      f"nacks_out {ce.get('nacks_out')} - (drop_loop + drop_pit_full + drop_no_route) = {dn}; "
+      f"nacks_out {ce.get('nacks_out')} - (drop_loop + drop_pit_full + drop_pit_quota + drop_no_route - nacks_limited) = {dn}; "
       f"nacks_in {ce.get('nacks_in')}")
 check("data", dr <= ce.get("aggregated", 0),
       f"(data_out - cs_hits) - (data_in - drop_unsolicited - drop_scope) = {dr} <= aggregated "
@@ -462,14 +466,15 @@ with open(md, "w") as f:
   post-warm-up mean. Its tables are allocated at start-up, so growth means a leak.
 - **interests** (exact): `interests_in = (cs_hits - l2_served) + l2_parked + aggregated +
   suppressed + (interests_out - l2_fallbacks) + drop_hop_limit + drop_scope + drop_loop +
-  drop_pit_full + drop_no_route`. `cs_hits` also counts parked Interests answered after an L2
+  drop_pit_full + drop_pit_quota + drop_no_route`. `cs_hits` also counts parked Interests answered after an L2
   read (once each, with `l2_served`), and a parked Interest that falls back upstream counts
   in `interests_out` too (with `l2_fallbacks`). Holds while each Interest goes to one next hop
   (best-route, one face per route, as here); checked on the final, quiescent sample, and its
   largest residual over the running samples is shown (a sample may catch a publication half
   way).
-- **nacks** (exact here): every Interest dropped for a loop, a full PIT or no route is Nacked
-  on these point-to-point faces; no source sends Nacks.
+- **nacks** (exact here): every Interest dropped for a loop, a full PIT, its face's PIT share
+  or no route is Nacked on these point-to-point faces, unless the face was past its Nack rate
+  (`nacks_limited`); no source sends Nacks.
 - **data** (one-sided bound): `data_out - cs_hits - (data_in - drop_unsolicited - drop_scope)`
   is the extra downstreams of aggregated Interests minus the Data that satisfied a PIT entry
   whose in-records had all expired (sent nowhere, counted nowhere), so it is at most
