@@ -50,7 +50,7 @@ fn cfg(files: &[PathBuf], file_size: u64) -> RegionConfig {
 
 fn frame(batch: u64, seg: usize, len: usize) -> Vec<u8> {
     (0..len)
-        .map(|i| (batch.wrapping_mul(131) as usize ^ seg * 7 ^ i) as u8)
+        .map(|i| (batch.wrapping_mul(131) as usize ^ (seg * 7) ^ i) as u8)
         .collect()
 }
 
@@ -459,7 +459,11 @@ fn faulty(r: &mut Region, mode: &Arc<AtomicU32>) {
             (BAD_SECTOR, false) if op.location.lane == 0 && op.location.offset == 0 => eio,
             (FLAKEY, false) => {
                 reads += 1;
-                if reads % 2 == 0 { eio } else { op.result }
+                if reads.is_multiple_of(2) {
+                    eio
+                } else {
+                    op.result
+                }
             }
             (DEAD, false) => eio,
             (SHORT, false) => op.result / 2,

@@ -196,13 +196,14 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
                 let r = region.recovery_report();
                 tracing::info!(
                     "L2 shard {shard}: {} x {} MiB, O_DIRECT {}, {} batches recovered \
-                     ({} corrupt, {} truncated records skipped)",
+                     ({} corrupt, {} truncated records skipped, {} files missing)",
                     l2.dirs.len(),
                     l2.size >> 20,
                     if region.direct_io() { "on" } else { "off" },
                     r.indexed,
                     r.corrupt,
-                    r.truncated
+                    r.truncated,
+                    r.missing_files
                 );
                 out.push(ShardL2::new(Box::new(region), l2.write_backlog));
             }
@@ -243,6 +244,8 @@ pub struct ShardL2 {
     writes_done: usize,
     reads: Vec<L2Read>,
     refused: Vec<(u64, u64)>,
+    /// When to check the store's files next (ns, the worker's clock).
+    next_check: u64,
 }
 
 impl std::fmt::Debug for ShardL2 {
@@ -269,6 +272,7 @@ impl ShardL2 {
             writes_done: 0,
             reads: Vec::with_capacity(64),
             refused: Vec::with_capacity(64),
+            next_check: 0,
         }
     }
 
@@ -280,6 +284,18 @@ impl ShardL2 {
             n += 1;
         });
         n
+    }
+
+    /// About once a second (call it as often as you like): checks the store's files
+    /// (`L2Backend::check_files`: deleted while open, cut short) and tells the shard which
+    /// batches left the store's index.
+    pub fn maintain(&mut self, now: u64, shard: &mut Shard) {
+        if now < self.next_check {
+            return;
+        }
+        self.next_check = now + 1_000_000_000;
+        self.store.check_files();
+        self.store.drain_dropped(&mut |k, b| shard.l2_forget(k, b));
     }
 
     /// The store's counters.
@@ -487,8 +503,9 @@ impl ShardL2 {
     /// number of operations completed.
     pub fn poll(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) -> usize {
         if self.store.in_flight() == 0 && self.backlog.is_empty() {
-            // Nothing can complete (every loop turn comes here); drops only follow writes,
-            // which are in flight until their completion is polled.
+            // Nothing can complete (every loop turn comes here); drops only follow writes and
+            // failed reads, which are in flight until their completion is polled (and file
+            // checks, drained by `maintain`).
             return 0;
         }
         let writes = &mut self.writes;
