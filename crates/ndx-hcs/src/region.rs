@@ -467,7 +467,8 @@ impl Region {
 
     /// Installs (or removes) a [`FaultHook`] that rewrites the results of the device
     /// operations completing from now on: I/O errors, a full disk, short transfers, injected
-    /// where no device-mapper `error`/`flakey` target is at hand. Not for production.
+    /// where no device-mapper `error`/`flakey` target is at hand. Not for production. Set it
+    /// after [`Region::with_read_backlog`], which builds the region anew without it.
     pub fn set_fault_hook(&mut self, hook: Option<FaultHook>) {
         self.faults = Faults(hook);
     }
