@@ -11,9 +11,12 @@ pub enum SubmitError {
     /// Every buffer of that kind is in flight (queue depth reached): retry after a `poll`.
     #[error("L2 queue depth reached")]
     Busy,
-    /// The store stopped after an I/O error or a full disk; the router runs L1-only.
+    /// The store stopped after a failing device (or its ring failed); the router runs L1-only.
     #[error("L2 degraded: running L1-only")]
     Degraded,
+    /// Writes stopped after a full disk or a write error; reads still serve what was written.
+    #[error("L2 writes stopped (disk full or write error)")]
+    WritesStopped,
     /// The location was overwritten since it was looked up.
     #[error("L2 record was overwritten")]
     Stale,
@@ -107,8 +110,25 @@ pub struct L2Counters {
     pub busy: u64,
     /// Corrupt records met by reads (plus those the recovery scan skipped).
     pub corrupt: u64,
-    /// Truncated records skipped by the recovery scan.
+    /// Records lost to a file cut short: skipped by the recovery scan, or dropped from the
+    /// index when [`L2Backend::check_files`] found their file shorter than them.
     pub truncated: u64,
+    /// Reads whose record failed validation (checksum, header, lengths): bit flips and torn
+    /// records. Never served; the record leaves the index. (Also counted in `corrupt`.)
+    pub checksum_errors: u64,
+    /// Reads that returned fewer bytes than the record (its file was cut short under it).
+    /// The record leaves the index.
+    pub short_reads: u64,
+    /// Reads the device failed (negative errno). The record leaves the index.
+    pub read_errors: u64,
+    /// Writes that failed with an error other than `ENOSPC`; writes stop.
+    pub write_errors: u64,
+    /// Writes refused for lack of space (`ENOSPC`, or a short write); writes stop.
+    pub enospc: u64,
+    /// Backing files found deleted while open, or missing at start-up.
+    pub files_lost: u64,
+    /// True once writes stopped (full disk, write error); reads still serve the records.
+    pub writes_stopped: bool,
     /// Reads that found their record overwritten.
     pub stale: u64,
     /// I/O errors (reads, writes, submissions).
@@ -158,6 +178,13 @@ pub trait L2Backend {
 
     /// Operations queued or in flight.
     fn in_flight(&self) -> usize;
+
+    /// Checks the backing files (about once a second, never on the packet path): a file
+    /// deleted while open is counted (`files_lost`; its records are still served until the
+    /// store closes), and indexed records beyond the end of a file cut short leave the index
+    /// (`truncated`; tracked with [`track_dropped`](L2Backend::track_dropped)). A no-op for
+    /// stores without files.
+    fn check_files(&mut self) {}
 
     /// Counters: the backend's own, with the index's `indexed` and `evicted`.
     fn counters(&self) -> L2Counters {

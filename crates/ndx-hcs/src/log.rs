@@ -366,6 +366,31 @@ impl Log {
         }
     }
 
+    /// Forgets every indexed record of `lane` that does not end by `end` (its file was cut
+    /// short there); returns how many left the index.
+    pub fn invalidate_beyond(&mut self, lane: usize, end: u64) -> usize {
+        let Some(l) = self.lanes.get(lane) else {
+            return 0;
+        };
+        let gone: Vec<Live> = l
+            .live
+            .iter()
+            .filter(|r| r.offset + u64::from(r.len) > end)
+            .copied()
+            .collect();
+        let before = self.index.len();
+        for r in gone {
+            let loc = Location {
+                lane: lane as u16,
+                offset: r.offset,
+                len: r.len,
+                seq: r.seq,
+            };
+            self.invalidate(r.content_key, r.batch, &loc);
+        }
+        before - self.index.len()
+    }
+
     /// Forgets (content, batch) if it is indexed at `loc` (e.g. its read found it corrupt).
     pub fn invalidate(&mut self, content_key: u64, batch: u64, loc: &Location) {
         let key = (content_key, batch);

@@ -52,6 +52,9 @@ pub struct RecoveryReport {
     pub truncated: u64,
     /// Blocks holding no record start (never written, or the tail of an overwritten record).
     pub empty_blocks: u64,
+    /// Backing files that did not exist (deleted while the store was closed): created empty,
+    /// their records are lost. Set by [`Region::recover`](crate::Region::recover).
+    pub missing_files: u64,
 }
 
 fn fill(

@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use thiserror::Error;
@@ -19,6 +19,40 @@ use crate::uring::{Engine, Op, PushError};
 /// `io_uring_enter` calls a `poll` may make to hand waiting reads to the device, on top of the
 /// one that submits what was queued before it.
 const POLL_REFILL_ENTERS: u32 = 2;
+
+/// Reads failing with a device error one after another (no good read in between) after which
+/// the device is taken for dead and the region degrades to L1-only.
+pub const READ_ERROR_LIMIT: u32 = 32;
+
+/// One finished device operation, as a [`FaultHook`] sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceOp {
+    /// A write (else a read).
+    pub write: bool,
+    /// Where.
+    pub location: Location,
+    /// What the kernel returned: bytes transferred, or a negative errno.
+    pub result: i32,
+}
+
+/// Injects device faults into a [`Region`] (tests and fault drills): called with every read
+/// and write completion before the region looks at it, returns the result the region should
+/// see instead (`op.result` to leave it alone; `-libc::EIO` for an I/O error,
+/// `-libc::ENOSPC` for a full disk, fewer bytes than `op.location.len` for a short transfer).
+/// The region then handles it exactly as a real fault. See [`Region::set_fault_hook`].
+pub type FaultHook = Box<dyn FnMut(&DeviceOp) -> i32 + Send>;
+
+struct Faults(Option<FaultHook>);
+
+impl std::fmt::Debug for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Some(hook)"
+        } else {
+            "None"
+        })
+    }
+}
 
 /// Configuration of a [`Region`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -130,6 +164,11 @@ pub struct Region {
     free_writes: Vec<usize>,
     counters: L2Counters,
     recovery: RecoveryReport,
+    /// Reads failed by the device since the last good one.
+    read_error_run: u32,
+    /// Files already counted as deleted while open.
+    lost: Vec<bool>,
+    faults: Faults,
 }
 
 fn open_file(path: &Path, direct: bool, create: bool) -> io::Result<(File, bool)> {
@@ -191,7 +230,15 @@ impl Region {
         };
         let mut files = Vec::new();
         let mut direct = Vec::new();
+        let mut missing = 0u64;
         for path in &cfg.files {
+            if keep && std::fs::symlink_metadata(path).is_err() {
+                tracing::warn!(
+                    "L2 file {} is missing (deleted?): created empty, its records are lost",
+                    path.display()
+                );
+                missing += 1;
+            }
             let (f, d) = open_file(path, cfg.direct, true).map_err(ferr(path))?;
             let meta = f.metadata().map_err(ferr(path))?;
             if meta.is_file() && !keep {
@@ -209,8 +256,10 @@ impl Region {
                 .iter()
                 .map(|p| open_file(p, false, false).map(|(f, _)| f).map_err(ferr(p)))
                 .collect::<Result<_, _>>()?;
-            let (log, report) = recover(&mut FileReader(&plain), &caps, cfg.max_record, cfg.verify)
-                .map_err(ferr(&cfg.files[0]))?;
+            let (log, mut report) =
+                recover(&mut FileReader(&plain), &caps, cfg.max_record, cfg.verify)
+                    .map_err(ferr(&cfg.files[0]))?;
+            report.missing_files = missing;
             tracing::info!(
                 "L2 recovered {} records ({} indexed), skipped {} corrupt and {} truncated",
                 report.records,
@@ -235,6 +284,7 @@ impl Region {
         let counters = L2Counters {
             corrupt: recovery.corrupt,
             truncated: recovery.truncated,
+            files_lost: recovery.missing_files,
             indexed: log.indexed() as u64,
             ..L2Counters::default()
         };
@@ -260,6 +310,9 @@ impl Region {
         let fds: Vec<i32> = files.iter().map(AsRawFd::as_raw_fd).collect();
         let engine = Engine::new(&fds, bufs, nbufs as u32).map_err(OpenError::Uring)?;
         Ok(Self {
+            read_error_run: 0,
+            lost: vec![false; files.len()],
+            faults: Faults(None),
             free_reads: (0..read_bufs).rev().collect(),
             free_writes: (read_bufs..nbufs).rev().collect(),
             slots: vec![Slot::Free; nbufs],
@@ -406,19 +459,58 @@ impl Region {
     pub fn wait(&mut self, min: usize, on_done: &mut dyn FnMut(Completion<'_>)) -> usize {
         self.start_waiting_reads();
         if let Err(e) = self.engine.submit_and_wait(min) {
+            self.counters.io_errors += 1;
             self.degrade("submit", e.raw_os_error().unwrap_or(libc::EIO));
         }
         self.poll(on_done)
     }
 
-    fn degrade(&mut self, what: &str, errno: i32) {
+    /// Installs (or removes) a [`FaultHook`] that rewrites the results of the device
+    /// operations completing from now on: I/O errors, a full disk, short transfers, injected
+    /// where no device-mapper `error`/`flakey` target is at hand. Not for production. Set it
+    /// after [`Region::with_read_backlog`], which builds the region anew without it.
+    pub fn set_fault_hook(&mut self, hook: Option<FaultHook>) {
+        self.faults = Faults(hook);
+    }
+
+    /// Stops writes after a full disk or a write error; reads go on serving the records.
+    fn stop_writes(&mut self, what: &str, errno: i32) {
         self.counters.io_errors += 1;
+        if errno == libc::ENOSPC {
+            self.counters.enospc += 1;
+        } else {
+            self.counters.write_errors += 1;
+        }
+        if !self.counters.writes_stopped {
+            self.counters.writes_stopped = true;
+            tracing::error!(
+                "L2 {what} failed ({}): L2 writes stopped, the {} records written are still \
+                 served",
+                io::Error::from_raw_os_error(errno),
+                self.log.indexed()
+            );
+        }
+    }
+
+    fn degrade(&mut self, what: &str, errno: i32) {
         if !self.counters.degraded {
             self.counters.degraded = true;
             tracing::error!(
                 "L2 {what} failed ({}): L2 disabled, the content store runs L1-only",
                 io::Error::from_raw_os_error(errno)
             );
+        }
+    }
+
+    /// The result the region acts on: the device's, or the fault hook's.
+    fn inject(&mut self, write: bool, location: Location, result: i32) -> i32 {
+        match self.faults.0.as_mut() {
+            None => result,
+            Some(hook) => hook(&DeviceOp {
+                write,
+                location,
+                result,
+            }),
         }
     }
 
@@ -433,11 +525,32 @@ impl Region {
                     self.pending.len(),
                 ));
                 self.free_reads.push(buf);
+                let res = self.inject(false, loc, res);
                 let result = if res < 0 {
-                    self.degrade("read", -res);
+                    self.counters.io_errors += 1;
+                    self.counters.read_errors += 1;
+                    self.read_error_run += 1;
+                    if self.read_error_run >= READ_ERROR_LIMIT {
+                        self.degrade("read (device failing)", -res);
+                    } else if self.read_error_run == 1 {
+                        tracing::warn!(
+                            "L2 read at lane {} offset {} failed ({}); record dropped",
+                            loc.lane,
+                            loc.offset,
+                            io::Error::from_raw_os_error(-res)
+                        );
+                    }
                     Err(ReadFailure::Io(-res))
                 } else if (res as u32) < loc.len {
                     self.counters.io_errors += 1;
+                    self.counters.short_reads += 1;
+                    tracing::warn!(
+                        "L2 short read at lane {} offset {} ({res} of {} bytes: file cut \
+                         short?); record dropped",
+                        loc.lane,
+                        loc.offset,
+                        loc.len
+                    );
                     Err(ReadFailure::Short {
                         got: res as u32,
                         want: loc.len,
@@ -458,12 +571,14 @@ impl Region {
                 });
                 match &result {
                     Ok(_) => {
+                        self.read_error_run = 0;
                         self.counters.reads_ok += 1;
                         self.counters.read_bytes += u64::from(loc.len);
                     }
                     Err(ReadFailure::Stale) => self.counters.stale += 1,
                     Err(ReadFailure::Corrupt(e)) => {
                         self.counters.corrupt += 1;
+                        self.counters.checksum_errors += 1;
                         tracing::warn!(
                             "L2 record at lane {} offset {} is corrupt ({e}); dropped",
                             loc.lane,
@@ -472,7 +587,11 @@ impl Region {
                     }
                     Err(_) => {}
                 }
-                if let Err(ReadFailure::Corrupt(_)) = result {
+                if let Err(
+                    ReadFailure::Corrupt(_) | ReadFailure::Io(_) | ReadFailure::Short { .. },
+                ) = result
+                {
+                    // Never read it again: the next Interest for it goes upstream at once.
                     self.log.invalidate_location(&loc);
                 }
                 on_done(Completion::Read {
@@ -488,11 +607,12 @@ impl Region {
                 batch,
             } => {
                 self.free_writes.push(buf);
+                let res = self.inject(true, loc, res);
                 let result = if res < 0 {
-                    self.degrade("write", -res);
+                    self.stop_writes("write", -res);
                     Err(WriteFailure::Io(-res))
                 } else if (res as u32) < loc.len {
-                    self.degrade("write (short: disk full?)", libc::ENOSPC);
+                    self.stop_writes("write (short: disk full?)", libc::ENOSPC);
                     Err(WriteFailure::Short {
                         got: res as u32,
                         want: loc.len,
@@ -574,6 +694,9 @@ impl L2Backend for Region {
         if self.counters.degraded {
             return Err(SubmitError::Degraded);
         }
+        if self.counters.writes_stopped {
+            return Err(SubmitError::WritesStopped);
+        }
         let len = batch.check(self.cfg.max_record)?;
         let Some(&buf) = self.free_writes.last() else {
             self.counters.busy += 1;
@@ -614,6 +737,7 @@ impl L2Backend for Region {
     fn flush(&mut self) {
         self.start_waiting_reads();
         if let Err(e) = self.engine.submit() {
+            self.counters.io_errors += 1;
             self.degrade("submit", e.raw_os_error().unwrap_or(libc::EIO));
         }
     }
@@ -673,6 +797,34 @@ impl L2Backend for Region {
 
     fn own_counters(&self) -> L2Counters {
         self.counters
+    }
+
+    fn check_files(&mut self) {
+        for lane in 0..self.files.len() {
+            let Ok(meta) = self.files[lane].metadata() else {
+                continue;
+            };
+            if meta.nlink() == 0 && !self.lost[lane] {
+                self.lost[lane] = true;
+                self.counters.files_lost += 1;
+                tracing::warn!(
+                    "L2 file {} was deleted while open: its records are served until ndx \
+                     stops, then lost (the space is freed when ndx closes the file)",
+                    self.cfg.files[lane].display()
+                );
+            }
+            if meta.is_file() && meta.len() < self.cfg.file_size {
+                let gone = self.log.invalidate_beyond(lane, meta.len());
+                if gone > 0 {
+                    self.counters.truncated += gone as u64;
+                    tracing::warn!(
+                        "L2 file {} was cut short to {} bytes: {gone} records dropped",
+                        self.cfg.files[lane].display(),
+                        meta.len()
+                    );
+                }
+            }
+        }
     }
 }
 

@@ -337,7 +337,7 @@ fn corrupt_and_truncated_records_are_detected_counted_and_never_served() {
 }
 
 #[test]
-fn disk_full_degrades_to_l1_only() {
+fn disk_full_stops_writes() {
     // /dev/full accepts the open and io_uring, and fails every write with ENOSPC.
     let Some(mut r) = open(Region::create, cfg(&[PathBuf::from("/dev/full")], 4 << 20)) else {
         return;
@@ -351,8 +351,8 @@ fn disk_full_degrades_to_l1_only() {
         Ok(()) => panic!("a write to /dev/full succeeded"),
     }
     let c = r.counters();
-    assert!(c.degraded);
-    assert_eq!(c.io_errors, 1);
+    assert!(c.writes_stopped && !c.degraded, "{c:?}");
+    assert_eq!((c.io_errors, c.enospc, c.write_errors), (1, 1, 0));
     assert_eq!(r.lookup(5, 0), None);
     let segs = [Segment {
         name_key: 1,
@@ -364,8 +364,8 @@ fn disk_full_degrades_to_l1_only() {
         content_name: b"",
         segments: &segs,
     };
-    assert_eq!(r.submit_write(&rec, 0), Err(SubmitError::Degraded));
-    assert!(r.is_degraded());
+    assert_eq!(r.submit_write(&rec, 0), Err(SubmitError::WritesStopped));
+    assert!(!r.is_degraded());
 }
 
 fn libc_enospc() -> i32 {

@@ -196,13 +196,14 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
                 let r = region.recovery_report();
                 tracing::info!(
                     "L2 shard {shard}: {} x {} MiB, O_DIRECT {}, {} batches recovered \
-                     ({} corrupt, {} truncated records skipped)",
+                     ({} corrupt, {} truncated records skipped, {} files missing)",
                     l2.dirs.len(),
                     l2.size >> 20,
                     if region.direct_io() { "on" } else { "off" },
                     r.indexed,
                     r.corrupt,
-                    r.truncated
+                    r.truncated,
+                    r.missing_files
                 );
                 out.push(ShardL2::new(Box::new(region), l2.write_backlog));
             }
@@ -243,6 +244,8 @@ pub struct ShardL2 {
     writes_done: usize,
     reads: Vec<L2Read>,
     refused: Vec<(u64, u64)>,
+    /// When to check the store's files next (ns, the worker's clock).
+    next_check: u64,
 }
 
 impl std::fmt::Debug for ShardL2 {
@@ -269,6 +272,7 @@ impl ShardL2 {
             writes_done: 0,
             reads: Vec::with_capacity(64),
             refused: Vec::with_capacity(64),
+            next_check: 0,
         }
     }
 
@@ -280,6 +284,18 @@ impl ShardL2 {
             n += 1;
         });
         n
+    }
+
+    /// About once a second (call it as often as you like): checks the store's files
+    /// (`L2Backend::check_files`: deleted while open, cut short) and tells the shard which
+    /// batches left the store's index.
+    pub fn maintain(&mut self, now: u64, shard: &mut Shard) {
+        if now < self.next_check {
+            return;
+        }
+        self.next_check = now + 1_000_000_000;
+        self.store.check_files();
+        self.store.drain_dropped(&mut |k, b| shard.l2_forget(k, b));
     }
 
     /// The store's counters.
@@ -487,8 +503,9 @@ impl ShardL2 {
     /// number of operations completed.
     pub fn poll(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) -> usize {
         if self.store.in_flight() == 0 && self.backlog.is_empty() {
-            // Nothing can complete (every loop turn comes here); drops only follow writes,
-            // which are in flight until their completion is polled.
+            // Nothing can complete (every loop turn comes here); drops only follow writes and
+            // failed reads, which are in flight until their completion is polled (and file
+            // checks, drained by `maintain`).
             return 0;
         }
         let writes = &mut self.writes;
@@ -566,6 +583,167 @@ mod tests {
         .replace("hash_key = \"random\"\n", ""));
         assert!(settle_layout(&mut d, &l2).unwrap());
         assert_eq!(d.hash_key_halves, (0x0001020304050607, 0x08090a0b0c0d0e0f));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[cfg(test)]
+mod fault_tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use ndx_codec::{DataRepr, InterestRepr, NameBuf, Packet};
+    use ndx_core::{CsConfig, FaceId, FaceInfo, Fib, L2Config, NextHop, ShardConfig};
+
+    use super::*;
+
+    const B: u64 = 4;
+
+    fn seg(s: u64) -> NameBuf {
+        let mut n = NameBuf::new();
+        n.push_generic(b"p").push_generic(b"c").push_segment(s);
+        n
+    }
+
+    fn interest(s: u64, nonce: u32) -> Vec<u8> {
+        let mut i = InterestRepr::new(seg(s));
+        i.nonce = Some(nonce);
+        i.to_vec().unwrap()
+    }
+
+    /// Runs one frame through the shard and the L2 glue as the worker does; returns the
+    /// frames sent, by face.
+    fn step(
+        now: u64,
+        shard: &mut Shard,
+        l2: &mut ShardL2,
+        face: u32,
+        frame: Option<&[u8]>,
+    ) -> Vec<(FaceId, Vec<u8>)> {
+        let mut actions = Actions::new();
+        if let Some(f) = frame {
+            shard.process(now, FaceId(face), f, &mut actions);
+        }
+        l2.execute(now, shard, &mut actions);
+        let mut spins = 0u32;
+        while l2.in_flight() > 0 {
+            l2.poll(now, shard, &mut actions);
+            l2.execute(now, shard, &mut actions);
+            spins += 1;
+            assert!(spins < 10_000_000, "L2 operations never completed");
+        }
+        let sent = actions.sends().map(|(f, b)| (f, b.to_vec())).collect();
+        actions.clear();
+        l2.reset();
+        sent
+    }
+
+    /// A read the device fails (EIO, injected into the real io_uring store) through the
+    /// worker's glue: the Interest parked on it goes upstream as received, the batch leaves the
+    /// store and the shard's mirror, and the next Interest for it goes upstream at once.
+    #[test]
+    fn a_failed_l2_read_sends_the_parked_interest_upstream() {
+        let cfg = ShardConfig {
+            cs: CsConfig {
+                capacity: B as usize,
+                slot_size: 2048,
+                ..CsConfig::default()
+            },
+            l2: Some(L2Config {
+                batch: B,
+                prefetch: false,
+                ..L2Config::default()
+            }),
+            ..ShardConfig::default()
+        };
+        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
+        let mut p = NameBuf::new();
+        p.push_generic(b"p");
+        fib.add_nexthop(
+            &p.as_name(),
+            NextHop {
+                face: FaceId(2),
+                cost: 1,
+            },
+        )
+        .unwrap();
+        fib.publish();
+        drop(fib);
+        let mut shard = Shard::new(cfg, reader, 0);
+        for f in 1..=2 {
+            shard.add_face(FaceId(f), FaceInfo::default());
+        }
+        let dir = std::env::temp_dir().join(format!("ndx-l2-fault-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
+        rc.direct = false;
+        let mut region = match Region::create(rc) {
+            Ok(r) => r,
+            Err(ndx_hcs::OpenError::Uring(e))
+                if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
+            {
+                eprintln!("skipping: io_uring unavailable: {e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        let failing = Arc::new(AtomicBool::new(false));
+        let f = Arc::clone(&failing);
+        region.set_fault_hook(Some(Box::new(move |op: &ndx_hcs::DeviceOp| {
+            if f.load(Ordering::Relaxed) && !op.write {
+                -5
+            } else {
+                op.result
+            }
+        })));
+        let mut l2 = ShardL2::new(Box::new(region), 16);
+        // Fetch 2B segments through the producer face: L1 (B Data) evicts batch 0 into L2.
+        let mut now = 1_000_000;
+        for s in 0..2 * B {
+            now += 1_000_000;
+            let out = step(now, &mut shard, &mut l2, 1, Some(&interest(s, s as u32)));
+            assert_eq!(out.len(), 1);
+            assert_eq!(out[0].0, FaceId(2));
+            let data = DataRepr::new(seg(s), vec![s as u8; 100]).to_vec().unwrap();
+            let out = step(now, &mut shard, &mut l2, 2, Some(&data));
+            assert_eq!(out[0].0, FaceId(1));
+        }
+        let (key, batch) = shard.l2_key(&seg(0).as_name()).unwrap();
+        assert_eq!(batch, 0);
+        assert!(shard.l2_holds(key, 0), "batch 0 written to L2");
+        assert_eq!(l2.counters().writes_ok, 1);
+
+        // The device fails the read: the parked Interest goes upstream (same name, same
+        // nonce).
+        failing.store(true, Ordering::Relaxed);
+        now += 1_000_000;
+        let out = step(now, &mut shard, &mut l2, 1, Some(&interest(0, 100)));
+        assert_eq!(out.len(), 1, "{out:?}");
+        assert_eq!(out[0].0, FaceId(2));
+        let lp = match Packet::decode(&out[0].1) {
+            Ok(Packet::Lp(lp)) => lp.fragment().map(<[u8]>::to_vec),
+            _ => None,
+        };
+        match Packet::decode(lp.as_deref().unwrap_or(&out[0].1)) {
+            Ok(Packet::Interest(i)) => {
+                assert_eq!(i.name(), seg(0).as_name());
+                assert_eq!(i.nonce(), Some(100));
+            }
+            other => panic!("not the Interest: {other:?}"),
+        }
+        let c = l2.counters();
+        assert_eq!((c.read_errors, c.io_errors, c.reads_ok), (1, 1, 0), "{c:?}");
+        assert!(!c.degraded);
+        let k = shard.l2_counters().unwrap();
+        assert_eq!((k.reads, k.read_failures, k.fallbacks), (1, 1, 1), "{k:?}");
+        assert!(!shard.l2_holds(key, 0), "the mirror forgot the batch");
+        // The next Interest for the batch goes upstream without touching the disk.
+        now += 1_000_000;
+        let out = step(now, &mut shard, &mut l2, 1, Some(&interest(1, 101)));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, FaceId(2));
+        assert_eq!(l2.counters().reads, 1);
+        drop(l2);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -89,6 +89,14 @@ pub const COUNTERS: &[&str] = &[
     "reassembly_timeouts",
     "reassembly_evicted",
     "reassembly_errors",
+    "l2_checksum_errors",
+    "l2_short_reads",
+    "l2_read_errors",
+    "l2_write_errors",
+    "l2_enospc",
+    "l2_truncated",
+    "l2_files_lost",
+    "l2_writes_stopped",
 ];
 
 /// Indexes into [`COUNTERS`] for the I/O layer's own counters.
@@ -144,6 +152,8 @@ pub enum Io {
 const CORE_BASE: usize = 22;
 const L2_BASE: usize = CORE_BASE + 30;
 const REASSEMBLY_BASE: usize = L2_BASE + 21;
+/// The L2 store's faults, one counter per class (ndx-hcs README, "Storage faults").
+const L2_FAULT_BASE: usize = REASSEMBLY_BASE + 3;
 
 /// One shard's published counters.
 #[derive(Debug)]
@@ -283,6 +293,17 @@ impl Snapshot {
             backlog.1,
         ];
         self.0[L2_BASE..L2_BASE + v.len()].copy_from_slice(&v);
+        let f = [
+            s.checksum_errors,
+            s.short_reads,
+            s.read_errors,
+            s.write_errors,
+            s.enospc,
+            s.truncated,
+            s.files_lost,
+            u64::from(s.writes_stopped),
+        ];
+        self.0[L2_FAULT_BASE..L2_FAULT_BASE + f.len()].copy_from_slice(&f);
     }
 
     /// Copies the NDNLPv2 reassemblers' counters in, summed over `reassemblers` (the shard's
@@ -387,6 +408,10 @@ mod tests {
             Some(ndx_hcs::L2Counters {
                 reads_ok: 4,
                 degraded: true,
+                checksum_errors: 5,
+                enospc: 2,
+                files_lost: 1,
+                writes_stopped: true,
                 ..Default::default()
             }),
             (2, 3),
@@ -419,6 +444,12 @@ mod tests {
         assert_eq!(s.get("reassembly_evicted"), Some(1));
         assert_eq!(s.get("reassembly_errors"), Some(9));
         assert_eq!(s.get("l2_writes_dropped"), Some(3), "after the L2 block");
+        assert_eq!(s.get("l2_checksum_errors"), Some(5));
+        assert_eq!(s.get("l2_enospc"), Some(2));
+        assert_eq!(s.get("l2_files_lost"), Some(1));
+        assert_eq!(s.get("l2_writes_stopped"), Some(1));
+        assert_eq!(s.get("l2_read_errors"), Some(0));
+        assert_eq!(*s.0.last().unwrap(), 1, "the fault block ends the counters");
         let stats = ShardStats::default();
         stats.publish(&s);
         let mut total = stats.read();

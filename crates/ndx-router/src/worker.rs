@@ -332,6 +332,9 @@ impl Core {
     }
 
     fn publish(&mut self, stats: &ShardStats) {
+        if let Some(l2) = self.l2.as_mut() {
+            l2.maintain(self.now, &mut self.shard);
+        }
         let cs = self.shard.cs();
         self.snap.set_core(
             &self.shard.counters(),
