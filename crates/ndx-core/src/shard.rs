@@ -1164,7 +1164,7 @@ impl Shard {
         self.counters.interests_in += 1;
         let state = self.faces.get_or_insert_with(face, FaceState::default);
         state.load.interests += 1;
-        let info = state.info;
+        let (info, held) = (state.info, state.load.pit_entries);
         if interest.hop_limit() == Some(0) && !info.local {
             return self.dropped(out, face, DropReason::HopLimit);
         }
@@ -1225,7 +1225,6 @@ impl Shard {
             Some(id) => (id, false),
             None => {
                 // The face's share of the PIT (fair.rs); joining an entry is always allowed.
-                let held = self.faces.get(&face).map_or(0, |f| f.load.pit_entries);
                 if !self.shares.allows(held) {
                     if let Some(f) = self.faces.get_mut(&face) {
                         f.load.pit_quota += 1;
@@ -1365,7 +1364,7 @@ impl Shard {
     /// An Interest that carries a Nonce leaves as received (HopLimit decremented); one that
     /// arrived without (allowed from local applications) leaves with `nonce`, the one its
     /// in-record holds, added (see [`Shard::forward_nonced`]).
-    #[inline]
+    #[inline(always)]
     #[expect(
         clippy::too_many_arguments,
         reason = "the pipeline's state for one send"
@@ -1798,7 +1797,7 @@ impl Shard {
 
     /// Erases entry `id` and releases its pending counts; remembers its out-record nonces in
     /// the dead-nonce list if `remember_nonces`. Inlined: every satisfied Interest ends here.
-    #[inline]
+    #[inline(always)]
     fn finish_with(&mut self, now: u64, id: PitId, remember_nonces: bool) {
         let Some(e) = self.pit.get(id) else { return };
         let name_hash = e.name_hash();
