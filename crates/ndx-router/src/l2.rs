@@ -746,4 +746,90 @@ mod fault_tests {
         drop(l2);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    /// The write backlog is bounded: with the store's one write slot taken and never
+    /// completed, evicted batches wait in the backlog up to its limit, then are dropped and
+    /// counted, and the shard is told so (its mirror does not claim them).
+    #[test]
+    fn writes_past_the_backlog_are_dropped_and_counted() {
+        let cfg = ShardConfig {
+            cs: CsConfig {
+                capacity: B as usize,
+                slot_size: 2048,
+                ..CsConfig::default()
+            },
+            l2: Some(L2Config {
+                batch: B,
+                prefetch: false,
+                ..L2Config::default()
+            }),
+            ..ShardConfig::default()
+        };
+        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
+        let mut p = NameBuf::new();
+        p.push_generic(b"p");
+        fib.add_nexthop(
+            &p.as_name(),
+            NextHop {
+                face: FaceId(2),
+                cost: 1,
+            },
+        )
+        .unwrap();
+        fib.publish();
+        drop(fib);
+        let mut shard = Shard::new(cfg, reader, 0);
+        for f in 1..=2 {
+            shard.add_face(FaceId(f), FaceInfo::default());
+        }
+        let dir = std::env::temp_dir().join(format!("ndx-l2-backlog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
+        rc.direct = false;
+        rc.write_depth = 1;
+        let region = match Region::create(rc) {
+            Ok(r) => r,
+            Err(ndx_hcs::OpenError::Uring(e))
+                if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
+            {
+                eprintln!("skipping: io_uring unavailable: {e}");
+                return;
+            }
+            Err(e) => panic!("{e}"),
+        };
+        let mut l2 = ShardL2::new(Box::new(region), 2);
+        // 7 batches through an L1 of one batch: 6 evicted batches to write. No poll: the
+        // first write never completes, so its slot stays taken.
+        let mut now = 1_000_000;
+        let mut actions = Actions::new();
+        for s in 0..7 * B {
+            now += 1_000_000;
+            for (face, frame) in [
+                (1, interest(s, s as u32)),
+                (
+                    2,
+                    DataRepr::new(seg(s), vec![s as u8; 100]).to_vec().unwrap(),
+                ),
+            ] {
+                shard.process(now, FaceId(face), &frame, &mut actions);
+                l2.execute(now, &mut shard, &mut actions);
+                actions.clear();
+                l2.reset();
+            }
+        }
+        let (waiting, dropped) = l2.write_backlog();
+        assert_eq!(waiting, 2, "the backlog holds its limit");
+        assert_eq!(
+            dropped,
+            6 - 1 - 2,
+            "one in flight, two waiting, the rest dropped"
+        );
+        let (key, _) = shard.l2_key(&seg(0).as_name()).unwrap();
+        assert!(
+            !(3..6).any(|b| shard.l2_holds(key, b)),
+            "dropped batches are not in the mirror"
+        );
+        drop(l2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
