@@ -85,6 +85,8 @@ pub const COUNTERS: &[&str] = &[
     "reassembly_timeouts",
     "reassembly_evicted",
     "reassembly_errors",
+    "tx_link_down",
+    "tx_errors",
 ];
 
 /// Indexes into [`COUNTERS`] for the I/O layer's own counters.
@@ -133,6 +135,11 @@ pub enum Io {
     HostOut,
     /// Packets for host faces dropped because the host's queue was full.
     HostQueueFull,
+    /// Packets not sent because their interface is down or was deleted.
+    TxLinkDown = REASSEMBLY_BASE + 3,
+    /// Kernel: transmit kicks (`sendto`) that failed with something other than "try again"
+    /// (ENETDOWN while the interface is down, ENXIO once it is deleted).
+    TxErrors,
 }
 
 const CORE_BASE: usize = 21;
@@ -388,6 +395,11 @@ mod tests {
         assert_eq!(s.get("reassembly_evicted"), Some(1));
         assert_eq!(s.get("reassembly_errors"), Some(9));
         assert_eq!(s.get("l2_writes_dropped"), Some(3), "after the L2 block");
+        s.add(Io::TxLinkDown, 2);
+        s.set(Io::TxErrors, 5);
+        assert_eq!(s.get("tx_link_down"), Some(2));
+        assert_eq!(s.get("tx_errors"), Some(5));
+        assert_eq!(s.get("reassembly_errors"), Some(9));
         let stats = ShardStats::default();
         stats.publish(&s);
         let mut total = stats.read();
