@@ -70,6 +70,10 @@ pub struct Plane {
     /// Faces created and destroyed since the host thread last looked (NFD's face event
     /// notifications): (kind, the face).
     pub face_events: Vec<(u64, Face)>,
+    /// Between [`Plane::begin_batch`] and [`Plane::end_batch`]: FIB changes wait for one
+    /// publication (`fib_dirty`: some are waiting).
+    fib_batch: bool,
+    fib_dirty: bool,
 }
 
 impl Plane {
@@ -91,6 +95,8 @@ impl Plane {
                 epoch: std::time::Instant::now(),
                 cs_capacity: (cfg.shard.cs.capacity * cfg.shards) as u64,
                 face_events: Vec::new(),
+                fib_batch: false,
+                fib_dirty: false,
             },
             reader,
             crate::faces::FaceReader {
@@ -140,7 +146,7 @@ impl Plane {
             return Err(PlaneError::NoFace(route.face.0.to_string()));
         }
         let r = self.rib.add(&mut self.fib, &prefix.as_name(), route);
-        self.fib.publish();
+        self.publish_fib();
         Ok(r?)
     }
 
@@ -155,7 +161,7 @@ impl Plane {
         let r = self
             .rib
             .remove(&mut self.fib, &prefix.as_name(), face, origin);
-        self.fib.publish();
+        self.publish_fib();
         r.map_err(|e| match e {
             RibError::NoRoute => PlaneError::NoRoute(prefix.to_string()),
             e => e.into(),
@@ -177,7 +183,7 @@ impl Plane {
             return false;
         }
         let n = self.rib.expire(&mut self.fib, now).unwrap_or(0);
-        self.fib.publish();
+        self.publish_fib();
         n > 0
     }
 
@@ -185,14 +191,14 @@ impl Plane {
     pub fn set_strategy(&mut self, prefix: &str, kind: StrategyKind) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
         let r = self.rib.set_strategy(&mut self.fib, &p.as_name(), kind);
-        self.fib.publish();
+        self.publish_fib();
         Ok(r?)
     }
 
     /// Removes the strategy choice at a prefix; false if there was none.
     pub fn unset_strategy(&mut self, prefix: &NameBuf) -> Result<bool, PlaneError> {
         let r = self.rib.unset_strategy(&mut self.fib, &prefix.as_name());
-        self.fib.publish();
+        self.publish_fib();
         Ok(r?)
     }
 
@@ -261,18 +267,50 @@ impl Plane {
     /// Removes a face by id with every route through it, and publishes both tables.
     pub fn remove_face_id(&mut self, id: FaceId) -> Result<(), PlaneError> {
         let face = self.faces.remove(id)?;
+        let internal = face.origin == Origin::Internal;
         self.face_events
             .push((ndx_nfd::face_event_kind::DESTROYED, face));
         let r = self.rib.remove_face(&mut self.fib, id);
-        // Next hops the RIB did not install (e.g. the management route).
-        for route in self.fib.routes() {
-            if route.nexthops.iter().any(|n| n.face == id) {
-                self.fib.remove_nexthop(&route.prefix.as_name(), id);
+        // Next hops the RIB did not install: only the management face's (`/localhost/nfd`,
+        // `/localhop/nfd`, put in the FIB by the host thread). Walking the whole FIB for
+        // every other face would make a face removal cost O(routes).
+        if internal {
+            for route in self.fib.routes() {
+                if route.nexthops.iter().any(|n| n.face == id) {
+                    self.fib.remove_nexthop(&route.prefix.as_name(), id);
+                }
             }
         }
+        // Now, also in a batch: the routes leave the shards' FIB before the face leaves their table.
         self.fib.publish();
+        self.fib_dirty = false;
         self.faces.publish();
         Ok(r?)
+    }
+
+    /// Publishes the FIB, or notes that it must be at [`Plane::end_batch`].
+    fn publish_fib(&mut self) {
+        if self.fib_batch {
+            self.fib_dirty = true;
+        } else {
+            self.fib.publish();
+        }
+    }
+
+    /// Starts a batch of changes whose FIB is published once, at [`Plane::end_batch`] (a
+    /// face removal still publishes at once). The control socket wraps the requests one poll
+    /// read in a batch and answers them after `end_batch`: publishing the FIB copies its
+    /// chunk table, which dominated the cost of a route change.
+    pub fn begin_batch(&mut self) {
+        self.fib_batch = true;
+    }
+
+    /// Ends a batch, publishing the FIB if it changed.
+    pub fn end_batch(&mut self) {
+        self.fib_batch = false;
+        if std::mem::take(&mut self.fib_dirty) {
+            self.fib.publish();
+        }
     }
 
     /// Counters summed over shards, and per shard.
