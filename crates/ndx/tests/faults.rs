@@ -11,7 +11,8 @@
 //!   others, stops cleanly, and a new `ndx run` uses the interface created again;
 //! - the producer killed in the middle of a fetch: the consumer times out (ndx sends no Nack
 //!   for an Interest that expires), the PIT drains to 0 entries after the Interests'
-//!   lifetimes, and neither the face table nor the routes grow.
+//!   lifetimes, and neither the face table nor the routes grow; with the route removed the
+//!   consumer gets Nack NoRoute at once.
 //!
 //! Without root (or BPF) the tests print `skipping: <reason>`; with `NDX_REQUIRE_ROOT_TESTS=1`
 //! (CI) they fail instead.
@@ -408,5 +409,14 @@ fn producer_killed_mid_fetch_pit_drains_and_nothing_grows() {
         "{}",
         s["counters"]
     );
+    // The configured alternative to waiting: without the route, Nack NoRoute at once.
+    router.ctl(&["route", "remove", "/t"]);
+    let got = line.get("/t/big", &out, &["--discovery-retries", "1"]);
+    assert!(!got.status.success());
+    let err = String::from_utf8_lossy(&got.stderr);
+    assert!(err.contains("Nack NoRoute"), "{err}");
+    let s = router.settle(|s| total(s, "pit_entries") == 0);
+    assert_eq!(total(&s, "pit_entries"), 0, "{}", s["counters"]);
+    assert!(total(&s, "nacks_out") > 0, "{}", s["counters"]);
     assert!(!router.exited());
 }
