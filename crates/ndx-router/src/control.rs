@@ -16,10 +16,11 @@
 //!
 //! A client may pipeline: write many requests without waiting, then read the answers, one
 //! line per request in the order of the requests (the churn test keeps 256 in flight on one
-//! connection and reaches 10,000 route adds/removes per second, `benches/results/churn.md`).
-//! The server side is polled from the control thread every 2 ms (non-blocking accept and
-//! reads; the requests one poll read change the FIB, which is published once, and their
-//! answers go out in one write), so it never holds up anything else; the client side is what the `ndx` CLI uses.
+//! connection: about 50,000 route adds/removes per second in a release build,
+//! `benches/results/churn.md`). The server side is polled from the control thread every
+//! 2 ms (non-blocking accept and reads; the requests one poll read change the FIB, which is
+//! published once before any of them is answered, and their answers go out in one write),
+//! so it never holds up anything else; the client side is what the `ndx` CLI uses.
 
 use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::{UnixListener, UnixStream};

@@ -281,7 +281,8 @@ impl Plane {
                 }
             }
         }
-        // Now, also in a batch: the routes leave the shards' FIB before the face leaves their table.
+        // Now, also in a batch: the routes leave the shards' FIB before the face leaves
+        // their table.
         self.fib.publish();
         self.fib_dirty = false;
         self.faces.publish();
