@@ -61,6 +61,11 @@ fn crash_and_restart(sig: &str, signo: i32) {
     let mut proc = router.proc;
     let mut child = proc.child.take().expect("running");
     let pid = child.id().to_string();
+    // No core dump: the mappings (the CS slab among them) take hundreds of MiB. prlimit is
+    // util-linux's; without it the machine's own core limit applies.
+    let _ = Command::new("prlimit")
+        .args(["--pid", &pid, "--core=0:0"])
+        .status();
     // Rust's runtime handles SIGSEGV to report stack overflows: a SIGSEGV sent with kill(2)
     // (no fault to repeat) only restores the default action, so a second one kills, as a
     // real fault would at once. Send until the process is gone.
