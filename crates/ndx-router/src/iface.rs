@@ -2,6 +2,7 @@
 //! network namespace the router runs in).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::config::parse_mac;
 use crate::worker::IfaceInfo;
@@ -60,6 +61,110 @@ pub fn info(name: &str) -> Result<IfaceInfo, IfaceError> {
     })
 }
 
+/// An attached interface's link as the control thread last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum LinkState {
+    /// Administratively up with a carrier: frames are sent.
+    Up = 0,
+    /// Set down (`ip link set IF down`) or without a carrier: frames for it are dropped
+    /// and counted (`tx_link_down`) until it comes back; its sockets and XDP program stay.
+    Down = 1,
+    /// Deleted (or replaced by another interface of the same name): its sockets are dead;
+    /// frames for it are dropped and counted until `ndx run` is restarted.
+    Gone = 2,
+}
+
+impl LinkState {
+    /// The state's name in `ndx status --json` and the log.
+    pub fn name(self) -> &'static str {
+        match self {
+            LinkState::Up => "up",
+            LinkState::Down => "down",
+            LinkState::Gone => "gone",
+        }
+    }
+
+    fn from_u8(v: u8) -> Self {
+        match v {
+            0 => LinkState::Up,
+            1 => LinkState::Down,
+            _ => LinkState::Gone,
+        }
+    }
+}
+
+/// The state of the interface `name` that had index `ifindex` when the router attached,
+/// with a reason when it is not up: gone when sysfs no longer has it under that index,
+/// down when its administrative flag is off or its operational state says there is no
+/// carrier.
+pub fn link_state(name: &str, ifindex: u32) -> (LinkState, &'static str) {
+    match attr(name, "ifindex")
+        .ok()
+        .and_then(|i| i.parse::<u32>().ok())
+    {
+        Some(i) if i == ifindex => {}
+        Some(_) => return (LinkState::Gone, "replaced by another interface"),
+        None => return (LinkState::Gone, "deleted"),
+    }
+    let flags = attr(name, "flags")
+        .ok()
+        .and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok())
+        .unwrap_or(1);
+    if flags & 1 == 0 {
+        return (LinkState::Down, "set down");
+    }
+    match attr(name, "operstate").as_deref() {
+        Ok("down" | "lowerlayerdown" | "notpresent") => (LinkState::Down, "no carrier"),
+        _ => (LinkState::Up, ""),
+    }
+}
+
+/// Every attached interface's [`LinkState`], written by the control thread and read by the
+/// workers (relaxed loads, a few times per 10 ms).
+#[derive(Debug, Default)]
+pub struct LinkStates(Vec<(u32, AtomicU8)>);
+
+impl LinkStates {
+    /// All `ifindexes` up.
+    pub fn new(ifindexes: impl IntoIterator<Item = u32>) -> Self {
+        Self(
+            ifindexes
+                .into_iter()
+                .map(|i| (i, AtomicU8::new(LinkState::Up as u8)))
+                .collect(),
+        )
+    }
+
+    /// Records interface `ifindex`'s state.
+    pub fn set(&self, ifindex: u32, s: LinkState) {
+        if let Some((_, a)) = self.0.iter().find(|(i, _)| *i == ifindex) {
+            a.store(s as u8, Ordering::Relaxed);
+        }
+    }
+
+    /// Interface `ifindex`'s state (up when unknown).
+    pub fn get(&self, ifindex: u32) -> LinkState {
+        self.0
+            .iter()
+            .find(|(i, _)| *i == ifindex)
+            .map_or(LinkState::Up, |(_, a)| {
+                LinkState::from_u8(a.load(Ordering::Relaxed))
+            })
+    }
+
+    /// Replaces `out` with the indexes of the interfaces that are not up.
+    pub fn not_up(&self, out: &mut Vec<u32>) {
+        out.clear();
+        out.extend(
+            self.0
+                .iter()
+                .filter(|(_, a)| a.load(Ordering::Relaxed) != LinkState::Up as u8)
+                .map(|(i, _)| *i),
+        );
+    }
+}
+
 /// Number of receive queues (`/sys/class/net/IF/queues/rx-N`).
 pub fn rx_queues(name: &str) -> Result<u32, IfaceError> {
     let dir = PathBuf::from("/sys/class/net").join(name).join("queues");
@@ -106,6 +211,16 @@ mod tests {
         assert!(lo.mtu >= 1500);
         assert!(rx_queues("lo").unwrap() >= 1);
         assert!(matches!(info("nonexistent0"), Err(IfaceError::Missing(_))));
+        assert_eq!(link_state("lo", 1).0, LinkState::Up);
+        assert_eq!(link_state("lo", 12345).0, LinkState::Gone);
+        assert_eq!(link_state("nonexistent0", 7), (LinkState::Gone, "deleted"));
+        let states = LinkStates::new([1, 7]);
+        states.set(7, LinkState::Down);
+        let mut down = Vec::new();
+        states.not_up(&mut down);
+        assert_eq!(down, vec![7]);
+        assert_eq!(states.get(1), LinkState::Up);
+        assert_eq!(states.get(7), LinkState::Down);
     }
 
     #[test]

@@ -76,6 +76,10 @@ pub struct Plane {
     /// Each on-demand face's packets received when last looked at, and since when that
     /// number has not moved ([`expire_idle_faces`](Self::expire_idle_faces)).
     activity: HashMap<FaceId, (u64, std::time::Instant)>,
+    /// Between [`Plane::begin_batch`] and [`Plane::end_batch`]: FIB changes wait for one
+    /// publication (`fib_dirty`: some are waiting).
+    fib_batch: bool,
+    fib_dirty: bool,
 }
 
 impl Plane {
@@ -100,6 +104,8 @@ impl Plane {
                 face_events: Vec::new(),
                 on_demand: on_demand.clone(),
                 activity: HashMap::new(),
+                fib_batch: false,
+                fib_dirty: false,
             },
             reader,
             crate::faces::FaceReader {
@@ -150,7 +156,7 @@ impl Plane {
             return Err(PlaneError::NoFace(route.face.0.to_string()));
         }
         let r = self.rib.add(&mut self.fib, &prefix.as_name(), route);
-        self.fib.publish();
+        self.publish_fib();
         Ok(r?)
     }
 
@@ -165,7 +171,7 @@ impl Plane {
         let r = self
             .rib
             .remove(&mut self.fib, &prefix.as_name(), face, origin);
-        self.fib.publish();
+        self.publish_fib();
         r.map_err(|e| match e {
             RibError::NoRoute => PlaneError::NoRoute(prefix.to_string()),
             e => e.into(),
@@ -187,7 +193,7 @@ impl Plane {
             return false;
         }
         let n = self.rib.expire(&mut self.fib, now).unwrap_or(0);
-        self.fib.publish();
+        self.publish_fib();
         n > 0
     }
 
@@ -195,14 +201,14 @@ impl Plane {
     pub fn set_strategy(&mut self, prefix: &str, kind: StrategyKind) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
         let r = self.rib.set_strategy(&mut self.fib, &p.as_name(), kind);
-        self.fib.publish();
+        self.publish_fib();
         Ok(r?)
     }
 
     /// Removes the strategy choice at a prefix; false if there was none.
     pub fn unset_strategy(&mut self, prefix: &NameBuf) -> Result<bool, PlaneError> {
         let r = self.rib.unset_strategy(&mut self.fib, &prefix.as_name());
-        self.fib.publish();
+        self.publish_fib();
         Ok(r?)
     }
 
@@ -274,16 +280,24 @@ impl Plane {
         if face.origin == Origin::OnDemand {
             self.on_demand.give_back(face.link.on_demand_address());
         }
+        let internal = face.origin == Origin::Internal;
         self.face_events
             .push((ndx_nfd::face_event_kind::DESTROYED, face));
         let r = self.rib.remove_face(&mut self.fib, id);
-        // Next hops the RIB did not install (e.g. the management route).
-        for route in self.fib.routes() {
-            if route.nexthops.iter().any(|n| n.face == id) {
-                self.fib.remove_nexthop(&route.prefix.as_name(), id);
+        // Next hops the RIB did not install: only the management face's (`/localhost/nfd`,
+        // `/localhop/nfd`, put in the FIB by the host thread). Walking the whole FIB for
+        // every other face would make a face removal cost O(routes).
+        if internal {
+            for route in self.fib.routes() {
+                if route.nexthops.iter().any(|n| n.face == id) {
+                    self.fib.remove_nexthop(&route.prefix.as_name(), id);
+                }
             }
         }
+        // Now, also in a batch: the routes leave the shards' FIB before the face leaves
+        // their table.
         self.fib.publish();
+        self.fib_dirty = false;
         self.faces.publish();
         Ok(r?)
     }
@@ -318,6 +332,31 @@ impl Plane {
             }
         }
         gone.len()
+    }
+
+    /// Publishes the FIB, or notes that it must be at [`Plane::end_batch`].
+    fn publish_fib(&mut self) {
+        if self.fib_batch {
+            self.fib_dirty = true;
+        } else {
+            self.fib.publish();
+        }
+    }
+
+    /// Starts a batch of changes whose FIB is published once, at [`Plane::end_batch`] (a
+    /// face removal still publishes at once). The control socket wraps the requests one poll
+    /// read in a batch and answers them after `end_batch`: publishing the FIB copies its
+    /// chunk table, which dominated the cost of a route change.
+    pub fn begin_batch(&mut self) {
+        self.fib_batch = true;
+    }
+
+    /// Ends a batch, publishing the FIB if it changed.
+    pub fn end_batch(&mut self) {
+        self.fib_batch = false;
+        if std::mem::take(&mut self.fib_dirty) {
+            self.fib.publish();
+        }
     }
 
     /// Counters summed over shards, and per shard.

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::config::{Config, Frags, Remote, XdpMode};
 use crate::control::ControlServer;
 use crate::faces::{L2Path, Link, Origin};
-use crate::iface::{self, queue_plan};
+use crate::iface::{self, LinkState, LinkStates, queue_plan};
 use crate::plane::{Plane, ether_path};
 use crate::stats::Snapshot;
 use crate::worker::{Core, Ep, Event, Handoff, IfaceInfo, Redispatch, Worker, WorkerConfig};
@@ -79,6 +79,11 @@ struct Attached {
     xdp: NdxXdp,
     link: Option<LinkGuard>,
     mode: AttachMode,
+    /// The link as last seen (`Router::check_links`), and how often it went down and came
+    /// back up.
+    state: LinkState,
+    downs: u64,
+    ups: u64,
 }
 
 /// A running router.
@@ -94,6 +99,7 @@ pub struct Router {
     resolver: Option<Resolver>,
     host: crate::app::Host,
     started: Instant,
+    links: Arc<LinkStates>,
 }
 
 /// What the router did, reported when it stops.
@@ -221,10 +227,14 @@ impl Router {
                 xdp,
                 link: Some(link.0),
                 mode: link.1,
+                state: LinkState::Up,
+                downs: 0,
+                ups: 0,
             });
         }
         let ifaces: Arc<Vec<IfaceInfo>> =
             Arc::new(attached.iter().map(|a| a.info.clone()).collect());
+        let links = Arc::new(LinkStates::new(ifaces.iter().map(|i| i.ifindex)));
 
         // The control plane: faces, routes, strategies.
         let (mut plane, fib_reader, face_reader) = Plane::new(&cfg);
@@ -376,6 +386,7 @@ impl Router {
                     on_demand: cfg.udp_on_demand,
                     ip_fragments: cfg.udp_ip_fragments,
                     ifaces: ifaces.clone(),
+                    links: links.clone(),
                 },
                 redispatch.next().flatten(),
             );
@@ -423,7 +434,7 @@ impl Router {
                 });
             }
         };
-        let router = Router {
+        let mut router = Router {
             cfg,
             plane,
             stop,
@@ -434,7 +445,9 @@ impl Router {
             resolver,
             host,
             started: Instant::now(),
+            links,
         };
+        router.check_links();
         Ok(router)
     }
 
@@ -494,12 +507,19 @@ impl Router {
             if Instant::now() >= next_control {
                 let attached = &self.attached;
                 let host = &self.host;
-                let extra = || json!({"xdp": xdp_counters(attached), "host": host.status()});
+                let extra = || {
+                    json!({
+                        "xdp": xdp_counters(attached),
+                        "host": host.status(),
+                        "interfaces": interfaces_json(attached),
+                    })
+                };
                 self.control.poll(&mut self.plane, &extra);
                 next_control = Instant::now() + Duration::from_millis(2);
             }
             let mut changed = false;
             if Instant::now() >= next_resolve {
+                self.check_links();
                 changed |= self.resolve_faces();
                 self.plane.expire_routes();
                 self.plane.expire_idle_faces(Instant::now());
@@ -518,6 +538,49 @@ impl Router {
         }
         if let Some(n) = &notifier {
             n.send("STOPPING=1");
+        }
+    }
+
+    /// Reads every attached interface's link state (sysfs), logs and counts each change and
+    /// tells the workers, which send nothing to an interface that is not up. A deleted
+    /// interface stays gone: its sockets and XDP attachment died with it, and only a new
+    /// `ndx run` attaches to an interface created again under its name.
+    fn check_links(&mut self) {
+        for a in &mut self.attached {
+            if a.state == LinkState::Gone {
+                continue;
+            }
+            let (state, why) = iface::link_state(&a.info.name, a.info.ifindex);
+            if state == a.state {
+                continue;
+            }
+            match state {
+                LinkState::Up => {
+                    a.ups += 1;
+                    eprintln!("ndx: {}: link up; forwarding there again", a.info.name);
+                }
+                LinkState::Down => {
+                    a.downs += 1;
+                    eprintln!(
+                        "ndx: {}: link down ({why}); packets for it are dropped \
+                         (tx_link_down) until it comes back",
+                        a.info.name
+                    );
+                }
+                LinkState::Gone => {
+                    if a.state == LinkState::Up {
+                        a.downs += 1;
+                    }
+                    eprintln!(
+                        "ndx: {}: interface {why}; packets for it are dropped (tx_link_down); \
+                         forwarding continues on the others; restart ndx run to attach to it \
+                         again",
+                        a.info.name
+                    );
+                }
+            }
+            a.state = state;
+            self.links.set(a.info.ifindex, state);
         }
     }
 
@@ -632,6 +695,24 @@ fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], p
         }
     }
     changed
+}
+
+/// The attached interfaces with their link states and changes, as JSON.
+fn interfaces_json(attached: &[Attached]) -> Value {
+    Value::Array(
+        attached
+            .iter()
+            .map(|a| {
+                json!({
+                    "name": a.info.name,
+                    "ifindex": a.info.ifindex,
+                    "state": a.state.name(),
+                    "link_down": a.downs,
+                    "link_up": a.ups,
+                })
+            })
+            .collect(),
+    )
 }
 
 /// The XDP programs' counters, summed over interfaces, as JSON.

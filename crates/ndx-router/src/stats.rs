@@ -97,6 +97,8 @@ pub const COUNTERS: &[&str] = &[
     "l2_truncated",
     "l2_files_lost",
     "l2_writes_stopped",
+    "tx_link_down",
+    "tx_errors",
 ];
 
 /// Indexes into [`COUNTERS`] for the I/O layer's own counters.
@@ -147,6 +149,11 @@ pub enum Io {
     HostOut,
     /// Packets for host faces dropped because the host's queue was full.
     HostQueueFull,
+    /// Packets not sent because their interface is down or was deleted.
+    TxLinkDown = L2_FAULT_BASE + 8,
+    /// Kernel: transmit kicks (`sendto`) that failed with something other than "try again"
+    /// (ENETDOWN while the interface is down, ENXIO once it is deleted).
+    TxErrors,
 }
 
 const CORE_BASE: usize = 22;
@@ -449,7 +456,21 @@ mod tests {
         assert_eq!(s.get("l2_files_lost"), Some(1));
         assert_eq!(s.get("l2_writes_stopped"), Some(1));
         assert_eq!(s.get("l2_read_errors"), Some(0));
-        assert_eq!(*s.0.last().unwrap(), 1, "the fault block ends the counters");
+        s.add(Io::TxLinkDown, 2);
+        s.set(Io::TxErrors, 5);
+        assert_eq!(s.get("tx_link_down"), Some(2));
+        assert_eq!(s.get("tx_errors"), Some(5));
+        assert_eq!(s.get("reassembly_errors"), Some(9));
+        assert_eq!(
+            s.get("l2_writes_stopped"),
+            Some(1),
+            "the link block follows the fault block"
+        );
+        assert_eq!(
+            COUNTERS.len(),
+            Io::TxErrors as usize + 1,
+            "tx_errors ends the counters"
+        );
         let stats = ShardStats::default();
         stats.publish(&s);
         let mut total = stats.read();

@@ -66,6 +66,8 @@ pub struct WorkerConfig {
     pub ip_fragments: bool,
     /// Interfaces (by ifindex).
     pub ifaces: Arc<Vec<IfaceInfo>>,
+    /// Their link states, which the control thread keeps up to date.
+    pub links: Arc<crate::iface::LinkStates>,
 }
 
 /// One of this shard's sockets.
@@ -183,6 +185,8 @@ pub struct Core {
     host_first: Option<Handoff>,
     cache: FaceCache,
     snap: Snapshot,
+    /// Interfaces not up (read from `cfg.links` every publication): nothing is sent there.
+    down: Vec<u32>,
     seq: u64,
     /// Publications since start (per-face loads go out every tenth).
     face_publish: u32,
@@ -253,6 +257,7 @@ impl Core {
             host_first: None,
             cache: FaceCache::default(),
             snap: Snapshot::default(),
+            down: Vec::new(),
             // The shard in the top byte (shards never share a Sequence), a random start
             // below it (as NFD: routers and restarts never line up either).
             seq: (u64::from(me) << 56) | (crate::config::random_key().0 >> 8),
@@ -316,8 +321,9 @@ impl Core {
     }
 
     fn publish_sockets(&mut self, eps: &[Ep]) {
-        let (mut dropped, mut full, mut empty, mut starved) = (0, 0, 0, 0);
+        let (mut dropped, mut full, mut empty, mut starved, mut errors) = (0, 0, 0, 0, 0);
         for e in eps {
+            errors += e.ep.counters().kick_errors;
             if let Ok(k) = e.ep.kernel_stats() {
                 dropped += k.rx_dropped;
                 full += k.rx_ring_full;
@@ -329,6 +335,7 @@ impl Core {
         self.snap.set(Io::XskRxRingFull, full);
         self.snap.set(Io::XskFillRingEmpty, empty);
         self.snap.set(Io::XskFillStarved, starved);
+        self.snap.set(Io::TxErrors, errors);
     }
 
     fn publish(&mut self, stats: &ShardStats) {
@@ -463,7 +470,14 @@ impl Worker {
             }
             self.reclaim_frames();
             for e in &mut self.eps {
-                e.ep.poll();
+                if self.core.down.is_empty() || !self.core.down.contains(&e.ifindex) {
+                    e.ep.poll();
+                } else {
+                    // Down or deleted: no kick (it would fail with ENETDOWN or ENXIO on
+                    // every turn); what is queued leaves when the link comes back.
+                    e.ep.complete();
+                    e.ep.recycle();
+                }
             }
             // Packets from the host thread (app faces, management, kernel UDP): the face
             // table first, as the host publishes a new face before its first packet.
@@ -482,6 +496,7 @@ impl Worker {
                 next_publish = now + 10_000_000;
                 clock.recalibrate();
                 self.core.refresh(&mut table);
+                self.core.cfg.links.not_up(&mut self.core.down);
                 self.core.publish_sockets(&self.eps);
                 self.core.publish(&self.stats);
             }
@@ -979,6 +994,10 @@ impl Core {
                 }
                 continue;
             };
+            if !self.down.is_empty() && self.down.contains(&path.ifindex) {
+                self.snap.add(Io::TxLinkDown, 1);
+                continue;
+            }
             let Some(ep) = eps.iter_mut().find(|e| e.ifindex == path.ifindex) else {
                 self.snap.add(Io::UnresolvedFace, 1);
                 continue;
