@@ -519,6 +519,9 @@ pub struct ShardCounters {
     pub by_token: u64,
     /// Nacks not sent because their face was past its Nack rate ([`Fairness`]).
     pub nacks_limited: u64,
+    /// Data that satisfied pending entries none of whose downstreams was still waiting
+    /// (their in-records had expired): cached (if admitted), sent nowhere.
+    pub data_late: u64,
     /// Drops, by [`DropReason`] (index = `reason as usize`).
     pub drops: [u64; DROP_REASONS],
 }
@@ -1637,6 +1640,7 @@ impl Shard {
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         // A Data received in a lent frame is sent from there: only the heads are written.
         let mut bare: Option<(Range<usize>, Option<Lent>)> = None;
+        let sent_before = self.counters.data_out;
         for &id in &self.matched {
             let Some(e) = self.pit.get(id) else { continue };
             for r in &e.in_records {
@@ -1652,6 +1656,9 @@ impl Shard {
                 out.send_parts(r.face, parts);
                 self.counters.data_out += 1;
             }
+        }
+        if self.counters.data_out == sent_before {
+            self.counters.data_late += 1;
         }
         // NFD's rule for the dead-nonce list on satisfaction: a looping copy of an Interest
         // this Data satisfied finds the Data in the CS, so its nonces need remembering only

@@ -46,6 +46,7 @@ pub const COUNTERS: &[&str] = &[
     "suppressed",
     "by_token",
     "nacks_limited",
+    "data_late",
     "drop_malformed",
     "drop_reassembly",
     "drop_hop_limit",
@@ -157,7 +158,7 @@ pub enum Io {
 }
 
 const CORE_BASE: usize = 22;
-const L2_BASE: usize = CORE_BASE + 30;
+const L2_BASE: usize = CORE_BASE + 31;
 const REASSEMBLY_BASE: usize = L2_BASE + 21;
 /// The L2 store's faults, one counter per class (ndx-hcs README, "Storage faults").
 const L2_FAULT_BASE: usize = REASSEMBLY_BASE + 3;
@@ -242,6 +243,7 @@ impl Snapshot {
             c.suppressed,
             c.by_token,
             c.nacks_limited,
+            c.data_late,
             c.dropped(DropReason::Malformed),
             c.dropped(DropReason::Reassembly),
             c.dropped(DropReason::HopLimit),
