@@ -2,6 +2,7 @@
 //! from many source ports (and addresses); what comes back is only counted.
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use ndx_afxdp::RxFrame;
@@ -71,6 +72,9 @@ pub struct FloodReport {
     pub other_frames: u64,
     /// The frame size of an Interest on the wire.
     pub interest_frame_bytes: usize,
+    /// CPU seconds (user + system) the process used in the measured period; the flood's
+    /// includes the receiver's XDP program, which veth runs inside the sender's `sendto`.
+    pub cpu_s: f64,
     /// The XDP socket's kernel counters at the end (debug text).
     pub kernel_stats: String,
 }
@@ -193,8 +197,8 @@ impl Tally {
     }
 }
 
-/// Runs the flood and returns its report.
-pub fn run(cfg: &FloodConfig) -> Result<FloodReport, Error> {
+/// Runs the flood until the duration elapses or `stop` becomes true; returns its report.
+pub fn run(cfg: &FloodConfig, stop: &AtomicBool) -> Result<FloodReport, Error> {
     let mut rx_queues = cfg.rx_queues.clone();
     if !rx_queues.is_empty() && !rx_queues.contains(&cfg.tx_queue) {
         rx_queues.push(cfg.tx_queue);
@@ -215,13 +219,15 @@ pub fn run(cfg: &FloodConfig) -> Result<FloodReport, Error> {
     let start = Instant::now();
     let end = cfg.warmup + cfg.duration;
     let mut measuring = false;
+    let mut cpu0 = crate::cpu::cpu_seconds();
     loop {
         let el = start.elapsed();
-        if el >= end {
+        if el >= end || stop.load(Ordering::Relaxed) {
             break;
         }
         if !measuring && el >= cfg.warmup {
             measuring = true;
+            cpu0 = crate::cpu::cpu_seconds();
             t = Tally::default();
         }
         let ep = &mut link.endpoints[tx_idx];
@@ -258,6 +264,10 @@ pub fn run(cfg: &FloodConfig) -> Result<FloodReport, Error> {
     let secs = (start.elapsed().saturating_sub(cfg.warmup))
         .as_secs_f64()
         .max(1e-9);
+    let cpu_s = match (cpu0, crate::cpu::cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0.0,
+    };
     let kernel = link.endpoints[tx_idx]
         .kernel_stats()
         .map(|k| format!("{k:?}"))
@@ -274,6 +284,7 @@ pub fn run(cfg: &FloodConfig) -> Result<FloodReport, Error> {
         data: t.data,
         other_frames: t.other,
         interest_frame_bytes: frames.frame_len(),
+        cpu_s,
         kernel_stats: kernel,
     })
 }

@@ -9,6 +9,7 @@
 //! See README.md for the benchmark method and results.
 
 pub mod consumer;
+pub mod cpu;
 pub mod data;
 mod error;
 pub mod flood;

@@ -28,7 +28,8 @@ enum Cmd {
     /// Answer every Interest with a small Data; print a JSON line on exit (SIGINT/SIGTERM).
     Producer(ProducerArgs),
     /// Send unique-name Interests as fast as the TX ring drains (no window); print a JSON line
-    /// with what was sent and what came back (Nacks by reason, Data).
+    /// with what was sent and what came back (Nacks by reason, Data) at the end or on
+    /// SIGINT/SIGTERM.
     Flood(FloodArgs),
 }
 
@@ -227,7 +228,11 @@ fn flood(a: FloodArgs) -> Result<String, String> {
         burst: a.burst.max(1),
         frames: a.frames,
     };
-    let r = flood::run(&cfg).map_err(|e| e.to_string())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| e.to_string())?;
+    }
+    let r = flood::run(&cfg, &stop).map_err(|e| e.to_string())?;
     serde_json::to_string(&r).map_err(|e| e.to_string())
 }
 
