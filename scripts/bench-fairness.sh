@@ -34,7 +34,8 @@
 # [udp] and [tables] keys as PIT_SHARES (true), PIT_RESERVE (1), PIT_MIN (64), NACK_RATE (10000),
 # NACK_BURST (1000), ON_DEMAND_MAX (4096), ON_DEMAND_PER_ADDRESS (16), PIT_CAPACITY (65536);
 # GEN_CPU, FWD_CPU, NO_BUILD=1 (use the binaries in $CARGO_TARGET_DIR or target/), KEEP_WORK=1,
-# BENCH_OUT (benches/results/fairness.md; "-" prints the table only).
+# BENCH_OUT (benches/results/fairness.md; "-" prints the table only), BENCH_REPORT=DIR (only
+# render the tables of a run kept with KEEP_WORK=1 in DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECS:-10}
@@ -52,6 +53,225 @@ C_ADDRS=${FLOOD_C_ADDRS:-2}
 GEN_CPU=${GEN_CPU:-0}
 FWD_CPU=${FWD_CPU:-1}
 OUT=${BENCH_OUT:-benches/results/fairness.md}
+# report: renders the tables from $WORK into $OUT (BENCH_REPORT=DIR re-renders a run kept with
+# KEEP_WORK=1; give it the same knobs).
+report() {
+  local CMD
+CMD="BENCH_ROUNDS=$ROUNDS BENCH_SECS=$SECS BENCH_PHASES=$PHASES BENCH_SLICES=$SLICES BENCH_SLICE_SECS=$SLICE_SECS${FLOOD_SCHED:+ FLOOD_SCHED=$FLOOD_SCHED} sudo scripts/bench-fairness.sh"
+GEN_CPU=$GEN_CPU FWD_CPU=$FWD_CPU python3 - "$WORK" "$ROUNDS" "$PHASES" "$OUT" "$CMD" "$SECS" "$WARMUP" "$LIFETIME" "$C_PORTS" "$C_ADDRS" \
+  "$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- crates 2>/dev/null || echo '+dirty')" <<'PY'
+import json, os, statistics, sys
+w, rounds, phases, out, cmd, secs, warm, life, cports, caddrs, rev = sys.argv[1:]
+rounds = int(rounds)
+def j(n):
+    try:
+        with open(os.path.join(w, n)) as f:
+            return json.loads(f.read().strip().splitlines()[-1])
+    except Exception:
+        return None
+def rss(n):
+    try:
+        return int(open(os.path.join(w, f"rss.{n}")).read()) / 1024
+    except Exception:
+        return None
+gen_cpu, fwd_cpu = os.environ.get("GEN_CPU", "0"), os.environ.get("FWD_CPU", "1")
+def cpustat(n):
+    # Share of each CPU's time in softirq (veth runs the receiver's XDP there) and not idle.
+    try:
+        a = {l.split()[0]: list(map(int, l.split()[1:])) for l in open(os.path.join(w, f"stat.{n}.start"))}
+        b = {l.split()[0]: list(map(int, l.split()[1:])) for l in open(os.path.join(w, f"stat.{n}.end"))}
+    except Exception:
+        return {}
+    out = {}
+    for cpu in a:
+        d = [y - x for x, y in zip(a[cpu], b[cpu])]
+        tot = sum(d[:8]) or 1  # user nice system idle iowait irq softirq steal
+        out[cpu] = {"softirq": d[6] / tot, "busy": 1 - (d[3] + d[4]) / tot}
+    return out
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+def attacker(face):
+    return face["remote"].startswith("udp://10.78.3.") or face["remote"].startswith("10.78.3.")
+def legit(face):
+    return any(face["remote"].startswith(p) for p in ("udp://10.78.1.", "udp://10.78.2.", "10.78.1.", "10.78.2."))
+def faces_sum(st, pick, key):
+    return sum(f.get(key, 0) for f in st["faces"] if pick(f)) if st else 0
+names = {"0": "baseline: c1 + c2, no attack",
+         "S": "+ flood to a sink (not the router)",
+         "a": "+ flood /dark (routed, unanswered, 4 s)",
+         "b": "+ flood /nowhere (no route)",
+         "c": f"+ flood /dark from {int(cports) * int(caddrs):,} sources"}
+kinds = [k for k in "0Sabc" if k in phases and os.path.exists(os.path.join(w, f"c1.{k}.1.json"))]
+rows = {}
+per_round = []
+for k in kinds:
+    r_ = {x: [] for x in ("c1", "c2", "c1r", "c2r", "c1rS", "c2rS", "pps", "nacks", "adrops", "aquota",
+                          "alimited", "ain", "ldrops", "refused", "odfaces", "pit", "apit", "rss0", "rssm",
+                          "rss1", "rssc", "fdata", "ccpu", "fcpu", "si0", "busy0", "si1")}
+    for r in range(1, rounds + 1):
+        n = f"{k}.{r}"
+        c1, c2 = j(f"c1.{n}.json"), j(f"c2.{n}.json")
+        b1, b2 = j(f"c1.0.{r}.json"), j(f"c2.0.{r}.json")
+        s1, s2 = j(f"c1.S.{r}.json"), j(f"c2.S.{r}.json")
+        e = lambda x: x["exchanges_per_s"] if x else None
+        r_["c1"].append(e(c1)); r_["c2"].append(e(c2))
+        r_["c1r"].append(e(c1) / e(b1) if e(c1) and e(b1) else None)
+        r_["c2r"].append(e(c2) / e(b2) if e(c2) and e(b2) else None)
+        r_["c1rS"].append(e(c1) / e(s1) if e(c1) and e(s1) and k in "abc" else None)
+        r_["c2rS"].append(e(c2) / e(s2) if e(c2) and e(s2) and k in "abc" else None)
+        fl = j(f"flood.{n}.json")
+        r_["ccpu"].append((c1["cpu_s"] / c1["seconds"] + c2["cpu_s"] / c2["seconds"]) if c1 and c2 and "cpu_s" in c1 else None)
+        r_["fcpu"].append(fl["cpu_s"] / fl["seconds"] if fl and "cpu_s" in fl else None)
+        st = cpustat(n)
+        r_["si0"].append(st.get(f"cpu{gen_cpu}", {}).get("softirq"))
+        r_["busy0"].append(st.get(f"cpu{gen_cpu}", {}).get("busy"))
+        r_["si1"].append(st.get(f"cpu{fwd_cpu}", {}).get("softirq"))
+        r_["pps"].append(fl["pps"] if fl else None)
+        r_["nacks"].append((fl["nack_congestion"] + fl["nack_no_route"] + fl["nack_duplicate"] + fl["nack_other"]) / fl["seconds"] if fl else None)
+        r_["fdata"].append(fl["data"] if fl else None)
+        s0, sm, s1_ = j(f"status.{n}.before.json"), j(f"status.{n}.mid.json"), j(f"status.{n}.after.json")
+        if s0 and s1_:
+            d = lambda key: faces_sum(s1_, attacker, key) - faces_sum(s0, attacker, key)
+            el = (fl["seconds"] if fl else float(secs)) + float(warm) + 0.5
+            r_["ain"].append(d("interests_in"))
+            r_["adrops"].append(d("drops"))
+            r_["aquota"].append(d("drop_pit_quota"))
+            r_["alimited"].append(d("nacks_limited"))
+            r_["ldrops"].append(faces_sum(s1_, legit, "drops") - faces_sum(s0, legit, "drops"))
+            r_["refused"].append(s1_["counters"].get("faces_refused", 0) - s0["counters"].get("faces_refused", 0))
+        if sm:
+            r_["pit"].append(sm["counters"].get("pit_entries"))
+            r_["apit"].append(faces_sum(sm, attacker, "pit_entries"))
+            r_["odfaces"].append(sm["on_demand"]["faces"])
+        r_["rss0"].append(rss(f"{n}.before")); r_["rssm"].append(rss(f"{n}.mid"))
+        r_["rss1"].append(rss(f"{n}.after")); r_["rssc"].append(rss(f"{n}.cooled"))
+    rows[k] = r_
+fmt = lambda x, f="{:.0f}": "–" if x is None else f.format(x)
+L = []
+L.append(f"Generated by `{cmd}` ({rounds} rounds, {secs} s measured per phase after {warm} s "
+         f"warm-up; flood lifetime {life} ms; code {rev}).\n")
+L.append("Median over rounds; a ratio is taken within each round (phase / that round's baseline), "
+         "then its median. *vs S*: the phase's rate over the sink reference's (phase S) rate of "
+         "the same round: what the router adds on top of the flood's own CPU use. *CPU*: CPU seconds "
+         "per second the two consumers (together) and the flood used on their shared CPU in the "
+         "measured period (from /proc/self/stat: process time; veth runs the receiver's XDP in "
+         "softirq, not charged to the sender); *softirq*: the share of CPU 0 (generators) and "
+         "CPU 1 (ndx) spent in softirq, *busy*: CPU 0's share not idle (/proc/stat, measured period "
+         "less its last second).\n")
+L.append("| phase | c1 exch/s | c1 vs baseline | c2 exch/s | c2 vs baseline | c1, c2 vs S | CPU c1+c2 / flood | CPU 0 busy, softirq / CPU 1 softirq | attacker sent pps | Nacks back /s | PIT entries (attacker's) | attacker face drops / drop_pit_quota / nacks_limited | legit face drops | faces_refused | on-demand faces |")
+L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for k in kinds:
+    r_ = rows[k]
+    vs = (f"{fmt(med(r_['c1rS']), '{:.2f}')}, {fmt(med(r_['c2rS']), '{:.2f}')}" if k in "abc" else "–")
+    att = k in "abc"
+    L.append(f"| {k} {names[k]} | {fmt(med(r_['c1']))} | {fmt(med(r_['c1r']), '{:.2f}')} | {fmt(med(r_['c2']))} | "
+             f"{fmt(med(r_['c2r']), '{:.2f}')} | {vs} | {fmt(med(r_['ccpu']), '{:.2f}')} / {fmt(med(r_['fcpu']), '{:.2f}')} | {fmt(med(r_['busy0']), '{:.0%}')}, {fmt(med(r_['si0']), '{:.0%}')} / {fmt(med(r_['si1']), '{:.0%}')} | {fmt(med(r_['pps']))} | {fmt(med(r_['nacks']))} | "
+             f"{fmt(med(r_['pit']))} ({fmt(med(r_['apit']))}) | "
+             + (f"{fmt(med(r_['adrops']))} / {fmt(med(r_['aquota']))} / {fmt(med(r_['alimited']))}" if att else "–")
+             + f" | {fmt(med(r_['ldrops']))} | {fmt(med(r_['refused']))} | {fmt(med(r_['odfaces']))} |")
+L.append("")
+L.append("Per round (c1 / c2 exchanges/s, attacker pps; attacker face counters are deltas over the phase, "
+         "PIT entries and on-demand faces a snapshot 1 s before the phase ends):\n")
+L.append("| phase | round | c1 | c2 | c1, c2 vs baseline | attacker pps | attacker Interests in | drops | drop_pit_quota | nacks_limited | faces_refused | PIT (attacker's) | RSS MiB before → mid → after (→ 5 s later) |")
+L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for k in kinds:
+    r_ = rows[k]
+    for i in range(rounds):
+        g = lambda key: r_[key][i] if i < len(r_[key]) else None
+        L.append(f"| {k} | {i + 1} | {fmt(g('c1'))} | {fmt(g('c2'))} | {fmt(g('c1r'), '{:.2f}')}, {fmt(g('c2r'), '{:.2f}')} | "
+                 f"{fmt(g('pps'))} | {fmt(g('ain'))} | {fmt(g('adrops'))} | {fmt(g('aquota'))} | {fmt(g('alimited'))} | "
+                 f"{fmt(g('refused'))} | {fmt(g('pit'))} ({fmt(g('apit'))}) | "
+                 f"{fmt(g('rss0'), '{:.1f}')} → {fmt(g('rssm'), '{:.1f}')} → {fmt(g('rss1'), '{:.1f}')}"
+                 + (f" (→ {fmt(g('rssc'), '{:.1f}')})" if g('rssc') is not None else "") + " |")
+ikinds = [k for k in "Sabc" if "I" in phases and os.path.exists(os.path.join(w, f"status.I{k}.after.json"))]
+if ikinds:
+    L.append("")
+    L.append("Interleaved (phase I, after the rounds): per attack kind, pairs of slices a few seconds "
+             "apart, the flood frozen (SIGSTOP) in the baseline slice and running in the attack slice; "
+             "ratio = (c1 + c2 exchanges/s, attack slice) / (same, baseline slice). *vs S*: the kind's "
+             "median ratio over S's. Attacker counters are deltas over the whole kind (its slices).\n")
+    L.append("| kind | pairs | c1 + c2 exch/s baseline / attack (medians) | ratio median (quartiles; range) | pooled | vs S | attacker pps while running | attacker Interests in / drops / drop_pit_quota / nacks_limited | faces_refused | RSS MiB before → after |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|")
+    imed = {}
+    for k in ikinds:
+        pairs = []
+        i = 1
+        while os.path.exists(os.path.join(w, f"c1.I{k}-base.{i}.json")):
+            b = [j(f"c{c}.I{k}-base.{i}.json") for c in (1, 2)]
+            a = [j(f"c{c}.I{k}-att.{i}.json") for c in (1, 2)]
+            if all(b) and all(a):
+                pairs.append((sum(x["exchanges_per_s"] for x in b), sum(x["exchanges_per_s"] for x in a)))
+            i += 1
+        pairs = [(b, a) for b, a in pairs if b > 0]
+        if not pairs:
+            continue
+        rs = sorted(a / b for b, a in pairs)
+        q = lambda f: rs[min(len(rs) - 1, int(f * len(rs)))]
+        imed[k] = statistics.median(rs)
+        fl = j(f"flood.I{k}.json")
+        try:
+            cont = float(open(os.path.join(w, f"flood.I{k}.cont")).read())
+        except Exception:
+            cont = None
+        pps = fl["sent"] / cont if fl and cont else None
+        s0, s1 = j(f"status.I{k}.before.json"), j(f"status.I{k}.after.json")
+        d = lambda key: faces_sum(s1, attacker, key) - faces_sum(s0, attacker, key)
+        ref = s1["counters"].get("faces_refused", 0) - s0["counters"].get("faces_refused", 0) if s0 and s1 else None
+        vs = imed[k] / imed["S"] if k != "S" and imed.get("S") else None
+        L.append(f"| {k} {names[k][2:]} | {len(pairs)} | {statistics.median(b for b, _ in pairs):.0f} / "
+                 f"{statistics.median(a for _, a in pairs):.0f} | {imed[k]:.2f} ({q(0.25):.2f}–{q(0.75):.2f}; "
+                 f"{rs[0]:.2f}–{rs[-1]:.2f}) | {sum(a for _, a in pairs) / sum(b for b, _ in pairs):.2f} | "
+                 f"{fmt(vs, '{:.2f}')} | {fmt(pps)} | "
+                 + (f"{d('interests_in')} / {d('drops')} / {d('drop_pit_quota')} / {d('nacks_limited')}" if k != "S" else "–")
+                 + f" | {fmt(ref)} | {fmt(rss(f'I{k}.before'), '{:.1f}')} → {fmt(rss(f'I{k}.after'), '{:.1f}')} |")
+end = j("status.end.json")
+if end:
+    c = end["counters"]
+    keys = ["interests_in", "data_out", "nacks_out", "nacks_limited", "drop_pit_quota", "drop_pit_full",
+            "drop_no_route", "faces_created", "faces_refused", "xsk_rx_dropped", "xsk_rx_ring_full",
+            "tx_ring_full", "unresolved_face", "pit_entries"]
+    L.append("")
+    L.append("ndx counters at the end: " + ", ".join(f"{x}={c.get(x)}" for x in keys)
+             + f"; PIT share {end.get('pit_share')}; on_demand {end.get('on_demand')}; "
+             f"RSS at the end {fmt(rss('end'), '{:.1f}')} MiB.")
+    att = [f for f in end["faces"] if attacker(f)]
+    att.sort(key=lambda f: -f.get("interests_in", 0))
+    L.append("")
+    L.append(f"Attacker faces at the end ({len(att)}; the busiest 3, from `ndx status --json`):\n")
+    L.append("```")
+    for f in att[:3]:
+        L.append(json.dumps({x: f.get(x) for x in ("id", "remote", "origin", "interests_in", "pit_entries",
+                                                    "drops", "drop_pit_quota", "nacks_limited")}))
+    L.append("```")
+L.append("")
+L.append("The machine: load average and the busiest processes over one second (`top`), at the start, "
+         "between rounds and at the end (ndx, ndx-traffic are this benchmark's):\n")
+L.append("```")
+for m in sorted(x for x in os.listdir(w) if x.startswith("machine.")):
+    L.extend(open(os.path.join(w, m)).read().rstrip().splitlines())
+L.append("```")
+text = "\n".join(L) + "\n"
+print(text)
+if out != "-":
+    marker = "<!-- Everything below is generated by scripts/bench-fairness.sh and replaced on each run. -->"
+    head = "# Fairness under Interest flooding (issue 34, part 1)\n\n(Explanation to be written.)\n\n"
+    if os.path.exists(out):
+        cur = open(out).read()
+        if marker in cur:
+            head = cur[:cur.index(marker)]
+    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+    with open(out, "w") as f:
+        f.write(head + marker + "\n\n" + text)
+    print(f"written to {out}", file=sys.stderr)
+PY
+}
+
+if [ -n "${BENCH_REPORT:-}" ]; then
+  WORK=$BENCH_REPORT
+  report
+  exit 0
+fi
 T=${CARGO_TARGET_DIR:-$PWD/target}
 if [ -z "${NO_BUILD:-}" ]; then
   cargo build --release -p ndx -p ndx-traffic >&2
@@ -310,211 +530,4 @@ machine 9-end
 if ! kill -0 "$NDXPID" 2>/dev/null; then say "ndx exited during the run:"; tail -20 "$WORK/ndx.log" >&2; fi
 grep -i -e warn -e error "$WORK/ndx.log" | tail -5 >&2 || true
 
-CMD="BENCH_ROUNDS=$ROUNDS BENCH_SECS=$SECS BENCH_PHASES=$PHASES BENCH_SLICES=$SLICES BENCH_SLICE_SECS=$SLICE_SECS${FLOOD_SCHED:+ FLOOD_SCHED=$FLOOD_SCHED} sudo scripts/bench-fairness.sh"
-GEN_CPU=$GEN_CPU FWD_CPU=$FWD_CPU python3 - "$WORK" "$ROUNDS" "$PHASES" "$OUT" "$CMD" "$SECS" "$WARMUP" "$LIFETIME" "$C_PORTS" "$C_ADDRS" \
-  "$(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- crates 2>/dev/null || echo '+dirty')" <<'PY'
-import json, os, statistics, sys
-w, rounds, phases, out, cmd, secs, warm, life, cports, caddrs, rev = sys.argv[1:]
-rounds = int(rounds)
-def j(n):
-    try:
-        with open(os.path.join(w, n)) as f:
-            return json.loads(f.read().strip().splitlines()[-1])
-    except Exception:
-        return None
-def rss(n):
-    try:
-        return int(open(os.path.join(w, f"rss.{n}")).read()) / 1024
-    except Exception:
-        return None
-gen_cpu, fwd_cpu = os.environ.get("GEN_CPU", "0"), os.environ.get("FWD_CPU", "1")
-def cpustat(n):
-    # Share of each CPU's time in softirq (veth runs the receiver's XDP there) and not idle.
-    try:
-        a = {l.split()[0]: list(map(int, l.split()[1:])) for l in open(os.path.join(w, f"stat.{n}.start"))}
-        b = {l.split()[0]: list(map(int, l.split()[1:])) for l in open(os.path.join(w, f"stat.{n}.end"))}
-    except Exception:
-        return {}
-    out = {}
-    for cpu in a:
-        d = [y - x for x, y in zip(a[cpu], b[cpu])]
-        tot = sum(d[:8]) or 1  # user nice system idle iowait irq softirq steal
-        out[cpu] = {"softirq": d[6] / tot, "busy": 1 - (d[3] + d[4]) / tot}
-    return out
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
-def attacker(face):
-    return face["remote"].startswith("udp://10.78.3.") or face["remote"].startswith("10.78.3.")
-def legit(face):
-    return any(face["remote"].startswith(p) for p in ("udp://10.78.1.", "udp://10.78.2.", "10.78.1.", "10.78.2."))
-def faces_sum(st, pick, key):
-    return sum(f.get(key, 0) for f in st["faces"] if pick(f)) if st else 0
-names = {"0": "baseline: c1 + c2, no attack",
-         "S": "+ flood to a sink (not the router)",
-         "a": "+ flood /dark (routed, unanswered, 4 s)",
-         "b": "+ flood /nowhere (no route)",
-         "c": f"+ flood /dark from {int(cports) * int(caddrs):,} sources"}
-kinds = [k for k in "0Sabc" if k in phases and os.path.exists(os.path.join(w, f"c1.{k}.1.json"))]
-rows = {}
-per_round = []
-for k in kinds:
-    r_ = {x: [] for x in ("c1", "c2", "c1r", "c2r", "c1rS", "c2rS", "pps", "nacks", "adrops", "aquota",
-                          "alimited", "ain", "ldrops", "refused", "odfaces", "pit", "apit", "rss0", "rssm",
-                          "rss1", "rssc", "fdata", "ccpu", "fcpu", "si0", "busy0", "si1")}
-    for r in range(1, rounds + 1):
-        n = f"{k}.{r}"
-        c1, c2 = j(f"c1.{n}.json"), j(f"c2.{n}.json")
-        b1, b2 = j(f"c1.0.{r}.json"), j(f"c2.0.{r}.json")
-        s1, s2 = j(f"c1.S.{r}.json"), j(f"c2.S.{r}.json")
-        e = lambda x: x["exchanges_per_s"] if x else None
-        r_["c1"].append(e(c1)); r_["c2"].append(e(c2))
-        r_["c1r"].append(e(c1) / e(b1) if e(c1) and e(b1) else None)
-        r_["c2r"].append(e(c2) / e(b2) if e(c2) and e(b2) else None)
-        r_["c1rS"].append(e(c1) / e(s1) if e(c1) and e(s1) and k in "abc" else None)
-        r_["c2rS"].append(e(c2) / e(s2) if e(c2) and e(s2) and k in "abc" else None)
-        fl = j(f"flood.{n}.json")
-        r_["ccpu"].append((c1["cpu_s"] / c1["seconds"] + c2["cpu_s"] / c2["seconds"]) if c1 and c2 and "cpu_s" in c1 else None)
-        r_["fcpu"].append(fl["cpu_s"] / fl["seconds"] if fl and "cpu_s" in fl else None)
-        st = cpustat(n)
-        r_["si0"].append(st.get(f"cpu{gen_cpu}", {}).get("softirq"))
-        r_["busy0"].append(st.get(f"cpu{gen_cpu}", {}).get("busy"))
-        r_["si1"].append(st.get(f"cpu{fwd_cpu}", {}).get("softirq"))
-        r_["pps"].append(fl["pps"] if fl else None)
-        r_["nacks"].append((fl["nack_congestion"] + fl["nack_no_route"] + fl["nack_duplicate"] + fl["nack_other"]) / fl["seconds"] if fl else None)
-        r_["fdata"].append(fl["data"] if fl else None)
-        s0, sm, s1_ = j(f"status.{n}.before.json"), j(f"status.{n}.mid.json"), j(f"status.{n}.after.json")
-        if s0 and s1_:
-            d = lambda key: faces_sum(s1_, attacker, key) - faces_sum(s0, attacker, key)
-            el = (fl["seconds"] if fl else float(secs)) + float(warm) + 0.5
-            r_["ain"].append(d("interests_in"))
-            r_["adrops"].append(d("drops"))
-            r_["aquota"].append(d("drop_pit_quota"))
-            r_["alimited"].append(d("nacks_limited"))
-            r_["ldrops"].append(faces_sum(s1_, legit, "drops") - faces_sum(s0, legit, "drops"))
-            r_["refused"].append(s1_["counters"].get("faces_refused", 0) - s0["counters"].get("faces_refused", 0))
-        if sm:
-            r_["pit"].append(sm["counters"].get("pit_entries"))
-            r_["apit"].append(faces_sum(sm, attacker, "pit_entries"))
-            r_["odfaces"].append(sm["on_demand"]["faces"])
-        r_["rss0"].append(rss(f"{n}.before")); r_["rssm"].append(rss(f"{n}.mid"))
-        r_["rss1"].append(rss(f"{n}.after")); r_["rssc"].append(rss(f"{n}.cooled"))
-    rows[k] = r_
-fmt = lambda x, f="{:.0f}": "–" if x is None else f.format(x)
-L = []
-L.append(f"Generated by `{cmd}` ({rounds} rounds, {secs} s measured per phase after {warm} s "
-         f"warm-up; flood lifetime {life} ms; code {rev}).\n")
-L.append("Median over rounds; a ratio is taken within each round (phase / that round's baseline), "
-         "then its median. *vs S*: the phase's rate over the sink reference's (phase S) rate of "
-         "the same round: what the router adds on top of the flood's own CPU use. *CPU*: CPU seconds "
-         "per second the two consumers (together) and the flood used on their shared CPU in the "
-         "measured period (from /proc/self/stat: process time; veth runs the receiver's XDP in "
-         "softirq, not charged to the sender); *softirq*: the share of CPU 0 (generators) and "
-         "CPU 1 (ndx) spent in softirq, *busy*: CPU 0's share not idle (/proc/stat, measured period "
-         "less its last second).\n")
-L.append("| phase | c1 exch/s | c1 vs baseline | c2 exch/s | c2 vs baseline | c1, c2 vs S | CPU c1+c2 / flood | CPU 0 busy, softirq / CPU 1 softirq | attacker sent pps | Nacks back /s | PIT entries (attacker's) | attacker face drops / drop_pit_quota / nacks_limited | legit face drops | faces_refused | on-demand faces |")
-L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for k in kinds:
-    r_ = rows[k]
-    vs = (f"{fmt(med(r_['c1rS']), '{:.2f}')}, {fmt(med(r_['c2rS']), '{:.2f}')}" if k in "abc" else "–")
-    att = k in "abc"
-    L.append(f"| {k} {names[k]} | {fmt(med(r_['c1']))} | {fmt(med(r_['c1r']), '{:.2f}')} | {fmt(med(r_['c2']))} | "
-             f"{fmt(med(r_['c2r']), '{:.2f}')} | {vs} | {fmt(med(r_['ccpu']), '{:.2f}')} / {fmt(med(r_['fcpu']), '{:.2f}')} | {fmt(med(r_['busy0']), '{:.0%}')}, {fmt(med(r_['si0']), '{:.0%}')} / {fmt(med(r_['si1']), '{:.0%}')} | {fmt(med(r_['pps']))} | {fmt(med(r_['nacks']))} | "
-             f"{fmt(med(r_['pit']))} ({fmt(med(r_['apit']))}) | "
-             + (f"{fmt(med(r_['adrops']))} / {fmt(med(r_['aquota']))} / {fmt(med(r_['alimited']))}" if att else "–")
-             + f" | {fmt(med(r_['ldrops']))} | {fmt(med(r_['refused']))} | {fmt(med(r_['odfaces']))} |")
-L.append("")
-L.append("Per round (c1 / c2 exchanges/s, attacker pps; attacker face counters are deltas over the phase, "
-         "PIT entries and on-demand faces a snapshot 1 s before the phase ends):\n")
-L.append("| phase | round | c1 | c2 | c1, c2 vs baseline | attacker pps | attacker Interests in | drops | drop_pit_quota | nacks_limited | faces_refused | PIT (attacker's) | RSS MiB before → mid → after (→ 5 s later) |")
-L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for k in kinds:
-    r_ = rows[k]
-    for i in range(rounds):
-        g = lambda key: r_[key][i] if i < len(r_[key]) else None
-        L.append(f"| {k} | {i + 1} | {fmt(g('c1'))} | {fmt(g('c2'))} | {fmt(g('c1r'), '{:.2f}')}, {fmt(g('c2r'), '{:.2f}')} | "
-                 f"{fmt(g('pps'))} | {fmt(g('ain'))} | {fmt(g('adrops'))} | {fmt(g('aquota'))} | {fmt(g('alimited'))} | "
-                 f"{fmt(g('refused'))} | {fmt(g('pit'))} ({fmt(g('apit'))}) | "
-                 f"{fmt(g('rss0'), '{:.1f}')} → {fmt(g('rssm'), '{:.1f}')} → {fmt(g('rss1'), '{:.1f}')}"
-                 + (f" (→ {fmt(g('rssc'), '{:.1f}')})" if g('rssc') is not None else "") + " |")
-ikinds = [k for k in "Sabc" if "I" in phases and os.path.exists(os.path.join(w, f"status.I{k}.after.json"))]
-if ikinds:
-    L.append("")
-    L.append("Interleaved (phase I, after the rounds): per attack kind, pairs of slices a few seconds "
-             "apart, the flood frozen (SIGSTOP) in the baseline slice and running in the attack slice; "
-             "ratio = (c1 + c2 exchanges/s, attack slice) / (same, baseline slice). *vs S*: the kind's "
-             "median ratio over S's. Attacker counters are deltas over the whole kind (its slices).\n")
-    L.append("| kind | pairs | c1 + c2 exch/s baseline / attack (medians) | ratio median (quartiles; range) | pooled | vs S | attacker pps while running | attacker Interests in / drops / drop_pit_quota / nacks_limited | faces_refused | RSS MiB before → after |")
-    L.append("|---|---|---|---|---|---|---|---|---|---|")
-    imed = {}
-    for k in ikinds:
-        pairs = []
-        i = 1
-        while os.path.exists(os.path.join(w, f"c1.I{k}-base.{i}.json")):
-            b = [j(f"c{c}.I{k}-base.{i}.json") for c in (1, 2)]
-            a = [j(f"c{c}.I{k}-att.{i}.json") for c in (1, 2)]
-            if all(b) and all(a):
-                pairs.append((sum(x["exchanges_per_s"] for x in b), sum(x["exchanges_per_s"] for x in a)))
-            i += 1
-        pairs = [(b, a) for b, a in pairs if b > 0]
-        if not pairs:
-            continue
-        rs = sorted(a / b for b, a in pairs)
-        q = lambda f: rs[min(len(rs) - 1, int(f * len(rs)))]
-        imed[k] = statistics.median(rs)
-        fl = j(f"flood.I{k}.json")
-        try:
-            cont = float(open(os.path.join(w, f"flood.I{k}.cont")).read())
-        except Exception:
-            cont = None
-        pps = fl["sent"] / cont if fl and cont else None
-        s0, s1 = j(f"status.I{k}.before.json"), j(f"status.I{k}.after.json")
-        d = lambda key: faces_sum(s1, attacker, key) - faces_sum(s0, attacker, key)
-        ref = s1["counters"].get("faces_refused", 0) - s0["counters"].get("faces_refused", 0) if s0 and s1 else None
-        vs = imed[k] / imed["S"] if k != "S" and imed.get("S") else None
-        L.append(f"| {k} {names[k][2:]} | {len(pairs)} | {statistics.median(b for b, _ in pairs):.0f} / "
-                 f"{statistics.median(a for _, a in pairs):.0f} | {imed[k]:.2f} ({q(0.25):.2f}–{q(0.75):.2f}; "
-                 f"{rs[0]:.2f}–{rs[-1]:.2f}) | {sum(a for _, a in pairs) / sum(b for b, _ in pairs):.2f} | "
-                 f"{fmt(vs, '{:.2f}')} | {fmt(pps)} | "
-                 + (f"{d('interests_in')} / {d('drops')} / {d('drop_pit_quota')} / {d('nacks_limited')}" if k != "S" else "–")
-                 + f" | {fmt(ref)} | {fmt(rss(f'I{k}.before'), '{:.1f}')} → {fmt(rss(f'I{k}.after'), '{:.1f}')} |")
-end = j("status.end.json")
-if end:
-    c = end["counters"]
-    keys = ["interests_in", "data_out", "nacks_out", "nacks_limited", "drop_pit_quota", "drop_pit_full",
-            "drop_no_route", "faces_created", "faces_refused", "xsk_rx_dropped", "xsk_rx_ring_full",
-            "tx_ring_full", "unresolved_face", "pit_entries"]
-    L.append("")
-    L.append("ndx counters at the end: " + ", ".join(f"{x}={c.get(x)}" for x in keys)
-             + f"; PIT share {end.get('pit_share')}; on_demand {end.get('on_demand')}; "
-             f"RSS at the end {fmt(rss('end'), '{:.1f}')} MiB.")
-    att = [f for f in end["faces"] if attacker(f)]
-    att.sort(key=lambda f: -f.get("interests_in", 0))
-    L.append("")
-    L.append(f"Attacker faces at the end ({len(att)}; the busiest 3, from `ndx status --json`):\n")
-    L.append("```")
-    for f in att[:3]:
-        L.append(json.dumps({x: f.get(x) for x in ("id", "remote", "origin", "interests_in", "pit_entries",
-                                                    "drops", "drop_pit_quota", "nacks_limited")}))
-    L.append("```")
-L.append("")
-L.append("The machine: load average and the busiest processes over one second (`top`), at the start, "
-         "between rounds and at the end (ndx, ndx-traffic are this benchmark's):\n")
-L.append("```")
-for m in sorted(x for x in os.listdir(w) if x.startswith("machine.")):
-    L.extend(open(os.path.join(w, m)).read().rstrip().splitlines())
-L.append("```")
-text = "\n".join(L) + "\n"
-print(text)
-if out != "-":
-    marker = "<!-- Everything below is generated by scripts/bench-fairness.sh and replaced on each run. -->"
-    head = "# Fairness under Interest flooding (issue 34, part 1)\n\n(Explanation to be written.)\n\n"
-    if os.path.exists(out):
-        cur = open(out).read()
-        if marker in cur:
-            head = cur[:cur.index(marker)]
-    os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    with open(out, "w") as f:
-        f.write(head + marker + "\n\n" + text)
-    print(f"written to {out}", file=sys.stderr)
-PY
+report
