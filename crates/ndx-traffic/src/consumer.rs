@@ -80,6 +80,8 @@ pub struct ConsumerReport {
     pub rtt_us: f64,
     /// The frame size of an Interest on the wire.
     pub interest_frame_bytes: usize,
+    /// CPU seconds (user + system) the process used in the measured period.
+    pub cpu_s: f64,
     /// The XDP socket's kernel counters at the end (debug text).
     pub kernel_stats: String,
 }
@@ -129,6 +131,7 @@ pub fn run(cfg: &ConsumerConfig) -> Result<ConsumerReport, Error> {
     let end = cfg.warmup + cfg.duration;
     let timeout_ns = cfg.timeout.as_nanos() as u64;
     let mut measuring = false;
+    let mut cpu0 = crate::cpu::cpu_seconds();
     let mut last_expire = 0u64;
     loop {
         let el = start.elapsed();
@@ -137,6 +140,7 @@ pub fn run(cfg: &ConsumerConfig) -> Result<ConsumerReport, Error> {
         }
         if !measuring && el >= measure_from {
             measuring = true;
+            cpu0 = crate::cpu::cpu_seconds();
             t = Tally::default();
         }
         let now = el.as_nanos() as u64;
@@ -206,6 +210,10 @@ pub fn run(cfg: &ConsumerConfig) -> Result<ConsumerReport, Error> {
     let secs = (start.elapsed().saturating_sub(measure_from))
         .as_secs_f64()
         .max(1e-9);
+    let cpu_s = match (cpu0, crate::cpu::cpu_seconds()) {
+        (Some(a), Some(b)) => b - a,
+        _ => 0.0,
+    };
     let kernel = link.endpoints[tx_idx]
         .kernel_stats()
         .map(|k| format!("{k:?}"))
@@ -227,6 +235,7 @@ pub fn run(cfg: &ConsumerConfig) -> Result<ConsumerReport, Error> {
         exchanges_per_s: t.satisfied as f64 / secs,
         rtt_us: t.rtt_ns as f64 / t.satisfied.max(1) as f64 / 1000.0,
         interest_frame_bytes: tpl.len() + if cfg.src.is_ipv4() { 42 } else { 62 },
+        cpu_s,
         kernel_stats: kernel,
     })
 }

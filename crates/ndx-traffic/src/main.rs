@@ -1,4 +1,4 @@
-//! `ndx-traffic consumer|producer`: see the crate README.
+//! `ndx-traffic consumer|producer|flood`: see the crate README.
 
 use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
@@ -9,6 +9,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand};
 use ndx_traffic::consumer::{self, ConsumerConfig};
 use ndx_traffic::data::Signing;
+use ndx_traffic::flood::{self, FloodConfig};
 use ndx_traffic::producer::{self, ProducerConfig};
 use ndx_traffic::window::Naming;
 
@@ -26,6 +27,10 @@ enum Cmd {
     Consumer(ConsumerArgs),
     /// Answer every Interest with a small Data; print a JSON line on exit (SIGINT/SIGTERM).
     Producer(ProducerArgs),
+    /// Send unique-name Interests as fast as the TX ring drains (no window); print a JSON line
+    /// with what was sent and what came back (Nacks by reason, Data) at the end or on
+    /// SIGINT/SIGTERM.
+    Flood(FloodArgs),
 }
 
 #[derive(Args, Debug)]
@@ -84,6 +89,60 @@ struct ConsumerArgs {
     /// Count reflected Interests as answers (to measure a raw reflector with this generator).
     #[arg(long)]
     echo: bool,
+    /// UMEM frames per queue.
+    #[arg(long, default_value_t = 8192)]
+    frames: u32,
+}
+
+#[derive(Args, Debug)]
+struct FloodArgs {
+    /// Interface to use (the redirect-all XDP program is attached to it).
+    #[arg(long)]
+    iface: String,
+    /// Queue to transmit on.
+    #[arg(long, default_value_t = 0)]
+    queue: u32,
+    /// Queues to receive on (comma-separated; default: all).
+    #[arg(long, value_delimiter = ',')]
+    rx_queues: Vec<u32>,
+    /// MAC address of the next hop.
+    #[arg(long)]
+    dst_mac: String,
+    /// Our (first) IPv4 address.
+    #[arg(long)]
+    src_ip: IpAddr,
+    /// The target's IPv4 address.
+    #[arg(long)]
+    dst_ip: IpAddr,
+    /// Our (first) UDP port.
+    #[arg(long, default_value_t = 6363)]
+    src_port: u16,
+    /// The target's UDP port.
+    #[arg(long, default_value_t = 6363)]
+    dst_port: u16,
+    /// Cycle the source port over this many consecutive ports from --src-port (new on-demand
+    /// faces at the target).
+    #[arg(long, default_value_t = 1)]
+    src_ports: u32,
+    /// Cycle over this many consecutive source addresses from --src-ip too, each with every
+    /// port (a port has 16 bits: 100,000 sources are e.g. 50,000 ports x 2 addresses).
+    #[arg(long, default_value_t = 1)]
+    src_addrs: u32,
+    /// Name prefix; an 8-byte counter component is appended (names never repeat).
+    #[arg(long, default_value = "/flood")]
+    prefix: String,
+    /// InterestLifetime (ms).
+    #[arg(long, default_value_t = 4000)]
+    lifetime_ms: u64,
+    /// Measured seconds.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// Unmeasured warm-up seconds before.
+    #[arg(long, default_value_t = 0.0)]
+    warmup: f64,
+    /// Most Interests queued per loop turn.
+    #[arg(long, default_value_t = 256)]
+    burst: usize,
     /// UMEM frames per queue.
     #[arg(long, default_value_t = 8192)]
     frames: u32,
@@ -152,6 +211,31 @@ fn consumer(a: ConsumerArgs) -> Result<String, String> {
     serde_json::to_string(&r).map_err(|e| e.to_string())
 }
 
+fn flood(a: FloodArgs) -> Result<String, String> {
+    let cfg = FloodConfig {
+        dst_mac: parse_mac(&a.dst_mac).ok_or(format!("bad MAC {:?}", a.dst_mac))?,
+        iface: a.iface,
+        tx_queue: a.queue,
+        rx_queues: a.rx_queues,
+        src: SocketAddr::new(a.src_ip, a.src_port),
+        dst: SocketAddr::new(a.dst_ip, a.dst_port),
+        src_ports: a.src_ports,
+        src_addrs: a.src_addrs,
+        prefix: a.prefix,
+        lifetime_ms: a.lifetime_ms,
+        duration: Duration::from_secs_f64(a.seconds),
+        warmup: Duration::from_secs_f64(a.warmup),
+        burst: a.burst.max(1),
+        frames: a.frames,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).map_err(|e| e.to_string())?;
+    }
+    let r = flood::run(&cfg, &stop).map_err(|e| e.to_string())?;
+    serde_json::to_string(&r).map_err(|e| e.to_string())
+}
+
 fn producer(a: ProducerArgs) -> Result<String, String> {
     let cfg = ProducerConfig {
         iface: a.iface,
@@ -180,6 +264,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Consumer(a) => consumer(a),
         Cmd::Producer(a) => producer(a),
+        Cmd::Flood(a) => flood(a),
     };
     match r {
         Ok(line) => {

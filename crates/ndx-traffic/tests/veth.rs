@@ -146,3 +146,46 @@ fn distinct_names_cycle() {
     assert_eq!(c["naming"], "distinct:16", "{c}");
     assert!(p["interests"].as_u64().unwrap() > 100, "{p}");
 }
+
+#[test]
+fn flood_reaches_the_producer_from_cycled_sources() {
+    if !root() {
+        return;
+    }
+    let p = Pair::new();
+    let bin = env!("CARGO_BIN_EXE_ndx-traffic");
+    let producer = Command::new("ip")
+        .args(["netns", "exec", &p.b, bin, "producer", "--iface", "b0"])
+        .args(["--seconds", "3", "--frames", "2048"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let f = Command::new("ip")
+        .args(["netns", "exec", &p.a, bin, "flood", "--iface", "a0"])
+        .args(["--dst-mac", "02:00:00:00:00:02", "--src-ip", "10.9.0.1"])
+        .args(["--dst-ip", "10.9.0.2", "--seconds", "1", "--frames", "2048"])
+        .args([
+            "--src-port",
+            "20000",
+            "--src-ports",
+            "100",
+            "--src-addrs",
+            "2",
+        ])
+        .args(["--prefix", "/t/f", "--lifetime-ms", "4000"])
+        .output()
+        .unwrap();
+    assert!(f.status.success(), "flood: {f:?}");
+    let prod = producer.wait_with_output().unwrap();
+    assert!(prod.status.success(), "producer: {prod:?}");
+    let (f, prod) = (json(&f.stdout), json(&prod.stdout));
+    let sent = f["sent"].as_u64().unwrap();
+    assert!(sent > 1000, "{f}");
+    assert_eq!(f["sources"], 200, "{f}");
+    // The producer answers what it sees (it may fall behind a window-less flood).
+    assert!(f["data"].as_u64().unwrap() > 100, "{f} {prod}");
+    assert_eq!(f["nack_congestion"], 0, "{f}");
+    assert!(prod["interests"].as_u64().unwrap() > 100, "{prod}");
+}
