@@ -287,7 +287,8 @@ impl OnDemand {
         s.total -= 1;
     }
 
-    /// On-demand faces now, and new peers refused a face since start.
+    /// On-demand faces now, and frames from new peers refused a face since start (a peer
+    /// counts once per frame it sends while refused).
     pub fn counts(&self) -> (usize, u64) {
         let s = self.lock();
         (s.total, s.refused)

@@ -128,7 +128,7 @@ pub enum Io {
     UnknownFace,
     /// On-demand faces created.
     FacesCreated,
-    /// New peers refused an on-demand face (`[udp]`'s bounds).
+    /// Frames from new peers refused an on-demand face (`[udp]`'s bounds; one per frame).
     FacesRefused,
     /// Worker loop iterations.
     Loops,

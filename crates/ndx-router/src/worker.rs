@@ -190,7 +190,7 @@ pub struct Core {
     seq: u64,
     /// Publications since start (per-face loads go out every tenth).
     face_publish: u32,
-    /// New peers refused an on-demand face since the last log line, and when the next may
+    /// Frames from new peers refused an on-demand face since the last log line, and when the next may
     /// be written.
     refusals: u64,
     refusal_logged: u64,
@@ -872,7 +872,7 @@ impl Core {
             ),
         };
         tracing::warn!(
-            "shard {}: no on-demand face for {link}: {bound} ({} peers refused in the last 10 s)",
+            "shard {}: no on-demand face for {link}: {bound} ({} frames from refused peers in the last 10 s)",
             self.me,
             self.refusals
         );
