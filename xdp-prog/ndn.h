@@ -21,7 +21,6 @@
 #ifndef CHUNK
 #define CHUNK 512                /* first load: up to this many bytes (a program may choose) */
 #endif
-#define MAX_LP_FIELDS 64
 #define MAX_COMPONENTS 128
 
 /* TLV-TYPEs. */
@@ -373,60 +372,92 @@ __attribute__((noinline)) int name_hash(struct xdp_md *ctx, __u32 noff, __u32 nl
 #define LP_NACK 4
 #define LP_HAS_SEQUENCE 8
 
+/* State of the LpPacket header walk, shared with its bpf_loop callback. */
+struct lp_walk {
+	struct xdp_md *ctx;
+	__u32 off;   /* next field */
+	__u32 end;   /* end of the LpPacket's value */
+	__u32 flags; /* LP_* */
+	__s32 rc;    /* -1: malformed */
+};
+
+/* One LpPacket header field (bpf_loop callback): 0 next field, 1 stop. */
+static long lp_field(__u32 i, void *data)
+{
+	struct lp_walk *w = data;
+	struct scratch *s = get_scratch();
+	if (!s) {
+		w->rc = -1;
+		return 1;
+	}
+	__u32 off = w->off;
+	if (off >= w->end)
+		return 1;
+	__u64 tl = read_tl(w->ctx, off, w->end);
+	if (!tl)
+		goto bad;
+	__u32 typ = TL_TYPE(tl), len = TL_LEN(tl);
+	__u32 vo = off + TL_HDR(tl);
+	if (typ == T_FRAGMENT) {
+		s->frag_off = vo;
+		s->frag_end = vo + len;
+		w->flags |= LP_FOUND_FRAGMENT;
+		return 1;
+	}
+	if (typ == T_FRAG_COUNT) {
+		__u64 fc = read_nni(w->ctx, vo, len);
+		if (fc == ~0ULL || fc == 0 || fc > 0xffffffffULL)
+			goto bad;
+		s->frag_count = fc;
+		if (fc > 1)
+			w->flags |= LP_FRAGMENTED;
+	} else if (typ == T_SEQUENCE) {
+		__u64 v = read_nni(w->ctx, vo, len);
+		if (v == ~0ULL && len != 8)
+			goto bad;
+		s->seq = v;
+		s->seq_off = vo;
+		s->seq_len = len;
+		w->flags |= LP_HAS_SEQUENCE;
+	} else if (typ == T_FRAG_INDEX) {
+		__u64 v = read_nni(w->ctx, vo, len);
+		if (v == ~0ULL || v > 0xffffffffULL)
+			goto bad;
+		s->frag_index = v;
+	} else if (typ == T_PIT_TOKEN) {
+		s->tok_off = vo;
+		s->tok_len = len;
+	} else if (typ == T_NACK) {
+		w->flags |= LP_NACK;
+	}
+	w->off = vo + len;
+	return 0;
+bad:
+	w->rc = -1;
+	return 1;
+}
+
 /*
  * Walks the LpPacket header fields in payload [off, end): records in scratch the Fragment's
  * position, the PitToken, Sequence, FragIndex and FragCount (1 when absent), and the flags
  * LP_*. The caller resets tok_len, seq, frag_index and frag_count. 0 ok, -1 malformed.
+ *
+ * The fields are walked by bpf_loop, whose callback is verified once: a header may hold any
+ * number of fields (NDNLPv2 piggybacks as many Acks as fit), and a fixed loop bound would
+ * leave the Fragment after it unseen (the frame then went by source, as an IDLE packet).
+ * Every field takes at least 2 bytes, so LP_MAX_STEPS covers any payload up to 16 KiB.
  */
+#define LP_MAX_STEPS 8192
 __attribute__((noinline)) int parse_lp(struct xdp_md *ctx, __u32 off, __u32 end)
 {
 	struct scratch *s = get_scratch();
 	if (!s)
 		return -1;
-	__u32 flags = 0;
-	for (__u32 i = 0; i < MAX_LP_FIELDS; i++) {
-		if (off >= end)
-			break;
-		__u64 tl = read_tl(ctx, off, end);
-		if (!tl)
-			return -1;
-		__u32 typ = TL_TYPE(tl), len = TL_LEN(tl);
-		__u32 vo = off + TL_HDR(tl);
-		if (typ == T_FRAGMENT) {
-			s->frag_off = vo;
-			s->frag_end = vo + len;
-			flags |= LP_FOUND_FRAGMENT;
-			break;
-		}
-		if (typ == T_FRAG_COUNT) {
-			__u64 fc = read_nni(ctx, vo, len);
-			if (fc == ~0ULL || fc == 0 || fc > 0xffffffffULL)
-				return -1;
-			s->frag_count = fc;
-			if (fc > 1)
-				flags |= LP_FRAGMENTED;
-		} else if (typ == T_SEQUENCE) {
-			__u64 v = read_nni(ctx, vo, len);
-			if (v == ~0ULL && len != 8)
-				return -1;
-			s->seq = v;
-			s->seq_off = vo;
-			s->seq_len = len;
-			flags |= LP_HAS_SEQUENCE;
-		} else if (typ == T_FRAG_INDEX) {
-			__u64 v = read_nni(ctx, vo, len);
-			if (v == ~0ULL || v > 0xffffffffULL)
-				return -1;
-			s->frag_index = v;
-		} else if (typ == T_PIT_TOKEN) {
-			s->tok_off = vo;
-			s->tok_len = len;
-		} else if (typ == T_NACK) {
-			flags |= LP_NACK;
-		}
-		off = vo + len;
-	}
-	s->flags = flags;
+	struct lp_walk w = { .ctx = ctx, .off = off, .end = end, .flags = 0, .rc = 0 };
+	bpf_loop(LP_MAX_STEPS, lp_field, &w, 0);
+	if (w.rc || (w.off < w.end && !(w.flags & LP_FOUND_FRAGMENT)))
+		return -1;
+	s->flags = w.flags;
 	return 0;
 }
 
