@@ -197,7 +197,13 @@ head -c "$((OBJ_MB * 1048576))" /dev/urandom > "$WORK/obj.bin"
 ip netns exec "$R" "$NDX" put /soak/obj --forwarder "unix://$WORK/nfd.sock" -i "$WORK/obj.bin" \
   --version 1 --freshness-ms 86400000 > "$WORK/put.log" 2>&1 &
 PIDS+=($!)
-sleep 1
+# Until its registration is in the FIB (on a loaded machine 1 s was not always enough: the
+# first get of the 2026-11-27 hour met Nack NoRoute).
+for _ in $(seq 300); do
+  ip netns exec "$R" "$NDX" route list --json -s "$WORK/ndx.sock" 2>/dev/null \
+    | grep -q '"/soak/obj"' && break
+  sleep 0.1
+done
 
 # Every source runs until $END (epoch seconds); the generators take a duration.
 START=$(date +%s)
