@@ -3,8 +3,8 @@
 //! random point recovers the same index.
 
 use ndx_hcs::{
-    BatchRecord, Completion, DelayMode, EmulatedConfig, EmulatedL2, L2Backend, MemoryMode,
-    OpenError, Region, RegionConfig, Segment, Verify,
+    BatchRecord, Completion, DelayMode, EmulatedConfig, EmulatedL2, L2Backend, MemoryMode, Region,
+    RegionConfig, Segment, Verify,
 };
 use proptest::prelude::*;
 
@@ -61,6 +61,9 @@ fn drain(l2: &mut dyn L2Backend) -> Vec<Result<Batch, String>> {
     out
 }
 
+mod common;
+use common::open;
+
 fn region_cfg(path: &std::path::Path) -> RegionConfig {
     RegionConfig {
         files: vec![path.to_path_buf()],
@@ -70,19 +73,6 @@ fn region_cfg(path: &std::path::Path) -> RegionConfig {
         write_depth: 2,
         direct: true,
         verify: Verify::Full,
-    }
-}
-
-fn open(f: fn(RegionConfig) -> Result<Region, OpenError>, cfg: RegionConfig) -> Option<Region> {
-    match f(cfg) {
-        Ok(r) => Some(r),
-        Err(OpenError::Uring(e))
-            if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
-        {
-            eprintln!("skipping: io_uring unavailable: {e}");
-            None
-        }
-        Err(e) => panic!("open region: {e}"),
     }
 }
 

@@ -15,33 +15,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use ndx_hcs::{
-    BLOCK, BatchRecord, Completion, DeviceOp, L2Backend, Location, OpenError, READ_ERROR_LIMIT,
-    ReadFailure, Region, RegionConfig, Segment, SubmitError, WriteFailure,
+    BLOCK, BatchRecord, Completion, DeviceOp, L2Backend, Location, READ_ERROR_LIMIT, ReadFailure,
+    Region, RegionConfig, Segment, SubmitError, WriteFailure,
 };
+
+mod common;
+use common::open;
 
 const SEGS: usize = 4;
 const FRAME: usize = 3000;
 
 fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("ndx-hcs-fault-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir in /var/tmp")
-}
-
-/// Opens the region, or skips the test when io_uring is unavailable (fails instead when
-/// NDX_REQUIRE_ROOT_TESTS=1).
-fn open(f: fn(RegionConfig) -> Result<Region, OpenError>, cfg: RegionConfig) -> Option<Region> {
-    match f(cfg) {
-        Ok(r) => Some(r),
-        Err(OpenError::Uring(e))
-            if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
-        {
-            eprintln!("skipping: io_uring unavailable: {e}");
-            None
-        }
-        Err(e) => panic!("open region: {e}"),
-    }
+    common::tempdir("ndx-hcs-fault-")
 }
 
 fn cfg(files: &[PathBuf], file_size: u64) -> RegionConfig {

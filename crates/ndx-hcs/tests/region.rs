@@ -6,33 +6,18 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use ndx_hcs::{
-    BLOCK, BatchRecord, Completion, L2Backend, Location, OpenError, ReadFailure, Region,
-    RegionConfig, Segment, SubmitError, WriteFailure,
+    BLOCK, BatchRecord, Completion, L2Backend, Location, ReadFailure, Region, RegionConfig,
+    Segment, SubmitError, WriteFailure,
 };
+
+mod common;
+use common::open;
 
 const B: usize = 16;
 const FRAME: usize = 8800;
 
 fn tempdir() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("ndx-hcs-test-")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir in /var/tmp")
-}
-
-/// Opens the region, or skips the test when io_uring is unavailable (fails instead when
-/// NDX_REQUIRE_ROOT_TESTS=1).
-fn open(f: fn(RegionConfig) -> Result<Region, OpenError>, cfg: RegionConfig) -> Option<Region> {
-    match f(cfg) {
-        Ok(r) => Some(r),
-        Err(OpenError::Uring(e))
-            if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
-        {
-            eprintln!("skipping: io_uring unavailable: {e}");
-            None
-        }
-        Err(e) => panic!("open region: {e}"),
-    }
+    common::tempdir("ndx-hcs-test-")
 }
 
 fn cfg(files: &[PathBuf], file_size: u64) -> RegionConfig {
