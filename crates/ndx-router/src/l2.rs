@@ -611,6 +611,42 @@ mod fault_tests {
         i.to_vec().unwrap()
     }
 
+    /// A shard with an L1 of one batch and an L2 of batches of `B`, routing `/p` to face 2
+    /// (the producer); face 1 is the consumer.
+    fn l2_shard() -> Shard {
+        let cfg = ShardConfig {
+            cs: CsConfig {
+                capacity: B as usize,
+                slot_size: 2048,
+                ..CsConfig::default()
+            },
+            l2: Some(L2Config {
+                batch: B,
+                prefetch: false,
+                ..L2Config::default()
+            }),
+            ..ShardConfig::default()
+        };
+        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
+        let mut p = NameBuf::new();
+        p.push_generic(b"p");
+        fib.add_nexthop(
+            &p.as_name(),
+            NextHop {
+                face: FaceId(2),
+                cost: 1,
+            },
+        )
+        .unwrap();
+        fib.publish();
+        drop(fib);
+        let mut shard = Shard::new(cfg, reader, 0);
+        for f in 1..=2 {
+            shard.add_face(FaceId(f), FaceInfo::default());
+        }
+        shard
+    }
+
     /// Runs one frame through the shard and the L2 glue as the worker does; returns the
     /// frames sent, by face.
     fn step(
@@ -643,36 +679,7 @@ mod fault_tests {
     /// store and the shard's mirror, and the next Interest for it goes upstream at once.
     #[test]
     fn a_failed_l2_read_sends_the_parked_interest_upstream() {
-        let cfg = ShardConfig {
-            cs: CsConfig {
-                capacity: B as usize,
-                slot_size: 2048,
-                ..CsConfig::default()
-            },
-            l2: Some(L2Config {
-                batch: B,
-                prefetch: false,
-                ..L2Config::default()
-            }),
-            ..ShardConfig::default()
-        };
-        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
-        let mut p = NameBuf::new();
-        p.push_generic(b"p");
-        fib.add_nexthop(
-            &p.as_name(),
-            NextHop {
-                face: FaceId(2),
-                cost: 1,
-            },
-        )
-        .unwrap();
-        fib.publish();
-        drop(fib);
-        let mut shard = Shard::new(cfg, reader, 0);
-        for f in 1..=2 {
-            shard.add_face(FaceId(f), FaceInfo::default());
-        }
+        let mut shard = l2_shard();
         let dir = std::env::temp_dir().join(format!("ndx-l2-fault-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
@@ -752,36 +759,7 @@ mod fault_tests {
     /// counted, and the shard is told so (its mirror does not claim them).
     #[test]
     fn writes_past_the_backlog_are_dropped_and_counted() {
-        let cfg = ShardConfig {
-            cs: CsConfig {
-                capacity: B as usize,
-                slot_size: 2048,
-                ..CsConfig::default()
-            },
-            l2: Some(L2Config {
-                batch: B,
-                prefetch: false,
-                ..L2Config::default()
-            }),
-            ..ShardConfig::default()
-        };
-        let (mut fib, reader) = Fib::new(cfg.hash_key, 2);
-        let mut p = NameBuf::new();
-        p.push_generic(b"p");
-        fib.add_nexthop(
-            &p.as_name(),
-            NextHop {
-                face: FaceId(2),
-                cost: 1,
-            },
-        )
-        .unwrap();
-        fib.publish();
-        drop(fib);
-        let mut shard = Shard::new(cfg, reader, 0);
-        for f in 1..=2 {
-            shard.add_face(FaceId(f), FaceInfo::default());
-        }
+        let mut shard = l2_shard();
         let dir = std::env::temp_dir().join(format!("ndx-l2-backlog-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
