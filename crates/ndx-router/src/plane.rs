@@ -379,19 +379,21 @@ impl Plane {
                     .collect(),
             )
         };
-        let (_, shares) = self.face_loads();
+        let (loads, shares) = self.face_loads();
+        let (on_demand, refused) = self.on_demand.counts();
+        let limits = self.on_demand.limits();
         json!({
             "counters": obj(&total),
             "shards": per.iter().map(obj).collect::<Vec<_>>(),
             "pit_share": shares,
             "on_demand": {
-                "faces": self.on_demand.counts().0,
-                "refused": self.on_demand.counts().1,
-                "max": self.on_demand.limits().max,
-                "per_address": self.on_demand.limits().per_address,
-                "idle_ms": self.on_demand.limits().idle_ms,
+                "faces": on_demand,
+                "refused": refused,
+                "max": limits.max,
+                "per_address": limits.per_address,
+                "idle_ms": limits.idle_ms,
             },
-            "faces": self.faces_json(),
+            "faces": self.faces_json_with(&loads),
             "routes": self.routes_json(),
         })
     }
@@ -419,7 +421,10 @@ impl Plane {
 
     /// The face table as JSON, with each face's load (see [`face_loads`](Self::face_loads)).
     pub fn faces_json(&self) -> Value {
-        let (loads, _) = self.face_loads();
+        self.faces_json_with(&self.face_loads().0)
+    }
+
+    fn faces_json_with(&self, loads: &HashMap<FaceId, FaceLoad>) -> Value {
         Value::Array(
             self.faces
                 .table()

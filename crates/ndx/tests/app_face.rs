@@ -524,16 +524,7 @@ fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let router = line.start_udp_router("");
-    // The faces as a table (their load counters move with the traffic).
-    let table = |status: &serde_json::Value| -> Vec<String> {
-        status["faces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| format!("{} {} {} {}", f["id"], f["name"], f["remote"], f["origin"]))
-            .collect()
-    };
-    let faces_before = table(&router.status());
+    let faces_before = topo::face_table(&router.status());
     let routes_before = router.routes();
     let o = run_peer(
         &line.r,
@@ -546,7 +537,7 @@ fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
     assert!(stdout(&o).contains("registered 100 0"), "{}", describe(&o));
     assert!(stdout(&o).contains("done 1000"), "{}", describe(&o));
     let back = wait_for(20, || {
-        table(&router.status()) == faces_before && router.routes() == routes_before
+        topo::face_table(&router.status()) == faces_before && router.routes() == routes_before
     });
     assert!(
         back,

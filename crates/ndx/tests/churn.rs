@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::{Proc, skip};
-use topo::{Family, Line, NDX, Router, ok, spawn_logged, total};
+use topo::{Family, Line, NDX, Router, face_table, gen_report, ok, spawn_logged, total};
 
 /// Requests written ahead of their answers.
 const WINDOW: u64 = 256;
@@ -181,22 +181,6 @@ fn warm_up(line: &Line) {
     );
 }
 
-/// (sent, satisfied, Nacks, timeouts) from `ndx gen`'s report.
-fn gen_report(out: &Output) -> (u64, u64, u64, u64) {
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("Sent "))
-        .unwrap_or_else(|| panic!("no report from ndx gen: {text}"));
-    let nums: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit() && c != '.')
-        .filter(|w| !w.is_empty() && !w.contains('.'))
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    assert_eq!(nums.len(), 5, "{line}");
-    (nums[0], nums[2], nums[3], nums[4])
-}
-
 /// Asserts what every churn test asserts, and prints the numbers.
 fn verify(what: &str, router: &Router, gen_out: &Output, c: &Churn, before: &Value) {
     ok(gen_out, "ndx gen");
@@ -238,16 +222,11 @@ fn verify(what: &str, router: &Router, gen_out: &Output, c: &Churn, before: &Val
         assert_eq!(total(&s, c), 0, "{what}: {c}: {}", s["counters"]);
     }
     assert_eq!(s["routes"], before["routes"], "{what}: routes left behind");
-    // The faces as a table (their load counters moved with the traffic).
-    let table = |st: &serde_json::Value| -> Vec<String> {
-        st["faces"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|f| format!("{} {} {} {}", f["id"], f["name"], f["remote"], f["origin"]))
-            .collect()
-    };
-    assert_eq!(table(&s), table(before), "{what}: faces left behind");
+    assert_eq!(
+        face_table(&s),
+        face_table(before),
+        "{what}: faces left behind"
+    );
 }
 
 #[test]

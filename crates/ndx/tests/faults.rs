@@ -25,7 +25,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 use support::{Netns, Proc, addr, skip, veth, wait_for};
-use topo::{Family, Line, NDX, Router, ok, spawn_logged, total};
+use topo::{Family, Line, NDX, Router, gen_report, ok, spawn_logged, total};
 
 /// Whether `ip -d link show IF` or `bpftool net show dev IF` (in `ns`) shows an XDP program.
 fn any_xdp(ns: &Netns, ifname: &str) -> bool {
@@ -179,23 +179,6 @@ fn gen_cmd(line: &Line, secs: u64) -> Command {
         .args(["--lifetime-ms", &LIFETIME_MS.to_string()])
         .args(["-d", &secs.to_string()]);
     cmd
-}
-
-/// (sent, satisfied, Nacks, timeouts) from `ndx gen`'s report.
-fn gen_report(out: &Output) -> (u64, u64, u64, u64) {
-    let text = String::from_utf8_lossy(&out.stdout);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("Sent "))
-        .unwrap_or_else(|| panic!("no report from ndx gen: {text}"));
-    let nums: Vec<u64> = line
-        .split(|c: char| !c.is_ascii_digit() && c != '.')
-        .filter(|w| !w.is_empty() && !w.contains('.'))
-        .filter_map(|w| w.parse().ok())
-        .collect();
-    // Sent N Interests in T s: D Data (S Interests satisfied), K Nacks, M timeouts
-    assert_eq!(nums.len(), 5, "{line}");
-    (nums[0], nums[2], nums[3], nums[4])
 }
 
 /// Asserts `ndx gen` lost nothing: no timeout, no Nack, every Interest answered but the

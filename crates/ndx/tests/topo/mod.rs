@@ -468,3 +468,31 @@ pub fn has_xdp(ns: &Netns, ifname: &str) -> bool {
     let text = String::from_utf8_lossy(&out.stdout);
     text.contains("xdp") || text.contains("prog/xdp")
 }
+
+/// (sent, satisfied, Nacks, timeouts) from `ndx gen`'s report ("Sent N Interests in T s: D
+/// Data (S Interests satisfied), K Nacks, M timeouts").
+pub fn gen_report(out: &Output) -> (u64, u64, u64, u64) {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("Sent "))
+        .unwrap_or_else(|| panic!("no report from ndx gen: {text}"));
+    let nums: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit() && c != '.')
+        .filter(|w| !w.is_empty() && !w.contains('.'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(nums.len(), 5, "{line}");
+    (nums[0], nums[2], nums[3], nums[4])
+}
+
+/// The face table of a status as lines (id, name, remote, origin), without the per-face load
+/// counters, which move with the traffic.
+pub fn face_table(status: &Value) -> Vec<String> {
+    status["faces"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| format!("{} {} {} {}", f["id"], f["name"], f["remote"], f["origin"]))
+        .collect()
+}
