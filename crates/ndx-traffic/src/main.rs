@@ -33,8 +33,10 @@ enum Cmd {
     Flood(FloodArgs),
 }
 
+/// Where a sending subcommand's frames go: the interface and queues, and the link and
+/// UDP/IP headers it writes (the first source address and port, for `flood`).
 #[derive(Args, Debug)]
-struct ConsumerArgs {
+struct LinkArgs {
     /// Interface to use (the redirect-all XDP program is attached to it).
     #[arg(long)]
     iface: String,
@@ -59,6 +61,12 @@ struct ConsumerArgs {
     /// The forwarder's UDP port.
     #[arg(long, default_value_t = 6363)]
     dst_port: u16,
+}
+
+#[derive(Args, Debug)]
+struct ConsumerArgs {
+    #[command(flatten)]
+    link: LinkArgs,
     /// Name prefix; an 8-byte id component is appended.
     #[arg(long, default_value = "/bench")]
     prefix: String,
@@ -96,30 +104,8 @@ struct ConsumerArgs {
 
 #[derive(Args, Debug)]
 struct FloodArgs {
-    /// Interface to use (the redirect-all XDP program is attached to it).
-    #[arg(long)]
-    iface: String,
-    /// Queue to transmit on.
-    #[arg(long, default_value_t = 0)]
-    queue: u32,
-    /// Queues to receive on (comma-separated; default: all).
-    #[arg(long, value_delimiter = ',')]
-    rx_queues: Vec<u32>,
-    /// MAC address of the next hop.
-    #[arg(long)]
-    dst_mac: String,
-    /// Our (first) IPv4 address.
-    #[arg(long)]
-    src_ip: IpAddr,
-    /// The target's IPv4 address.
-    #[arg(long)]
-    dst_ip: IpAddr,
-    /// Our (first) UDP port.
-    #[arg(long, default_value_t = 6363)]
-    src_port: u16,
-    /// The target's UDP port.
-    #[arg(long, default_value_t = 6363)]
-    dst_port: u16,
+    #[command(flatten)]
+    link: LinkArgs,
     /// Cycle the source port over this many consecutive ports from --src-port (new on-demand
     /// faces at the target).
     #[arg(long, default_value_t = 1)]
@@ -183,19 +169,19 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 fn consumer(a: ConsumerArgs) -> Result<String, String> {
-    let dst_mac = parse_mac(&a.dst_mac).ok_or(format!("bad MAC {:?}", a.dst_mac))?;
+    let dst_mac = parse_mac(&a.link.dst_mac).ok_or(format!("bad MAC {:?}", a.link.dst_mac))?;
     let naming = match a.distinct {
         Some(k) => Naming::Distinct(k),
         None => Naming::Unique,
     };
     let _ = a.unique;
     let cfg = ConsumerConfig {
-        iface: a.iface,
-        tx_queue: a.queue,
-        rx_queues: a.rx_queues,
+        iface: a.link.iface,
+        tx_queue: a.link.queue,
+        rx_queues: a.link.rx_queues,
         dst_mac,
-        src: SocketAddr::new(a.src_ip, a.src_port),
-        dst: SocketAddr::new(a.dst_ip, a.dst_port),
+        src: SocketAddr::new(a.link.src_ip, a.link.src_port),
+        dst: SocketAddr::new(a.link.dst_ip, a.link.dst_port),
         prefix: a.prefix,
         naming,
         window: a.window,
@@ -213,12 +199,12 @@ fn consumer(a: ConsumerArgs) -> Result<String, String> {
 
 fn flood(a: FloodArgs) -> Result<String, String> {
     let cfg = FloodConfig {
-        dst_mac: parse_mac(&a.dst_mac).ok_or(format!("bad MAC {:?}", a.dst_mac))?,
-        iface: a.iface,
-        tx_queue: a.queue,
-        rx_queues: a.rx_queues,
-        src: SocketAddr::new(a.src_ip, a.src_port),
-        dst: SocketAddr::new(a.dst_ip, a.dst_port),
+        dst_mac: parse_mac(&a.link.dst_mac).ok_or(format!("bad MAC {:?}", a.link.dst_mac))?,
+        iface: a.link.iface,
+        tx_queue: a.link.queue,
+        rx_queues: a.link.rx_queues,
+        src: SocketAddr::new(a.link.src_ip, a.link.src_port),
+        dst: SocketAddr::new(a.link.dst_ip, a.link.dst_port),
         src_ports: a.src_ports,
         src_addrs: a.src_addrs,
         prefix: a.prefix,
