@@ -4,12 +4,18 @@
 //! - `cargo xtask test`: install what the tests need (when missing), then run every check CI
 //!   runs: rustfmt, clippy with `-D warnings`, rustdoc with `-D warnings`, and all tests.
 //! - `cargo xtask fuzz [SECONDS]`: install cargo-fuzz if needed and run every fuzz target.
+//! - `cargo xtask bpf [--check]`: rebuild the committed BPF objects from their C (or check
+//!   that they match it).
+//! - `cargo xtask install-check`: build `ndx` in a fresh directory with clang hidden.
+
+mod bpf;
+mod install;
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
-type Result<T = ()> = std::result::Result<T, String>;
+pub(crate) type Result<T = ()> = std::result::Result<T, String>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -17,6 +23,12 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("test") => test(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
+        Some("bpf") => match args.get(1).map(String::as_str) {
+            None => bpf::build(),
+            Some("--check") => bpf::check(),
+            Some(other) => Err(format!("bpf: unknown argument {other:?} (only --check)")),
+        },
+        Some("install-check") => install::check(),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -37,9 +49,12 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   demo            build ndx, then forward a file through it in throwaway network namespaces (root)
   test            install missing test prerequisites, then fmt + clippy + doc + all tests
-  fuzz [SECONDS]  run every cargo-fuzz target for SECONDS each (default 60; needs nightly)";
+  fuzz [SECONDS]  run every cargo-fuzz target for SECONDS each (default 60; needs nightly)
+  bpf             rebuild the committed BPF objects (crates/*/bpf/*.o) from their C with clang
+  bpf --check     fail when a committed BPF object differs from what its source compiles to
+  install-check   build ndx in a fresh target directory with clang hidden from PATH";
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask lives one level below the workspace root")
@@ -77,7 +92,8 @@ fn cargo() -> String {
 }
 
 /// Debian packages the build and the root tests need, each with a file that proves it is
-/// installed: clang/LLVM/libbpf headers build the XDP programs, iproute2/ethtool make the
+/// installed: clang/LLVM/libbpf headers rebuild the XDP programs for `cargo xtask bpf --check`
+/// (building ndx itself needs none of them: the objects are committed), iproute2/ethtool make the
 /// throwaway topologies, ping checks that other traffic still crosses an XDP-attached
 /// interface, fio is the L2 store's reference, python3-venv hosts python-ndn.
 const APT_PACKAGES: &[(&str, &str)] = &[
@@ -208,6 +224,8 @@ fn test() -> Result {
     setup()?;
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"], &[])?;
+    bpf::check()?;
+    install::check()?;
     run(
         &cargo,
         &[
@@ -255,7 +273,7 @@ fn demo() -> Result {
 }
 
 /// Where cargo puts build outputs (honours CARGO_TARGET_DIR).
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), PathBuf::from)
 }
 

@@ -7,8 +7,8 @@
 //! - [`wire`]: parse Ethernet/VLAN/IPv4/IPv6/UDP and build outgoing headers
 //!   with correct checksums (no `unsafe`).
 //! - [`neigh`]: next-hop resolution over rtnetlink (route, source, gateway, MAC).
-//! - [`xdp`] and [`reflector`]: a minimal redirect-everything XDP program and
-//!   the raw AF_XDP reflector used as a benchmark baseline.
+//! - `xdp` and `reflector` (feature `redirect`): a minimal redirect-everything XDP
+//!   program and the raw AF_XDP reflector, the test and benchmark baselines.
 //!
 //! See README.md for the shard worker loop.
 
@@ -17,10 +17,12 @@ mod error;
 mod exchange;
 pub mod neigh;
 mod port;
+#[cfg(feature = "redirect")]
 pub mod reflector;
 mod spsc;
 mod umem;
 pub mod wire;
+#[cfg(feature = "redirect")]
 pub mod xdp;
 
 pub use endpoint::{Counters, Endpoint, KernelStats, TxError, XDP_PKT_CONTD};

@@ -5,7 +5,7 @@
 //! passes the frame to the kernel stack when that entry is empty. Optionally it
 //! writes 16 bytes of metadata shaped like ndx's `struct ndx_xdp_meta`
 //! (magic `0x4e44`). It is for tests and the reflector baseline only; the
-//! router's own program lives in `xdp-prog/`.
+//! router's own program lives in `crates/ndx-xdp/bpf/`.
 
 use std::os::fd::AsRawFd;
 
@@ -21,7 +21,7 @@ pub const MAX_SHARDS: u32 = 64;
 /// Magic of the metadata the program writes.
 pub const META_MAGIC: u16 = 0x4e44;
 
-static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/redirect.o"));
+static OBJECT: &[u8] = aya::include_bytes_aligned!("../bpf/redirect.o");
 
 /// The loaded and attached redirect program. Detached when dropped (bpf_link).
 pub struct RedirectProgram {

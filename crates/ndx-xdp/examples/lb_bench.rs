@@ -1,4 +1,4 @@
-//! The cluster front end's XDP program (`xdp-prog/lb.c`) alone: packets per second next to a
+//! The cluster front end's XDP program (`bpf/lb.c`) alone: packets per second next to a
 //! plain redirect program measured in the same run, and its cost per packet in ns.
 //!
 //! `cargo run --release -p ndx-xdp --example lb_bench -- --help`
@@ -9,7 +9,7 @@
 //! the frame's headers, count, XDP_DROP), static neighbours, forwarding on. Each program runs
 //! under BPF_PROG_TEST_RUN with `BPF_F_TEST_XDP_LIVE_FRAMES`: every redirected frame really
 //! crosses the veth and is dropped by the peer's program, on the same CPU, inside the timed
-//! region. The reference programs are `xdp-prog/bench/redirect_ref.c`, compiled here at run
+//! region. The reference programs are `bpf/bench/redirect_ref.c`, compiled here at run
 //! time with clang. Needs root; prints `skipping: needs root` otherwise.
 
 use std::collections::BTreeMap;
@@ -27,12 +27,12 @@ use ndx_xdp::lb::{LbHash, LbXdp, LbXdpConfig};
 use ndx_xdp::{BPF_F_TEST_XDP_LIVE_FRAMES, verdict, xdp_test_run_flags};
 
 /// The reference programs' source, compiled at run time (never part of the router's build).
-const REF_SRC: &str = include_str!("../../../xdp-prog/bench/redirect_ref.c");
+const REF_SRC: &str = include_str!("../bpf/bench/redirect_ref.c");
 /// The checksum and SipHash helpers it shares with lb.c.
-const UTIL_SRC: &str = include_str!("../../../xdp-prog/util.h");
+const UTIL_SRC: &str = include_str!("../bpf/util.h");
 
 const USAGE: &str = "\
-lb_bench: packets/s and ns/packet of the ndx lb XDP program (xdp-prog/lb.c) next to a plain
+lb_bench: packets/s and ns/packet of the ndx lb XDP program (bpf/lb.c) next to a plain
 redirect program, measured in the same run (BPF_PROG_TEST_RUN with live frames on veth).
 
 usage: lb_bench [--repeat N] [--rounds N] [--batch N] [--cpu N|none] [--non-live]
@@ -303,9 +303,9 @@ fn setup(ns: &Netns) -> Res<[u32; 4]> {
     ])
 }
 
-/// Compiles redirect_ref.c like build.rs compiles lb.c; the object's path.
+/// Compiles redirect_ref.c like `cargo xtask bpf` compiles lb.c; the object's path.
 fn compile_ref(dir: &Path) -> Res<PathBuf> {
-    // The xdp-prog layout: bench/redirect_ref.c includes ../util.h.
+    // The bpf/ layout: bench/redirect_ref.c includes ../util.h.
     std::fs::create_dir_all(dir.join("bench")).map_err(err("temp dir"))?;
     let src = dir.join("bench/redirect_ref.c");
     let obj = dir.join("redirect_ref.o");

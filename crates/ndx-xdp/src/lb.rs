@@ -1,4 +1,4 @@
-//! The cluster front end's XDP program (`xdp-prog/lb.c`) and its loader.
+//! The cluster front end's XDP program (`bpf/lb.c`) and its loader.
 //!
 //! The program is stateless per packet: Interests to a well-known address and port are
 //! hashed by name onto a weighted table of internal-router slots and DNATed to the chosen
@@ -23,8 +23,8 @@ use crate::loader::{
 };
 use crate::test_run::{TestRun, prog_test_run};
 
-/// The program object built from `xdp-prog/lb.c`.
-static ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/lb.o"));
+/// The program object built from `bpf/lb.c`.
+static ELF: &[u8] = include_bytes!("../bpf/lb.o");
 
 /// Router slots (`LB_MAX_ROUTERS` in lb.c).
 pub const LB_MAX_ROUTERS: u32 = 64;

@@ -1,6 +1,6 @@
 //! The ndx XDP program and its loader.
 //!
-//! `xdp-prog/ndx.c` (C, compiled by clang in `build.rs` and embedded here) runs on every
+//! `bpf/ndx.c` (C, compiled by clang with `cargo xtask bpf`; the object, `bpf/ndx.o`, is committed and embedded here) runs on every
 //! received frame: NDN over UDP (configured ports, IPv4/IPv6, one optional 802.1Q tag) and
 //! over Ethernet (EtherType 0x8624) goes to an AF_XDP socket through the XSKMAP, at entry
 //! `rx_queue * MAX_SHARDS + shard`, with a 16-byte [`XdpMeta`] in front of the frame; the
@@ -12,7 +12,7 @@
 //! SIGKILL); [`NdxXdp::set_socket`] fills the XSKMAP; [`NdxXdp::counters`] reads the per-CPU
 //! counters; [`NdxXdp::test_run`] runs the loaded program on one frame (BPF_PROG_TEST_RUN).
 //!
-//! [`lb`] is the second program, `xdp-prog/lb.c`: the cluster front end of `ndx lb`.
+//! [`lb`] is the second program, `bpf/lb.c`: the cluster front end of `ndx lb`.
 pub mod lb;
 
 mod config;

@@ -12,8 +12,8 @@ use crate::counters::XdpCounters;
 use crate::error::XdpError;
 use crate::meta::{MAX_QUEUES, MAX_SHARDS};
 
-/// The program object built from `xdp-prog/ndx.c`.
-static ELF: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/ndx.o"));
+/// The program object built from `bpf/ndx.c`.
+static ELF: &[u8] = include_bytes!("../bpf/ndx.o");
 
 /// Where XDP runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,7 @@
 //! `frame_seed(S, i)` and a failure prints both. The program is deliberately less strict
 //! than the codec (it reads the encapsulation's headers and the packet up to its Name, or
 //! the LpPacket's header fields), so two kinds of disagreement are expected and only
-//! counted (see `xdp-prog/README.md`, "What the program does not check"):
+//! counted (see `bpf/README.md`, "What the program does not check"):
 //! `encap_lenient` (the program takes a frame as NDN that `wire::parse` refuses) and
 //! `ndn_lenient` (the program classifies a packet the codec rejects). Every other
 //! disagreement fails the test.

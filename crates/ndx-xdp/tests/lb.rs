@@ -1,4 +1,4 @@
-//! The cluster front end's program (`xdp-prog/lb.c`) run by BPF_PROG_TEST_RUN inside a
+//! The cluster front end's program (`bpf/lb.c`) run by BPF_PROG_TEST_RUN inside a
 //! throwaway network namespace that has the front end's interfaces, addresses and
 //! neighbours, so `bpf_fib_lookup` answers as on a real front end: NAME HASH, PORT MAP,
 //! SNAT, fragments kept together, checksums, drops counted. Root only.
