@@ -19,7 +19,7 @@ use std::net::SocketAddr;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::time::Duration;
 
 use mio::net::{UdpSocket, UnixListener, UnixStream};
@@ -108,10 +108,56 @@ pub struct FaceCounters {
     pub out_bytes: u64,
 }
 
+/// How the host reaches an app.
+#[derive(Debug)]
+enum Io {
+    /// A connection to the app socket.
+    Unix(UnixStream),
+    /// An application in the same process ([`crate::AppFace`]): packets for it go into its
+    /// bounded channel (full: dropped and counted, as a full socket queue).
+    Local(SyncSender<Vec<u8>>),
+}
+
+/// What an in-process application ([`crate::AppFace`]) sends the host thread.
+#[derive(Debug)]
+pub(crate) enum LocalMsg {
+    /// A packet from the app of connection `conn`.
+    Packet {
+        /// The connection (its face's host-side number).
+        conn: usize,
+        /// An Interest, Data or LpPacket.
+        bytes: Vec<u8>,
+    },
+    /// The app is gone: its face and routes go.
+    Close {
+        /// The connection.
+        conn: usize,
+    },
+}
+
+/// Packets waiting from in-process apps to the host thread, and from the host thread to
+/// one in-process app.
+pub(crate) const LOCAL_DEPTH: usize = 4096;
+
+/// What [`Host::attach_local`] gives an in-process app.
+#[derive(Debug)]
+pub(crate) struct LocalLink {
+    /// Its face.
+    pub(crate) face: FaceId,
+    /// Its connection number.
+    pub(crate) conn: usize,
+    /// Packets for it.
+    pub(crate) rx: Receiver<Vec<u8>>,
+    /// Its packets to the host.
+    pub(crate) tx: SyncSender<LocalMsg>,
+    /// Wakes the host thread.
+    pub(crate) bell: Arc<Doorbell>,
+}
+
 /// One app connection.
 #[derive(Debug)]
 struct Conn {
-    stream: UnixStream,
+    io: Io,
     face: FaceId,
     rbuf: Vec<u8>,
     /// Packets waiting to be written, back to back; `out[..out_at]` is written already.
@@ -159,6 +205,9 @@ pub struct Host {
     quiet: u32,
     /// The turn's ready sockets (kept: no allocation per turn).
     ready: Vec<(Token, bool, bool)>,
+    /// Packets from in-process apps (one sender per app).
+    local_tx: SyncSender<LocalMsg>,
+    local_rx: Receiver<LocalMsg>,
 }
 
 /// Why the host thread could not start.
@@ -306,8 +355,11 @@ impl Host {
                 })?;
         }
         plane.fib.publish();
+        let (local_tx, local_rx) = sync_channel(LOCAL_DEPTH);
         Ok((
             Host {
+                local_tx,
+                local_rx,
                 poll,
                 events: Events::with_capacity(256),
                 bell,
@@ -338,6 +390,11 @@ impl Host {
         ))
     }
 
+    /// The host thread's doorbell (wakes it from `poll(2)`).
+    pub(crate) fn bell(&self) -> Arc<Doorbell> {
+        self.bell.clone()
+    }
+
     /// The app socket's path, if any.
     pub fn socket(&self) -> Option<&Path> {
         self.listener.as_ref().map(|(_, p)| p.as_path())
@@ -349,7 +406,12 @@ impl Host {
         // After a busy turn, look again without sleeping for a few turns: under load the next
         // packet is microseconds away, and a sleep costs two context switches and a wake-up.
         let mut first = self.links.from_shards.try_recv().ok();
-        let mut wait = if first.is_some() || !self.again.is_empty() || self.quiet < QUIET_TURNS {
+        let mut first_local = self.local_rx.try_recv().ok();
+        let mut wait = if first.is_some()
+            || first_local.is_some()
+            || !self.again.is_empty()
+            || self.quiet < QUIET_TURNS
+        {
             Duration::ZERO
         } else {
             timeout
@@ -359,7 +421,8 @@ impl Host {
             // after the look rings the bell; one that sent before it is seen now).
             self.bell.park();
             first = self.links.from_shards.try_recv().ok();
-            if first.is_some() {
+            first_local = self.local_rx.try_recv().ok();
+            if first.is_some() || first_local.is_some() {
                 wait = Duration::ZERO;
             }
         }
@@ -376,7 +439,7 @@ impl Host {
                 .iter()
                 .map(|e| (e.token(), e.is_readable(), e.is_writable())),
         );
-        if ready.is_empty() && first.is_none() {
+        if ready.is_empty() && first.is_none() && first_local.is_none() {
             self.quiet = self.quiet.saturating_add(1);
         } else {
             self.quiet = 0;
@@ -402,6 +465,15 @@ impl Host {
         // Faces the shards created on demand, before any packet they forwarded from them
         // (a /localhop command names its face by IncomingFaceId).
         faces_from_shards(plane, events);
+        if let Some(m) = first_local {
+            self.on_local(plane, m);
+        }
+        for _ in 0..4096 {
+            match self.local_rx.try_recv() {
+                Ok(m) => self.on_local(plane, m),
+                Err(_) => break,
+            }
+        }
         for conn in std::mem::take(&mut self.again) {
             self.read(plane, conn);
         }
@@ -538,7 +610,7 @@ impl Host {
             self.conns.insert(
                 conn,
                 Conn {
-                    stream,
+                    io: Io::Unix(stream),
                     face,
                     rbuf: Vec::new(),
                     out: Vec::new(),
@@ -552,10 +624,76 @@ impl Host {
         }
     }
 
+    /// Adds a face for an application in this process ([`crate::AppFace`]): an app face
+    /// like a socket connection's (`fd://N`, origin app, removed with its routes when the
+    /// app goes), whose packets travel through channels.
+    pub(crate) fn attach_local(&mut self, plane: &mut Plane) -> Result<LocalLink, String> {
+        if self.conns.len() >= self.cfg.max_connections {
+            self.counters.app_refused += 1;
+            return Err(format!(
+                "too many app faces (at most {}, [app] max_connections)",
+                self.cfg.max_connections
+            ));
+        }
+        let conn = self.next_conn;
+        self.next_conn += 1;
+        let link = Link::App {
+            conn: (conn - CONN_BASE) as u64,
+        };
+        let info = FaceInfo {
+            local: true,
+            ..FaceInfo::default()
+        };
+        let face = plane
+            .faces
+            .add(link.to_string(), link, info, Origin::App)
+            .map_err(|e| e.to_string())?;
+        plane.faces.publish();
+        plane.face_created(face);
+        self.counters.app_accepted += 1;
+        let (tx, rx) = sync_channel(LOCAL_DEPTH);
+        self.by_face.insert(face, conn);
+        self.conns.insert(
+            conn,
+            Conn {
+                io: Io::Local(tx),
+                face,
+                rbuf: Vec::new(),
+                out: Vec::new(),
+                out_at: 0,
+                writable: false,
+                dirty: false,
+                counters: FaceCounters::default(),
+                steer: HashMap::new(),
+            },
+        );
+        Ok(LocalLink {
+            face,
+            conn,
+            rx,
+            tx: self.local_tx.clone(),
+            bell: self.bell.clone(),
+        })
+    }
+
+    /// A message from an in-process app.
+    fn on_local(&mut self, plane: &mut Plane, m: LocalMsg) {
+        match m {
+            LocalMsg::Packet { conn, bytes } => {
+                if self.conns.contains_key(&conn) {
+                    self.on_app_packet(conn, &bytes);
+                }
+            }
+            LocalMsg::Close { conn } => self.close(plane, conn),
+        }
+    }
+
     /// Closes a connection and removes its face and every route through it.
     fn close(&mut self, plane: &mut Plane, conn: usize) {
         if let Some(mut c) = self.conns.remove(&conn) {
-            let _ = self.poll.registry().deregister(&mut c.stream);
+            if let Io::Unix(stream) = &mut c.io {
+                let _ = self.poll.registry().deregister(stream);
+            }
             self.by_face.remove(&c.face);
             if let Err(e) = plane.remove_face_id(c.face) {
                 tracing::warn!("removing app face {}: {e}", c.face.0);
@@ -571,9 +709,12 @@ impl Host {
             let Some(c) = self.conns.get_mut(&conn) else {
                 return;
             };
+            let Io::Unix(stream) = &mut c.io else {
+                return;
+            };
             // Edge-triggered: read until the socket would block.
             loop {
-                match c.stream.read(&mut self.rbuf) {
+                match stream.read(&mut self.rbuf) {
                     Ok(0) => {
                         closed = true;
                         break;
@@ -722,7 +863,21 @@ impl Host {
                 Peek::Data => c.counters.out_data += 1,
                 Peek::Other => {}
             }
-            if c.out.len() - c.out_at + p.bytes.len() > self.cfg.queue_bytes {
+            if let Io::Local(tx) = &c.io {
+                match tx.try_send(p.bytes.clone()) {
+                    Ok(()) => {
+                        c.counters.out_bytes += p.bytes.len() as u64;
+                        self.counters.app_tx += 1;
+                    }
+                    Err(TrySendError::Full(_)) => self.counters.app_queue_dropped += 1,
+                    // The app dropped its face without saying so.
+                    Err(TrySendError::Disconnected(_)) => {
+                        self.links.give_back(p);
+                        self.close(plane, conn);
+                        return;
+                    }
+                }
+            } else if c.out.len() - c.out_at + p.bytes.len() > self.cfg.queue_bytes {
                 self.counters.app_queue_dropped += 1;
             } else {
                 c.counters.out_bytes += p.bytes.len() as u64;
@@ -744,8 +899,11 @@ impl Host {
             return;
         };
         c.dirty = false;
+        let Io::Unix(stream) = &mut c.io else {
+            return;
+        };
         while c.out_at < c.out.len() {
-            match c.stream.write(&c.out[c.out_at..]) {
+            match stream.write(&c.out[c.out_at..]) {
                 Ok(n) => c.out_at += n,
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
@@ -774,7 +932,7 @@ impl Host {
             let _ = self
                 .poll
                 .registry()
-                .reregister(&mut c.stream, Token(conn), interest);
+                .reregister(stream, Token(conn), interest);
         }
     }
 
@@ -866,11 +1024,6 @@ impl Host {
             "readvertised": c.readvertised,
             "mgmt_commands_refused": self.mgmt.refused(),
         })
-    }
-
-    /// The management face's id.
-    pub fn internal_face(&self) -> FaceId {
-        self.internal
     }
 
     /// Removes the app socket file.
@@ -994,7 +1147,7 @@ fn peek(b: &[u8]) -> Peek {
 
 /// What the head of a stream holds.
 #[derive(Debug, PartialEq, Eq)]
-enum Frame {
+pub(crate) enum Frame {
     /// A whole packet of this many bytes.
     Whole(usize),
     /// Not all of it yet.
@@ -1004,7 +1157,7 @@ enum Frame {
 }
 
 /// Finds the first packet in a stream buffer.
-fn frame(b: &[u8]) -> Frame {
+pub(crate) fn frame(b: &[u8]) -> Frame {
     if b.is_empty() {
         return Frame::Partial;
     }

@@ -27,10 +27,10 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ndx_core::StrategyKind;
 use serde_json::{Value, json};
 
 use crate::plane::Plane;
+use crate::protocol::{AnswerError, Request, Response};
 
 /// Most bytes in one request line.
 const MAX_REQUEST: usize = 64 * 1024;
@@ -169,10 +169,7 @@ impl Client {
         while let Some(nl) = self.buf[start..].iter().position(|&b| b == b'\n') {
             let line = &self.buf[start..start + nl + 1];
             start += nl + 1;
-            let answer = match serde_json::from_slice::<Value>(line) {
-                Ok(req) => handle(plane, &req, extra),
-                Err(e) => json!({"ok": false, "error": format!("not JSON: {e}")}),
-            };
+            let answer = answer_line(plane, line, extra);
             answers.push_str(&answer.to_string());
             answers.push('\n');
         }
@@ -198,87 +195,80 @@ impl Client {
     }
 }
 
-fn field<'a>(req: &'a Value, k: &str) -> Result<&'a str, String> {
-    req.get(k)
-        .and_then(Value::as_str)
-        .ok_or_else(|| format!("missing string field {k:?}"))
+/// Answers one line of the wire: `{"ok": true, ...}` or `{"ok": false, "error": ...}`.
+pub(crate) fn answer_line(plane: &mut Plane, line: &[u8], extra: &dyn Fn() -> Value) -> Value {
+    match Request::from_line(line).and_then(|req| execute(plane, &req, extra)) {
+        Ok(r) => r.to_json(),
+        Err(e) => json!({"ok": false, "error": e}),
+    }
 }
 
-/// Answers one request.
-pub fn handle(plane: &mut Plane, req: &Value, extra: &dyn Fn() -> Value) -> Value {
-    let r = (|| -> Result<Value, String> {
-        let cmd = field(req, "cmd")?;
-        match cmd {
-            "status" => {
-                let mut s = plane.status();
-                if let Value::Object(m) = extra() {
-                    for (k, v) in m {
-                        s[k] = v;
-                    }
+/// Carries out one request on the control plane: the one code path of the control socket
+/// and of the in-process [`crate::Handle`]. `extra` adds fields to `status` answers (the
+/// XDP counters, the host thread, the interfaces).
+pub(crate) fn execute(
+    plane: &mut Plane,
+    req: &Request,
+    extra: &dyn Fn() -> Value,
+) -> Result<Response, String> {
+    match req {
+        Request::Status => {
+            let mut s = plane.status();
+            if let Value::Object(m) = extra() {
+                for (k, v) in m {
+                    s[k] = v;
                 }
-                Ok(s)
             }
-            "faces" => Ok(json!({"faces": plane.faces_json()})),
-            "routes" => Ok(json!({"routes": plane.routes_json(), "rib": plane.rib_json()})),
-            "face-add" => {
-                let ifindex = match req.get("interface").and_then(Value::as_str) {
-                    Some(name) => Some(
-                        plane
-                            .interfaces
-                            .iter()
-                            .find(|(_, n)| n == name)
-                            .map(|(i, _)| *i)
-                            .ok_or_else(|| format!("ndx is not attached to {name:?}"))?,
-                    ),
-                    None => None,
-                };
-                let id = plane
-                    .add_face(field(req, "name")?, field(req, "remote")?, ifindex)
-                    .map_err(|e| e.to_string())?;
-                Ok(json!({"id": id.0}))
-            }
-            "face-remove" => {
-                plane
-                    .remove_face(field(req, "face")?)
-                    .map_err(|e| e.to_string())?;
-                Ok(json!({}))
-            }
-            "route-add" => {
-                let cost = req.get("cost").and_then(Value::as_u64).unwrap_or(0);
-                let cost = u32::try_from(cost).map_err(|_| "cost above 2^32".to_string())?;
-                plane
-                    .add_route(field(req, "prefix")?, field(req, "face")?, cost)
-                    .map_err(|e| e.to_string())?;
-                Ok(json!({}))
-            }
-            "route-remove" => {
-                let face = req.get("face").and_then(Value::as_str);
-                plane
-                    .remove_route(field(req, "prefix")?, face)
-                    .map_err(|e| e.to_string())?;
-                Ok(json!({}))
-            }
-            "strategy-set" => {
-                let kind = match field(req, "strategy")? {
-                    "best-route" => StrategyKind::BestRoute,
-                    "multicast" => StrategyKind::Multicast,
-                    "adaptive" => StrategyKind::Adaptive,
-                    other => return Err(format!("unknown strategy {other:?}")),
-                };
-                plane
-                    .set_strategy(field(req, "prefix")?, kind)
-                    .map_err(|e| e.to_string())?;
-                Ok(json!({}))
-            }
-            other => Err(format!("unknown command {other:?}")),
+            Ok(Response::Status(s))
         }
-    })();
-    match r {
-        Ok(mut v) => {
-            v["ok"] = Value::Bool(true);
-            v
+        Request::Faces => Ok(Response::Faces(plane.faces_json())),
+        Request::Routes => Ok(Response::Routes {
+            routes: plane.routes_json(),
+            rib: plane.rib_json(),
+        }),
+        Request::FaceAdd {
+            name,
+            remote,
+            interface,
+        } => {
+            let ifindex = match interface {
+                Some(name) => Some(
+                    plane
+                        .interfaces
+                        .iter()
+                        .find(|(_, n)| n == name)
+                        .map(|(i, _)| *i)
+                        .ok_or_else(|| format!("ndx is not attached to {name:?}"))?,
+                ),
+                None => None,
+            };
+            let id = plane
+                .add_face(name, remote, ifindex)
+                .map_err(|e| e.to_string())?;
+            Ok(Response::FaceAdded { id: id.0 })
         }
-        Err(e) => json!({"ok": false, "error": e}),
+        Request::FaceRemove { face } => {
+            plane.remove_face(face).map_err(|e| e.to_string())?;
+            Ok(Response::Done)
+        }
+        Request::RouteAdd { prefix, face, cost } => {
+            plane
+                .add_route(prefix, face, *cost)
+                .map_err(|e| e.to_string())?;
+            Ok(Response::Done)
+        }
+        Request::RouteRemove { prefix, face } => {
+            plane
+                .remove_route(prefix, face.as_deref())
+                .map_err(|e| e.to_string())?;
+            Ok(Response::Done)
+        }
+        Request::StrategySet { prefix, strategy } => {
+            plane
+                .set_strategy(prefix, (*strategy).into())
+                .map_err(|e| e.to_string())?;
+            Ok(Response::Done)
+        }
     }
 }
 
@@ -306,27 +296,28 @@ pub enum ClientError {
     BadAnswer(String),
 }
 
-/// Sends one request and returns the answer (an error when `ok` is false).
-pub fn request(path: &Path, req: &Value) -> Result<Value, ClientError> {
+/// Sends one request and returns its typed answer (an error when the router refuses it).
+pub fn request(path: &Path, req: &Request) -> Result<Response, ClientError> {
+    let v = exchange(path, &req.to_json().to_string())?;
+    Response::from_json(req, v).map_err(|e| match e {
+        AnswerError::Refused(m) => ClientError::Refused(m),
+        AnswerError::Bad(m) => ClientError::BadAnswer(m),
+    })
+}
+
+/// Writes one line (without its newline) and reads the answer's line as JSON.
+fn exchange(path: &Path, line: &str) -> Result<Value, ClientError> {
     let mut s = UnixStream::connect(path).map_err(|source| ClientError::Connect {
         path: path.to_path_buf(),
         source,
     })?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    let mut line = req.to_string();
+    let mut line = line.to_string();
     line.push('\n');
     s.write_all(line.as_bytes())?;
     let mut answer = String::new();
     BufReader::new(&s).read_line(&mut answer)?;
-    let v: Value =
-        serde_json::from_str(&answer).map_err(|e| ClientError::BadAnswer(e.to_string()))?;
-    if v["ok"] == Value::Bool(true) {
-        Ok(v)
-    } else {
-        Err(ClientError::Refused(
-            v["error"].as_str().unwrap_or("unknown error").to_string(),
-        ))
-    }
+    serde_json::from_str(&answer).map_err(|e| ClientError::BadAnswer(e.to_string()))
 }
 
 #[cfg(test)]
@@ -413,24 +404,32 @@ mod tests {
         let client = std::thread::spawn(move || {
             let a = request(
                 &p2,
-                &json!({"cmd": "face-add", "name": "up", "remote": "udp://10.1.1.1:6363"}),
+                &Request::FaceAdd {
+                    name: "up".into(),
+                    remote: "udp://10.1.1.1:6363".into(),
+                    interface: None,
+                },
             )
             .unwrap();
-            assert_eq!(a["id"], 1);
-            request(
-                &p2,
-                &json!({"cmd": "route-add", "prefix": "/x", "face": "up", "cost": 2}),
-            )
-            .unwrap();
-            let e = request(
-                &p2,
-                &json!({"cmd": "route-add", "prefix": "/x", "face": "zz"}),
-            )
-            .unwrap_err();
+            assert_eq!(a, Response::FaceAdded { id: 1 });
+            let add = |face: &str, cost| Request::RouteAdd {
+                prefix: "/x".into(),
+                face: face.into(),
+                cost,
+            };
+            assert_eq!(request(&p2, &add("up", 2)).unwrap(), Response::Done);
+            let e = request(&p2, &add("zz", 0)).unwrap_err();
             assert!(e.to_string().contains("no face"), "{e}");
-            let e = request(&p2, &json!({"cmd": "fly"})).unwrap_err();
-            assert!(e.to_string().contains("unknown command"), "{e}");
-            request(&p2, &json!({"cmd": "status"})).unwrap()
+            let e = exchange(&p2, r#"{"cmd": "fly"}"#).unwrap();
+            assert_eq!(e["ok"], false);
+            assert!(e["error"].as_str().unwrap().contains("unknown command"), "{e}");
+            let e = exchange(&p2, r#"{"cmd": "route-add", "prefix": "/x", "face": "up", "weight": 1}"#)
+                .unwrap();
+            assert!(e["error"].as_str().unwrap().contains("unknown field `weight`"), "{e}");
+            match request(&p2, &Request::Status).unwrap() {
+                Response::Status(v) => v,
+                other => panic!("{other:?}"),
+            }
         });
         let extra = || json!({"xdp": {"redirected": 5}});
         while !client.is_finished() {
@@ -452,7 +451,7 @@ mod tests {
         }
         assert_eq!(server.clients.len(), MAX_CLIENTS);
         let p3 = path.clone();
-        let late = std::thread::spawn(move || request(&p3, &json!({"cmd": "status"})));
+        let late = std::thread::spawn(move || request(&p3, &Request::Status));
         while !late.is_finished() {
             server.poll(&mut plane, &extra);
             std::thread::sleep(Duration::from_millis(1));
@@ -464,7 +463,7 @@ mod tests {
         assert_eq!(server.clients.len(), 0, "closed clients are dropped");
         drop(server);
         assert!(!path.exists(), "socket removed on drop");
-        let e = request(&path, &json!({"cmd": "status"})).unwrap_err();
+        let e = request(&path, &Request::Status).unwrap_err();
         assert!(matches!(e, ClientError::Connect { .. }));
         let _ = std::fs::remove_dir_all(dir);
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -16,7 +16,9 @@ use ndx_xdp::{AttachMode, LinkGuard, NdxXdp, XdpConfig};
 use serde_json::{Value, json};
 
 use crate::config::{Config, Frags, Remote, XdpMode};
+use crate::builder::Builder;
 use crate::control::ControlServer;
+use crate::handle::{AppFace, COMMAND_DEPTH, Command, Handle, Running};
 use crate::faces::{L2Path, Link, Origin};
 use crate::iface::{self, LinkState, LinkStates, queue_plan};
 use crate::plane::{Plane, ether_path};
@@ -86,7 +88,9 @@ struct Attached {
     ups: u64,
 }
 
-/// A running router.
+/// A running router: its shard workers forward from [`Router::start`] on; its control loop
+/// ([`Router::run`], or [`Router::spawn`] on a thread of its own) serves the control socket,
+/// [`Handle`]s, app faces and next-hop resolution.
 #[derive(Debug)]
 pub struct Router {
     cfg: Config,
@@ -94,7 +98,10 @@ pub struct Router {
     stop: Arc<AtomicBool>,
     workers: Vec<JoinHandle<Snapshot>>,
     events: Receiver<Event>,
-    control: ControlServer,
+    control: Option<ControlServer>,
+    /// Requests from [`Handle`]s (and the sender they clone).
+    commands: Receiver<Command>,
+    command_tx: SyncSender<Command>,
     attached: Vec<Attached>,
     resolver: Option<Resolver>,
     host: crate::app::Host,
@@ -103,7 +110,7 @@ pub struct Router {
 }
 
 /// What the router did, reported when it stops.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Report {
     /// Counters summed over shards.
     pub total: Snapshot,
@@ -121,13 +128,26 @@ fn attach_mode(m: XdpMode) -> AttachMode {
 }
 
 impl Router {
+    /// Configures a router from code (or from a file or a [`Config`]), then starts it.
+    pub fn builder() -> Builder {
+        Builder::new()
+    }
+
     /// Attaches to every configured interface, opens the sockets, starts one pinned worker
     /// per shard and binds the control socket. On error nothing stays attached.
-    pub fn start(mut cfg: Config) -> Result<Router, StartError> {
+    ///
+    /// The library installs no logger and no signal handler: `tracing` events go to the
+    /// embedder's subscriber, if any, and stopping is [`Router::stop_flag`] or
+    /// [`Handle::stop`].
+    pub fn start(cfg: Config) -> Result<Router, StartError> {
+        Self::start_with(cfg, true)
+    }
+
+    /// [`Router::start`], binding the control socket only when `control` is true.
+    pub(crate) fn start_with(mut cfg: Config, control: bool) -> Result<Router, StartError> {
         if cfg.interfaces.is_empty() {
             return Err(StartError::NoInterface);
         }
-        crate::log::install();
         // Before any table is allocated (the `ndx` binary's allocator reads this).
         ndx_mem::set_huge_pages(cfg.huge_pages);
         // First: a kept L2 store may supply the hash key its records were written with.
@@ -421,7 +441,12 @@ impl Router {
         }
         host.set_shard_threads(workers.iter().map(|w| w.thread().clone()).collect());
         // The control socket last: a client that sees it may rely on forwarding being on.
-        let control = match ControlServer::bind(&cfg.control_socket) {
+        let bound = if control {
+            ControlServer::bind(&cfg.control_socket).map(Some)
+        } else {
+            Ok(None)
+        };
+        let control = match bound {
             Ok(c) => c,
             Err(source) => {
                 stop.store(true, Ordering::Relaxed);
@@ -434,6 +459,7 @@ impl Router {
                 });
             }
         };
+        let (command_tx, commands) = sync_channel(COMMAND_DEPTH);
         let mut router = Router {
             cfg,
             plane,
@@ -441,6 +467,8 @@ impl Router {
             workers,
             events: ev_rx,
             control,
+            commands,
+            command_tx,
             attached,
             resolver,
             host,
@@ -454,6 +482,89 @@ impl Router {
     /// The flag that stops the router (set it from a signal handler).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
+    }
+
+    /// A handle to control this router from any thread of the process (served by
+    /// [`Router::run`]).
+    pub fn handle(&self) -> Handle {
+        Handle::new(self.command_tx.clone(), self.stop.clone(), self.host.bell())
+    }
+
+    /// Runs the control loop on a thread of its own (`ndx-control`); stop it with
+    /// [`Running::stop`] (or [`Handle::stop`], then [`Running::stop`] for the report).
+    pub fn spawn(mut self) -> Result<Running, StartError> {
+        let handle = self.handle();
+        let thread = std::thread::Builder::new()
+            .name("ndx-control".into())
+            .spawn(move || {
+                self.run();
+                self.shutdown()
+            })
+            .map_err(StartError::Thread)?;
+        Ok(Running::new(handle, thread))
+    }
+
+    /// The control socket's path, when it is bound.
+    pub fn control_socket(&self) -> Option<&std::path::Path> {
+        self.control.as_ref().map(|_| self.cfg.control_socket.as_path())
+    }
+
+    /// The app socket's path, when it is bound.
+    pub fn app_socket(&self) -> Option<&std::path::Path> {
+        self.host.socket()
+    }
+
+    /// Serves the requests of [`Handle`]s and, when it is time, of the control socket.
+    fn serve_control(&mut self, socket: bool) {
+        let attached = &self.attached;
+        let host = &mut self.host;
+        let plane = &mut self.plane;
+        let mut pending = Vec::new();
+        while let Ok(c) = self.commands.try_recv() {
+            pending.push(c);
+        }
+        if !pending.is_empty() {
+            plane.begin_batch();
+            for c in pending {
+                match c {
+                    Command::Request(req, reply) => {
+                        let extra = || status_extra(attached, host);
+                        let _ = reply.send(crate::control::execute(plane, &req, &extra));
+                    }
+                    Command::AttachApp(prefixes, reply) => {
+                        let r = host.attach_local(plane).and_then(|link| {
+                            let face = link.face;
+                            let app = AppFace::new(
+                                link,
+                                Handle::new(
+                                    self.command_tx.clone(),
+                                    self.stop.clone(),
+                                    host.bell(),
+                                ),
+                            );
+                            for p in &prefixes {
+                                register_app_prefix(plane, face, p)?;
+                            }
+                            Ok(app)
+                        });
+                        let _ = reply.send(r);
+                    }
+                    Command::Register {
+                        face,
+                        prefix,
+                        reply,
+                    } => {
+                        let _ = reply.send(register_app_prefix(plane, face, &prefix));
+                    }
+                }
+            }
+            plane.end_batch();
+        }
+        if socket && let Some(control) = self.control.as_mut() {
+            let host = &self.host;
+            let extra = || status_extra(attached, host);
+            control.poll(plane, &extra);
+        }
     }
 
     /// How each interface is attached, for the start-up banner.
@@ -502,19 +613,12 @@ impl Router {
             // sleeps in poll(2) up to 2 ms when there is nothing to do.
             self.host
                 .turn(&mut self.plane, &self.events, Duration::from_millis(2));
-            // The control socket every 2 ms (an accept(2) per loop turn would cost the app
-            // faces a syscall per turn under load).
-            if Instant::now() >= next_control {
-                let attached = &self.attached;
-                let host = &self.host;
-                let extra = || {
-                    json!({
-                        "xdp": xdp_counters(attached),
-                        "host": host.status(),
-                        "interfaces": interfaces_json(attached),
-                    })
-                };
-                self.control.poll(&mut self.plane, &extra);
+            // Handles' requests every turn (a channel read); the control socket every 2 ms
+            // (an accept(2) per loop turn would cost the app faces a syscall per turn under
+            // load).
+            let socket = Instant::now() >= next_control;
+            self.serve_control(socket);
+            if socket {
                 next_control = Instant::now() + Duration::from_millis(2);
             }
             let mut changed = false;
@@ -695,6 +799,34 @@ fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], p
         }
     }
     changed
+}
+
+/// What `status` adds to the control plane's document: the XDP counters, the host thread's
+/// counters and the interfaces.
+fn status_extra(attached: &[Attached], host: &crate::app::Host) -> Value {
+    json!({
+        "xdp": xdp_counters(attached),
+        "host": host.status(),
+        "interfaces": interfaces_json(attached),
+    })
+}
+
+/// Registers `prefix` (origin app, no expiry) on an in-process app's face.
+fn register_app_prefix(
+    plane: &mut Plane,
+    face: ndx_core::FaceId,
+    prefix: &str,
+) -> Result<(), String> {
+    let name = ndx_codec::NameBuf::from_uri(prefix)
+        .map_err(|e| format!("prefix {prefix:?}: {e}"))?;
+    let route = crate::rib::Route {
+        face,
+        origin: crate::rib::origin::APP,
+        cost: 0,
+        flags: crate::rib::CHILD_INHERIT,
+        expires: None,
+    };
+    plane.register(&name, route).map_err(|e| e.to_string())
 }
 
 /// The attached interfaces with their link states and changes, as JSON.

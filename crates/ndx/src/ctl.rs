@@ -3,8 +3,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use ndx_router::control::{ClientError, request};
-use serde_json::{Value, json};
+use ndx_router::client::{ClientError, request};
+use ndx_router::protocol::{Request, Response, Strategy};
+use serde_json::Value;
 
 use crate::out;
 
@@ -104,7 +105,7 @@ enum RouteCmd {
     },
 }
 
-fn ask(socket: &Socket, req: Value) -> Result<Value, ClientError> {
+fn ask(socket: &Socket, req: Request) -> Result<Response, ClientError> {
     request(&socket.socket, &req)
 }
 
@@ -127,7 +128,8 @@ const HEADLINE: &[&str] = &[
 ];
 
 pub(crate) fn status(args: &StatusArgs) -> CtlResult {
-    let v = ask(&args.socket, json!({"cmd": "status"}))?;
+    let r = ask(&args.socket, Request::Status)?;
+    let v = r.to_json();
     if args.json {
         out::println(v)?;
     } else {
@@ -272,7 +274,7 @@ pub(crate) fn face(args: &FaceArgs) -> CtlResult {
     match &args.cmd {
         FaceCmd::List => {
             use std::fmt::Write;
-            let v = ask(&args.socket, json!({"cmd": "faces"}))?;
+            let v = ask(&args.socket, Request::Faces)?.to_json();
             let mut s = String::new();
             for f in v["faces"].as_array().into_iter().flatten() {
                 let _ = writeln!(
@@ -291,15 +293,18 @@ pub(crate) fn face(args: &FaceArgs) -> CtlResult {
             remote,
             interface,
         } => {
-            let mut req = json!({"cmd": "face-add", "name": name, "remote": remote});
-            if let Some(i) = interface {
-                req["interface"] = json!(i);
+            let req = Request::FaceAdd {
+                name: name.clone(),
+                remote: remote.clone(),
+                interface: interface.clone(),
+            };
+            match ask(&args.socket, req)? {
+                Response::FaceAdded { id } => out::println(format_args!("face{id}"))?,
+                other => return Err(format!("unexpected answer {other:?}").into()),
             }
-            let v = ask(&args.socket, req)?;
-            out::println(format_args!("face{}", v["id"]))?;
         }
         FaceCmd::Remove { face } => {
-            ask(&args.socket, json!({"cmd": "face-remove", "face": face}))?;
+            ask(&args.socket, Request::FaceRemove { face: face.clone() })?;
         }
     }
     Ok(0)
@@ -308,7 +313,7 @@ pub(crate) fn face(args: &FaceArgs) -> CtlResult {
 pub(crate) fn route(args: &RouteArgs) -> CtlResult {
     match &args.cmd {
         RouteCmd::List { json } => {
-            let v = ask(&args.socket, json!({"cmd": "routes"}))?;
+            let v = ask(&args.socket, Request::Routes)?.to_json();
             if *json {
                 out::println(&v)?;
             } else {
@@ -317,23 +322,26 @@ pub(crate) fn route(args: &RouteArgs) -> CtlResult {
             }
         }
         RouteCmd::Add { prefix, face, cost } => {
-            ask(
-                &args.socket,
-                json!({"cmd": "route-add", "prefix": prefix, "face": face, "cost": cost}),
-            )?;
+            let req = Request::RouteAdd {
+                prefix: prefix.clone(),
+                face: face.clone(),
+                cost: *cost,
+            };
+            ask(&args.socket, req)?;
         }
         RouteCmd::Remove { prefix, face } => {
-            let mut req = json!({"cmd": "route-remove", "prefix": prefix});
-            if let Some(f) = face {
-                req["face"] = json!(f);
-            }
+            let req = Request::RouteRemove {
+                prefix: prefix.clone(),
+                face: face.clone(),
+            };
             ask(&args.socket, req)?;
         }
         RouteCmd::Strategy { prefix, strategy } => {
-            ask(
-                &args.socket,
-                json!({"cmd": "strategy-set", "prefix": prefix, "strategy": strategy}),
-            )?;
+            let req = Request::StrategySet {
+                prefix: prefix.clone(),
+                strategy: strategy.parse::<Strategy>()?,
+            };
+            ask(&args.socket, req)?;
         }
     }
     Ok(0)
@@ -342,6 +350,7 @@ pub(crate) fn route(args: &RouteArgs) -> CtlResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn status_rendering_shows_counters_faces_and_routes() {

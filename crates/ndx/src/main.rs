@@ -92,7 +92,8 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
         }
         cfg.shards = n;
     }
-    let mut router = ndx_router::runtime::Router::start(cfg)?;
+    ndx_router::log::install();
+    let mut router = ndx_router::Router::start(cfg)?;
     let stop = router.stop_flag();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;

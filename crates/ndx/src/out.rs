@@ -64,7 +64,7 @@ mod tests {
         let other: Box<dyn Error> = Box::new(OutputError(io::Error::other("disk full")));
         assert!(!is_closed_pipe(other.as_ref()));
         // The control socket's broken pipe is the router's, not the reader's.
-        let socket: Box<dyn Error> = Box::new(ndx_router::control::ClientError::from(pipe()));
+        let socket: Box<dyn Error> = Box::new(ndx_router::client::ClientError::from(pipe()));
         assert!(!is_closed_pipe(socket.as_ref()));
     }
 }
