@@ -290,7 +290,7 @@ mod tests {
         let e = err(Router::builder().interface("a").shards(0));
         assert!(e.contains("router.shards: 0"), "{e}");
         let e = err(Router::builder().interface("a").face("x", "tcp://1.2.3.4", None));
-        assert!(e.contains("face \"x\"") && e.contains("udp://"), "{e}");
+        assert!(e.contains("face: \"x\"") && e.contains("udp://"), "{e}");
         let e = err(Router::builder().interface("a").route("/a", "nope", 1));
         assert!(e.contains("no face named \"nope\""), "{e}");
         let e = err(Router::builder()

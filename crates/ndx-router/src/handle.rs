@@ -321,3 +321,184 @@ impl Running {
         self.thread.join().unwrap_or_else(|_| Report::default())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NameBuf, Packet};
+    use serde_json::json;
+
+    use super::*;
+    use crate::app::Host;
+    use crate::config::Config;
+    use crate::plane::Plane;
+    use crate::runtime::serve_commands;
+
+    /// A control plane and a host thread without sockets (no interface, no root), served
+    /// by this thread while `client` runs on another: the control loop's part of
+    /// `Router::run`.
+    fn with_control_loop<T: Send + 'static>(
+        client: impl FnOnce(Handle, Vec<crate::host::ShardHostLink>) -> T + Send + 'static,
+    ) -> (T, Plane) {
+        let mut cfg = Config::parse("", Path::new("t")).unwrap();
+        cfg.app.socket = None;
+        cfg.app.udp_fragments = false;
+        let (mut plane, _fib, _faces) = Plane::new(&cfg);
+        let dispatch =
+            ndx_core::Dispatch::new(cfg.hash_key, cfg.dispatch, 1, cfg.dispatch_table).unwrap();
+        let (mut host, links) = Host::new(
+            &cfg.app,
+            &cfg.udp_ports,
+            &mut plane,
+            dispatch,
+            1,
+            std::time::SystemTime::now(),
+        )
+        .unwrap();
+        let (tx, commands) = sync_channel(COMMAND_DEPTH);
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = Handle::new(tx.clone(), stop.clone(), host.bell());
+        let (_ev_tx, events) = sync_channel(16);
+        let t = std::thread::spawn(move || client(handle, links));
+        while !t.is_finished() {
+            host.turn(&mut plane, &events, Duration::from_millis(2));
+            serve_commands(
+                &commands,
+                &mut plane,
+                &mut host,
+                &|h| Handle::new(tx.clone(), stop.clone(), h.bell()),
+                &|h| json!({"host": h.status()}),
+            );
+        }
+        (t.join().unwrap(), plane)
+    }
+
+    #[test]
+    fn a_handle_changes_faces_routes_and_strategies_through_the_control_loop() {
+        let (stopped, plane) = with_control_loop(|h, _links| {
+            let id = h.add_face("up", "udp://10.1.1.1:6363", None).unwrap();
+            assert!(id > 0);
+            h.add_route("/a", "up", 3).unwrap();
+            h.set_strategy("/a", Strategy::Multicast).unwrap();
+            let e = h.add_route("/b", "nope", 1).unwrap_err();
+            assert!(matches!(&e, HandleError::Refused(m) if m.contains("no face")), "{e}");
+            let e = h.add_face("bad", "tcp://x", None).unwrap_err();
+            assert!(e.to_string().contains("udp://"), "{e}");
+            let status = h.status().unwrap();
+            assert_eq!(status["routes"][0]["prefix"], "/a");
+            assert_eq!(status["routes"][0]["strategy"], "multicast");
+            assert_eq!(status["routes"][0]["nexthops"][0]["cost"], 3);
+            assert!(status["host"]["app_faces"].is_u64(), "the runtime's extras: {status}");
+            assert!(h.counters().unwrap().contains_key("rx_frames"));
+            h.remove_route("/a", Some("up")).unwrap();
+            h.remove_face("up").unwrap();
+            match h.request(Request::Faces).unwrap() {
+                Response::Faces(f) => {
+                    assert!(f.as_array().unwrap().iter().all(|f| f["name"] != "up"));
+                }
+                other => panic!("{other:?}"),
+            }
+            h.stop();
+            h.stop.load(Ordering::Relaxed)
+        });
+        assert!(stopped);
+        let routes = plane.routes_json();
+        assert!(
+            routes.as_array().unwrap().iter().all(|r| r["prefix"] != "/a"),
+            "removed: {routes}"
+        );
+    }
+
+    #[test]
+    fn an_in_process_app_exchanges_packets_with_the_shards_through_channels() {
+        let ((), plane) = with_control_loop(|h, links| {
+            let app = h.attach_app(&["/app"]).unwrap();
+            let face = ndx_core::FaceId(app.id());
+            let routes = h.request(Request::Routes).unwrap();
+            let Response::Routes { rib, .. } = routes else {
+                panic!("{routes:?}")
+            };
+            let app_route = rib
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["prefix"] == "/app")
+                .unwrap_or_else(|| panic!("registered: {rib}"));
+            assert_eq!(app_route["routes"][0]["origin"], "app");
+            assert_eq!(app_route["routes"][0]["face"], app.id());
+            app.register("/app2").unwrap();
+            assert!(h.attach_app(&["not a name"]).is_err());
+
+            // The app's Interest reaches the shard, from its face.
+            let interest = InterestRepr::new(NameBuf::from_uri("/far/x").unwrap())
+                .to_vec()
+                .unwrap();
+            app.send(&interest).unwrap();
+            let got = links[0].inbox.recv_timeout(Duration::from_secs(10)).unwrap();
+            assert_eq!((got.face, got.bytes.as_slice()), (face, interest.as_slice()));
+            assert_eq!(app.send(&interest[..3]), Err(AppError::BadPacket));
+
+            // An Interest a shard sends the app, with a PIT token, is answered with it.
+            let token = [0u8, 1, 2, 3, 4, 5, 6, 7];
+            let lp = |h: LpHeaders<'_>, inner: &[u8]| {
+                let mut out = vec![0; h.encoded_len(Some(inner.len()))];
+                let n = h.encode(Some(inner), &mut out).unwrap();
+                out.truncate(n);
+                out
+            };
+            let to_app = lp(
+                LpHeaders {
+                    pit_token: Some(&token),
+                    ..LpHeaders::default()
+                },
+                &InterestRepr::new(NameBuf::from_uri("/app/y").unwrap())
+                    .to_vec()
+                    .unwrap(),
+            );
+            assert!(links[0].send(0, face, [&to_app, b""]));
+            let req = app.recv_timeout(Duration::from_secs(10)).unwrap();
+            assert_eq!(req, to_app);
+            let data = DataRepr::new(NameBuf::from_uri("/app/y").unwrap(), b"hi".to_vec())
+                .to_vec()
+                .unwrap();
+            app.answer(&req, &data).unwrap();
+            let got = links[0].inbox.recv_timeout(Duration::from_secs(10)).unwrap();
+            match Packet::decode(&got.bytes).unwrap() {
+                Packet::Lp(l) => {
+                    assert_eq!(l.pit_token(), Some(&token[..]));
+                    assert!(matches!(l.network_packet(), Ok(Some(Packet::Data(_)))));
+                }
+                other => panic!("{other:?}"),
+            }
+            let status = h.status().unwrap();
+            assert_eq!(status["host"]["app_faces"], 1);
+            assert_eq!(status["host"]["app_rx"], 2);
+            assert_eq!(status["host"]["app_tx"], 1);
+
+            // Dropping the face removes it and its routes.
+            drop(app);
+            for _ in 0..1000 {
+                if h.status().unwrap()["host"]["app_faces"] == 0 {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            let status = h.status().unwrap();
+            assert_eq!(status["host"]["app_faces"], 0);
+            assert!(
+                status["faces"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .all(|f| f["id"] != face.0),
+                "{status}"
+            );
+        });
+        let rib = plane.rib_json();
+        assert!(
+            rib.as_array().unwrap().iter().all(|e| e["prefix"] != "/app"),
+            "{rib}"
+        );
+    }
+}

@@ -140,6 +140,14 @@ impl Request {
                 Self::COMMANDS.join(", ")
             ));
         }
+        // serde does not apply `deny_unknown_fields` to unit variants: refuse here.
+        if let Some(extra) = v
+            .as_object()
+            .filter(|_| matches!(cmd.as_str(), "status" | "faces" | "routes"))
+            .and_then(|m| m.keys().find(|k| *k != "cmd"))
+        {
+            return Err(format!("{cmd}: unknown field `{extra}`, there are no fields"));
+        }
         serde_json::from_value(v).map_err(|e| format!("{cmd}: {e}"))
     }
 

@@ -517,53 +517,18 @@ impl Router {
     /// Serves the requests of [`Handle`]s and, when it is time, of the control socket.
     fn serve_control(&mut self, socket: bool) {
         let attached = &self.attached;
-        let host = &mut self.host;
-        let plane = &mut self.plane;
-        let mut pending = Vec::new();
-        while let Ok(c) = self.commands.try_recv() {
-            pending.push(c);
-        }
-        if !pending.is_empty() {
-            plane.begin_batch();
-            for c in pending {
-                match c {
-                    Command::Request(req, reply) => {
-                        let extra = || status_extra(attached, host);
-                        let _ = reply.send(crate::control::execute(plane, &req, &extra));
-                    }
-                    Command::AttachApp(prefixes, reply) => {
-                        let r = host.attach_local(plane).and_then(|link| {
-                            let face = link.face;
-                            let app = AppFace::new(
-                                link,
-                                Handle::new(
-                                    self.command_tx.clone(),
-                                    self.stop.clone(),
-                                    host.bell(),
-                                ),
-                            );
-                            for p in &prefixes {
-                                register_app_prefix(plane, face, p)?;
-                            }
-                            Ok(app)
-                        });
-                        let _ = reply.send(r);
-                    }
-                    Command::Register {
-                        face,
-                        prefix,
-                        reply,
-                    } => {
-                        let _ = reply.send(register_app_prefix(plane, face, &prefix));
-                    }
-                }
-            }
-            plane.end_batch();
-        }
+        let (tx, stop) = (&self.command_tx, &self.stop);
+        serve_commands(
+            &self.commands,
+            &mut self.plane,
+            &mut self.host,
+            &|host| Handle::new(tx.clone(), stop.clone(), host.bell()),
+            &|host| status_extra(attached, host),
+        );
         if socket && let Some(control) = self.control.as_mut() {
             let host = &self.host;
             let extra = || status_extra(attached, host);
-            control.poll(plane, &extra);
+            control.poll(&mut self.plane, &extra);
         }
     }
 
@@ -799,6 +764,49 @@ fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], p
         }
     }
     changed
+}
+
+/// Carries out the commands waiting from [`Handle`]s (requests through
+/// [`crate::control::execute`], as the control socket's; app faces through the host),
+/// answering each; the FIB is published once for all of them.
+pub(crate) fn serve_commands(
+    commands: &Receiver<Command>,
+    plane: &mut Plane,
+    host: &mut crate::app::Host,
+    handle: &dyn Fn(&crate::app::Host) -> Handle,
+    extra: &dyn Fn(&crate::app::Host) -> Value,
+) {
+    let mut pending = commands.try_iter().take(COMMAND_DEPTH).peekable();
+    if pending.peek().is_none() {
+        return;
+    }
+    plane.begin_batch();
+    for c in pending {
+        match c {
+            Command::Request(req, reply) => {
+                let _ = reply.send(crate::control::execute(plane, &req, &|| extra(host)));
+            }
+            Command::AttachApp(prefixes, reply) => {
+                let r = host.attach_local(plane).and_then(|link| {
+                    let face = link.face;
+                    let app = AppFace::new(link, handle(host));
+                    for p in &prefixes {
+                        register_app_prefix(plane, face, p)?;
+                    }
+                    Ok(app)
+                });
+                let _ = reply.send(r);
+            }
+            Command::Register {
+                face,
+                prefix,
+                reply,
+            } => {
+                let _ = reply.send(register_app_prefix(plane, face, &prefix));
+            }
+        }
+    }
+    plane.end_batch();
 }
 
 /// What `status` adds to the control plane's document: the XDP counters, the host thread's
