@@ -35,9 +35,11 @@ fn main() -> ExitCode {
         None => in_namespaces(),
         Some("fetch") if args.len() == 3 => fetch(&args[1], &args[2]),
         Some("--interface") => router(&args),
-        _ => Err("usage: embed | embed --interface IF --peer-netns NS --router-address IP | \
+        _ => Err(
+            "usage: embed | embed --interface IF --peer-netns NS --router-address IP | \
                   embed fetch IP:PORT NAME"
-            .into()),
+                .into(),
+        ),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -193,9 +195,7 @@ fn in_namespaces() -> Result<()> {
     ip(&["netns", "add", &c])?;
     ns.0.push(c.clone());
     let (vr, vc) = (format!("er{id}"), format!("ec{id}"));
-    ip(&[
-        "link", "add", &vr, "type", "veth", "peer", "name", &vc,
-    ])?;
+    ip(&["link", "add", &vr, "type", "veth", "peer", "name", &vc])?;
     ip(&["link", "set", &vr, "netns", &r])?;
     ip(&["link", "set", &vc, "netns", &c])?;
     for (n, dev, cidr) in [(&r, &vr, "10.99.0.1/24"), (&c, &vc, "10.99.0.2/24")] {
@@ -206,7 +206,14 @@ fn in_namespaces() -> Result<()> {
     let status = Command::new("ip")
         .args(["netns", "exec", &r])
         .arg(std::env::current_exe()?)
-        .args(["--interface", &vr, "--peer-netns", &c, "--router-address", "10.99.0.1"])
+        .args([
+            "--interface",
+            &vr,
+            "--peer-netns",
+            &c,
+            "--router-address",
+            "10.99.0.1",
+        ])
         .status()?;
     drop(ns);
     if status.success() {

@@ -124,10 +124,7 @@ impl Builder {
             );
         }
         if self.cfg.faces.iter().any(|f| f.remote == remote) {
-            return self.error(
-                "face",
-                format!("{name:?}: another face leads to {remote}"),
-            );
+            return self.error("face", format!("{name:?}: another face leads to {remote}"));
         }
         self.cfg.faces.push(FaceConfig {
             name: name.into(),
@@ -212,7 +209,10 @@ impl Builder {
         }
         let mut cfg = self.cfg.clone();
         if cfg.interfaces.is_empty() {
-            return Err(invalid("interface", crate::config::NO_INTERFACE.to_string()));
+            return Err(invalid(
+                "interface",
+                crate::config::NO_INTERFACE.to_string(),
+            ));
         }
         for (prefix, face, cost) in &self.routes {
             let p = ndx_codec::NameBuf::from_uri(prefix)
@@ -289,7 +289,9 @@ mod tests {
         assert!(e.contains("no [[interface]]"), "{e}");
         let e = err(Router::builder().interface("a").shards(0));
         assert!(e.contains("router.shards: 0"), "{e}");
-        let e = err(Router::builder().interface("a").face("x", "tcp://1.2.3.4", None));
+        let e = err(Router::builder()
+            .interface("a")
+            .face("x", "tcp://1.2.3.4", None));
         assert!(e.contains("face: \"x\"") && e.contains("udp://"), "{e}");
         let e = err(Router::builder().interface("a").route("/a", "nope", 1));
         assert!(e.contains("no face named \"nope\""), "{e}");

@@ -1,7 +1,9 @@
 //! The control socket: a Unix stream socket speaking one JSON object per line.
 //!
 //! Requests (`{"cmd": ...}`) and their answers (`{"ok": true, ...}` or
-//! `{"ok": false, "error": "..."}`):
+//! `{"ok": false, "error": "..."}`), typed in [`crate::protocol`] (an unknown command, or an
+//! unknown, missing or mistyped field, is refused with a message naming it). [`execute`]
+//! carries them out, for this socket and for in-process [`crate::Handle`]s alike:
 //!
 //! | cmd | fields | answer |
 //! |---|---|---|
@@ -422,10 +424,22 @@ mod tests {
             assert!(e.to_string().contains("no face"), "{e}");
             let e = exchange(&p2, r#"{"cmd": "fly"}"#).unwrap();
             assert_eq!(e["ok"], false);
-            assert!(e["error"].as_str().unwrap().contains("unknown command"), "{e}");
-            let e = exchange(&p2, r#"{"cmd": "route-add", "prefix": "/x", "face": "up", "weight": 1}"#)
-                .unwrap();
-            assert!(e["error"].as_str().unwrap().contains("unknown field `weight`"), "{e}");
+            assert!(
+                e["error"].as_str().unwrap().contains("unknown command"),
+                "{e}"
+            );
+            let e = exchange(
+                &p2,
+                r#"{"cmd": "route-add", "prefix": "/x", "face": "up", "weight": 1}"#,
+            )
+            .unwrap();
+            assert!(
+                e["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("unknown field `weight`"),
+                "{e}"
+            );
             match request(&p2, &Request::Status).unwrap() {
                 Response::Status(v) => v,
                 other => panic!("{other:?}"),

@@ -382,14 +382,20 @@ mod tests {
             h.add_route("/a", "up", 3).unwrap();
             h.set_strategy("/a", Strategy::Multicast).unwrap();
             let e = h.add_route("/b", "nope", 1).unwrap_err();
-            assert!(matches!(&e, HandleError::Refused(m) if m.contains("no face")), "{e}");
+            assert!(
+                matches!(&e, HandleError::Refused(m) if m.contains("no face")),
+                "{e}"
+            );
             let e = h.add_face("bad", "tcp://x", None).unwrap_err();
             assert!(e.to_string().contains("udp://"), "{e}");
             let status = h.status().unwrap();
             assert_eq!(status["routes"][0]["prefix"], "/a");
             assert_eq!(status["routes"][0]["strategy"], "multicast");
             assert_eq!(status["routes"][0]["nexthops"][0]["cost"], 3);
-            assert!(status["host"]["app_faces"].is_u64(), "the runtime's extras: {status}");
+            assert!(
+                status["host"]["app_faces"].is_u64(),
+                "the runtime's extras: {status}"
+            );
             assert!(h.counters().unwrap().contains_key("rx_frames"));
             h.remove_route("/a", Some("up")).unwrap();
             h.remove_face("up").unwrap();
@@ -405,7 +411,11 @@ mod tests {
         assert!(stopped);
         let routes = plane.routes_json();
         assert!(
-            routes.as_array().unwrap().iter().all(|r| r["prefix"] != "/a"),
+            routes
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["prefix"] != "/a"),
             "removed: {routes}"
         );
     }
@@ -435,8 +445,14 @@ mod tests {
                 .to_vec()
                 .unwrap();
             app.send(&interest).unwrap();
-            let got = links[0].inbox.recv_timeout(Duration::from_secs(10)).unwrap();
-            assert_eq!((got.face, got.bytes.as_slice()), (face, interest.as_slice()));
+            let got = links[0]
+                .inbox
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap();
+            assert_eq!(
+                (got.face, got.bytes.as_slice()),
+                (face, interest.as_slice())
+            );
             assert_eq!(app.send(&interest[..3]), Err(AppError::BadPacket));
 
             // An Interest a shard sends the app, with a PIT token, is answered with it.
@@ -463,7 +479,10 @@ mod tests {
                 .to_vec()
                 .unwrap();
             app.answer(&req, &data).unwrap();
-            let got = links[0].inbox.recv_timeout(Duration::from_secs(10)).unwrap();
+            let got = links[0]
+                .inbox
+                .recv_timeout(Duration::from_secs(10))
+                .unwrap();
             match Packet::decode(&got.bytes).unwrap() {
                 Packet::Lp(l) => {
                     assert_eq!(l.pit_token(), Some(&token[..]));
@@ -497,7 +516,10 @@ mod tests {
         });
         let rib = plane.rib_json();
         assert!(
-            rib.as_array().unwrap().iter().all(|e| e["prefix"] != "/app"),
+            rib.as_array()
+                .unwrap()
+                .iter()
+                .all(|e| e["prefix"] != "/app"),
             "{rib}"
         );
     }

@@ -28,10 +28,16 @@
 
 // Internal modules: their items are `pub` for the crate; the crate's API is what this file
 // re-exports.
-#[allow(unreachable_pub, reason = "internal module: the API is the re-exports below")]
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod app;
 mod builder;
-#[allow(unreachable_pub, reason = "internal module: the API is the re-exports below")]
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod control;
 #[allow(
     unreachable_pub,
@@ -40,7 +46,10 @@ mod control;
 )]
 mod faces;
 mod handle;
-#[allow(unreachable_pub, reason = "internal module: the API is the re-exports below")]
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod host;
 #[allow(
     unreachable_pub,
@@ -60,7 +69,10 @@ mod l2;
     reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
 )]
 mod mgmt;
-#[allow(unreachable_pub, reason = "internal module: the API is the re-exports below")]
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod plane;
 #[allow(
     unreachable_pub,
@@ -69,9 +81,15 @@ mod plane;
 )]
 mod rib;
 mod runtime;
-#[allow(unreachable_pub, reason = "internal module: the API is the re-exports below")]
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod stats;
-#[allow(unreachable_pub, reason = "internal module: the API is the re-exports below")]
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod worker;
 
 pub mod config;

@@ -1,4 +1,4 @@
-//! The control protocol's types, shared by the control socket's server ([`crate::control`]),
+//! The control protocol's types, shared by the control socket's server (`control.rs`),
 //! its client (the `ndx` CLI) and the in-process [`crate::Handle`].
 //!
 //! On the wire a request is one JSON object per line, its command in `cmd` and its fields
@@ -92,9 +92,8 @@ impl std::str::FromStr for Strategy {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, String> {
-        serde_json::from_value(Value::String(s.to_string())).map_err(|_| {
-            format!("unknown strategy {s:?} (best-route, multicast or adaptive)")
-        })
+        serde_json::from_value(Value::String(s.to_string()))
+            .map_err(|_| format!("unknown strategy {s:?} (best-route, multicast or adaptive)"))
     }
 }
 
@@ -146,7 +145,9 @@ impl Request {
             .filter(|_| matches!(cmd.as_str(), "status" | "faces" | "routes"))
             .and_then(|m| m.keys().find(|k| *k != "cmd"))
         {
-            return Err(format!("{cmd}: unknown field `{extra}`, there are no fields"));
+            return Err(format!(
+                "{cmd}: unknown field `{extra}`, there are no fields"
+            ));
         }
         serde_json::from_value(v).map_err(|e| format!("{cmd}: {e}"))
     }
@@ -339,7 +340,9 @@ mod tests {
             }),
             "cost defaults to 0"
         );
-        let r = Request::from_json(json!({"cmd": "strategy-set", "prefix": "/p", "strategy": "best-route"}));
+        let r = Request::from_json(
+            json!({"cmd": "strategy-set", "prefix": "/p", "strategy": "best-route"}),
+        );
         assert!(matches!(
             r,
             Ok(Request::StrategySet {
@@ -374,20 +377,27 @@ mod tests {
         let e = Request::from_line(b"{nope").unwrap_err();
         assert!(e.starts_with("not JSON"), "{e}");
         let e = Request::from_json(json!({"cmd": "route-add", "prefix": "/a"})).unwrap_err();
-        assert!(e.contains("route-add") && e.contains("missing field `face`"), "{e}");
-        let e = Request::from_json(json!({"cmd": "route-add", "prefix": "/a", "face": "f", "cots": 1}))
-            .unwrap_err();
+        assert!(
+            e.contains("route-add") && e.contains("missing field `face`"),
+            "{e}"
+        );
+        let e =
+            Request::from_json(json!({"cmd": "route-add", "prefix": "/a", "face": "f", "cots": 1}))
+                .unwrap_err();
         assert!(e.contains("unknown field `cots`"), "{e}");
         let e = Request::from_json(json!({"cmd": "status", "verbose": true})).unwrap_err();
         assert!(e.contains("unknown field `verbose`"), "{e}");
-        let e =
-            Request::from_json(json!({"cmd": "route-add", "prefix": "/a", "face": "f", "cost": 1u64 << 40}))
-                .unwrap_err();
+        let e = Request::from_json(
+            json!({"cmd": "route-add", "prefix": "/a", "face": "f", "cost": 1u64 << 40}),
+        )
+        .unwrap_err();
         assert!(e.contains("u32"), "{e}");
         let e = Request::from_json(json!({"cmd": "face-remove", "face": 3})).unwrap_err();
         assert!(e.contains("invalid type"), "{e}");
-        let e = Request::from_json(json!({"cmd": "strategy-set", "prefix": "/a", "strategy": "random"}))
-            .unwrap_err();
+        let e = Request::from_json(
+            json!({"cmd": "strategy-set", "prefix": "/a", "strategy": "random"}),
+        )
+        .unwrap_err();
         assert!(e.contains("unknown variant `random`"), "{e}");
         assert!("random".parse::<Strategy>().is_err());
         assert_eq!("adaptive".parse::<Strategy>(), Ok(Strategy::Adaptive));

@@ -15,11 +15,11 @@ use ndx_core::{Dispatch, FaceInfo, Shard, ShardConfig};
 use ndx_xdp::{AttachMode, LinkGuard, NdxXdp, XdpConfig};
 use serde_json::{Value, json};
 
-use crate::config::{Config, Frags, Remote, XdpMode};
 use crate::builder::Builder;
+use crate::config::{Config, Frags, Remote, XdpMode};
 use crate::control::ControlServer;
-use crate::handle::{AppFace, COMMAND_DEPTH, Command, Handle, Running};
 use crate::faces::{L2Path, Link, Origin};
+use crate::handle::{AppFace, COMMAND_DEPTH, Command, Handle, Running};
 use crate::iface::{self, LinkState, LinkStates, queue_plan};
 use crate::plane::{Plane, ether_path};
 use crate::stats::Snapshot;
@@ -506,7 +506,9 @@ impl Router {
 
     /// The control socket's path, when it is bound.
     pub fn control_socket(&self) -> Option<&std::path::Path> {
-        self.control.as_ref().map(|_| self.cfg.control_socket.as_path())
+        self.control
+            .as_ref()
+            .map(|_| self.cfg.control_socket.as_path())
     }
 
     /// The app socket's path, when it is bound.
@@ -825,8 +827,8 @@ fn register_app_prefix(
     face: ndx_core::FaceId,
     prefix: &str,
 ) -> Result<(), String> {
-    let name = ndx_codec::NameBuf::from_uri(prefix)
-        .map_err(|e| format!("prefix {prefix:?}: {e}"))?;
+    let name =
+        ndx_codec::NameBuf::from_uri(prefix).map_err(|e| format!("prefix {prefix:?}: {e}"))?;
     let route = crate::rib::Route {
         face,
         origin: crate::rib::origin::APP,
