@@ -233,9 +233,7 @@ impl Builder {
 
     /// Starts the router ([`Router::start`] with this configuration).
     pub fn start(&self) -> Result<Router, StartError> {
-        let (cfg, control) = self
-            .config()
-            .map_err(|e| StartError::Setup(e.to_string()))?;
+        let (cfg, control) = self.config()?;
         Router::start_with(cfg, control)
     }
 }

@@ -375,6 +375,16 @@ mod tests {
     }
 
     #[test]
+    fn handles_and_app_faces_move_between_threads() {
+        fn send_clone<T: Send + Sync + Clone>() {}
+        fn send<T: Send>() {}
+        send_clone::<Handle>();
+        send::<AppFace>();
+        send::<Running>();
+        send::<crate::Router>();
+    }
+
+    #[test]
     fn a_handle_changes_faces_routes_and_strategies_through_the_control_loop() {
         let (stopped, plane) = with_control_loop(|h, _links| {
             let id = h.add_face("up", "udp://10.1.1.1:6363", None).unwrap();

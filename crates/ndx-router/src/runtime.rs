@@ -72,6 +72,9 @@ pub enum StartError {
     /// The host thread (app socket, kernel UDP sockets) could not be set up.
     #[error(transparent)]
     Host(#[from] crate::app::HostError),
+    /// The configuration a [`Builder`] was given is refused.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
 }
 
 /// One attached interface: its program, its bpf_link and what the workers know of it.
@@ -686,6 +689,22 @@ impl Router {
             total,
             shards,
             uptime: self.started.elapsed(),
+        }
+    }
+}
+
+impl Drop for Router {
+    /// A router dropped without [`Router::shutdown`] still stops its workers and detaches
+    /// its XDP programs (nothing is left once `shutdown` ran).
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for w in self.workers.drain(..) {
+            let _ = w.join();
+        }
+        for a in &mut self.attached {
+            if let Some(l) = a.link.take() {
+                l.detach();
+            }
         }
     }
 }
