@@ -9,20 +9,37 @@
 //! handler.
 //!
 //! ```no_run
-//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let running = ndx_router::Router::builder()
-//!     .interface("eth0")
-//!     .face("up", "udp://192.0.2.1:6363", None)
-//!     .route("/example", "up", 1)
-//!     .start()?
-//!     .spawn()?;
-//! let handle = running.handle().clone();
-//! let app = handle.attach_app(&["/mine"])?;
-//! let interest = app.recv_timeout(std::time::Duration::from_secs(1))?;
-//! println!("{} Interests so far", handle.counters()?["interests_in"]);
-//! # let _ = interest;
-//! running.stop();
-//! # Ok(()) }
+//! use std::time::Duration;
+//!
+//! use ndx_codec::{DataRepr, Packet};
+//! use ndx_router::Router;
+//!
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let running = Router::builder()
+//!         .interface("eth0") // the defaults of an [[interface]] with only its name
+//!         .face("up", "udp://192.0.2.1:6363", None)
+//!         .route("/far", "up", 1)
+//!         .control_socket(Some("/run/ndx/ndx.sock".into())) // optional: off by default
+//!         .start()? // XDP, AF_XDP sockets, shard workers
+//!         .spawn()?; // the control loop on a thread of its own
+//!     let handle = running.handle().clone(); // Clone + Send
+//!     handle.add_route("/other", "up", 5)?;
+//!
+//!     // A producer in this process: its own face, /mine registered on it.
+//!     let app = handle.attach_app(&["/mine"])?;
+//!     let packet = app.recv_timeout(Duration::from_secs(10))?; // an LpPacket with a PIT token
+//!     if let Ok(Packet::Lp(lp)) = Packet::decode(&packet)
+//!         && let Ok(Some(Packet::Interest(i))) = lp.network_packet()
+//!     {
+//!         let data = DataRepr::new(i.name().to_buf(), b"hello".to_vec()).to_vec()?;
+//!         app.answer(&packet, &data)?; // echoes the PIT token
+//!     }
+//!
+//!     println!("{:?} Interests in", handle.counters()?.get("interests_in"));
+//!     let report = running.stop(); // the final counters
+//!     println!("{} frames in", report.total.get("rx_frames").unwrap_or(0));
+//!     Ok(())
+//! }
 //! ```
 #![deny(missing_docs)]
 
