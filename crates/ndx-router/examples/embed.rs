@@ -13,7 +13,9 @@
 //! library's defaults), attaches an in-process application that registers `/example` and
 //! answers every Interest under it, then runs the consumer (the third form) in namespace
 //! `NS`, which sends an Interest for `/example/hello` to `IP:6363` over UDP and prints the
-//! Data's content: `fetched /example/hello: ...`. Exit code 0 when the content came back.
+//! Data's content: `fetched /example/hello: ...`; then a second in-process application, a
+//! consumer, fetches `/example/local` through the router (`fetched in process ...`). Exit
+//! code 0 when both contents came back.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::process::{Command, ExitCode};
@@ -83,12 +85,15 @@ fn router(args: &[String]) -> Result<()> {
         .arg(exe)
         .args(["fetch", &format!("{addr}:6363"), "/example/hello"])
         .output()?;
+    // And from an application of this process too: a second in-process face, a consumer.
+    let local = fetch_in_process(&handle.attach_app(&[])?, "/example/local");
     stop.store(true, Ordering::Relaxed);
     let answered = producer.join().map_err(|_| "the producer panicked")??;
     let counters = handle.counters()?;
     let report = running.stop();
     print!("{}", String::from_utf8_lossy(&out.stdout));
     eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    println!("fetched in process {}", local?);
     println!(
         "router: {} Interests in, {} Data out; the producer answered {answered}; {} frames in \
          at stop",
@@ -126,6 +131,34 @@ fn produce(app: &AppFace, stop: &AtomicBool) -> Result<u64> {
         answered += 1;
     }
     Ok(answered)
+}
+
+/// An in-process consumer: one Interest for `name` through the router, whose Data's name
+/// and content it returns (`NAME: CONTENT`).
+fn fetch_in_process(app: &AppFace, name: &str) -> Result<String> {
+    let mut i = InterestRepr::new(NameBuf::from_uri(name)?);
+    i.nonce = Some(0x10ca_1000 ^ std::process::id());
+    i.lifetime_ms = Some(4000);
+    app.send(&i.to_vec()?)?;
+    loop {
+        let packet = app.recv_timeout(Duration::from_secs(5))?;
+        let data = match Packet::decode(&packet)? {
+            Packet::Data(d) => d,
+            Packet::Lp(lp) => match lp.network_packet()? {
+                Some(Packet::Data(d)) => d,
+                Some(Packet::Interest(_)) if lp.nack().is_some() => {
+                    return Err(format!("Nack {:?} for {name}", lp.nack()).into());
+                }
+                _ => continue,
+            },
+            Packet::Interest(_) => continue,
+        };
+        return Ok(format!(
+            "{}: {}",
+            data.name(),
+            String::from_utf8_lossy(data.content())
+        ));
+    }
 }
 
 /// The consumer: one Interest for `name` to `to` over UDP (retried each second, five

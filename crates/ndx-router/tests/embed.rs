@@ -72,12 +72,18 @@ fn the_embed_example_fetches_from_its_in_process_producer_over_veth() {
             .any(|l| l == "fetched /example/hello: hello from an in-process producer"),
         "{stdout}\n{stderr}"
     );
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l == "fetched in process /example/local: hello from an in-process producer"),
+        "an in-process consumer fetches through the router too: {stdout}\n{stderr}"
+    );
     // The router counted the Interest from the wire and the Data back to it; the producer
     // answered through its in-process face.
     let line = stdout
         .lines()
         .find(|l| l.starts_with("router: "))
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!(line.contains("the producer answered 1"), "{line}");
+    assert!(line.contains("the producer answered 2"), "{line}");
     assert!(!line.starts_with("router: 0 Interests"), "{line}");
 }
