@@ -12,6 +12,13 @@
 //! shard (see [`crate::host`]). What a shard sends to an app waits in that connection's
 //! queue, bounded by `[app] queue_bytes`: a slow reader loses its own packets (counted) and
 //! stalls nobody.
+//!
+//! An application in the same process ([`crate::AppFace`], from [`Host::attach_local`]) is
+//! an app connection too, with channels instead of a socket: what it sends arrives on one
+//! bounded channel shared by every in-process app (it rings the host's doorbell), and what
+//! the shards send it goes into a bounded channel of its own ([`LOCAL_DEPTH`] packets; full:
+//! dropped and counted in `app_queue_dropped`). Steering, counters and the face's lifecycle
+//! are the socket connections'.
 
 use std::collections::HashMap;
 use std::io::{ErrorKind, Read, Write};

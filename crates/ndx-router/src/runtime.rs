@@ -540,10 +540,13 @@ impl Router {
     /// How each interface is attached, for the start-up banner.
     pub fn describe(&self) -> String {
         let mut s = format!(
-            "ndx: {} shard(s), dispatch {:?}, control socket {}",
+            "ndx: {} shard(s), dispatch {:?}, {}",
             self.cfg.shards,
             self.cfg.dispatch,
-            self.cfg.control_socket.display()
+            match self.control_socket() {
+                Some(p) => format!("control socket {}", p.display()),
+                None => "no control socket".into(),
+            }
         );
         for a in &self.attached {
             s.push_str(&format!(
