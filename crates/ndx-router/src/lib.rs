@@ -110,7 +110,6 @@ mod stats;
 mod worker;
 
 pub mod config;
-pub mod log;
 pub mod notify;
 pub mod protocol;
 

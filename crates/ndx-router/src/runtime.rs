@@ -234,8 +234,9 @@ impl Router {
             let link = match xdp.attach(info.ifindex, mode) {
                 Ok(l) => (l, mode),
                 Err(e) if ic.xdp_mode == XdpMode::Auto => {
-                    eprintln!(
-                        "ndx: {}: native XDP refused ({e}); using generic (SKB) mode",
+                    tracing::warn!(
+                        interface = %ic.name,
+                        "{}: native XDP refused ({e}); using generic (SKB) mode",
                         ic.name
                     );
                     (
@@ -328,7 +329,7 @@ impl Router {
         let mut resolver = match Resolver::new() {
             Ok(r) => Some(r),
             Err(e) => {
-                eprintln!("ndx: netlink unavailable ({e}); UDP faces need on-demand learning");
+                tracing::warn!("netlink unavailable ({e}); UDP faces need on-demand learning");
                 None
             }
         };
@@ -606,7 +607,7 @@ impl Router {
                 self.plane.faces.publish();
             }
             if self.workers.iter().any(|w| w.is_finished()) {
-                eprintln!("ndx: a shard worker stopped unexpectedly; shutting down");
+                tracing::error!("a shard worker stopped unexpectedly; shutting down");
                 self.stop.store(true, Ordering::Relaxed);
             }
             if let Some(n) = notifier.as_mut() {
@@ -634,12 +635,17 @@ impl Router {
             match state {
                 LinkState::Up => {
                     a.ups += 1;
-                    eprintln!("ndx: {}: link up; forwarding there again", a.info.name);
+                    tracing::info!(
+                        interface = %a.info.name,
+                        "{}: link up; forwarding there again",
+                        a.info.name
+                    );
                 }
                 LinkState::Down => {
                     a.downs += 1;
-                    eprintln!(
-                        "ndx: {}: link down ({why}); packets for it are dropped \
+                    tracing::warn!(
+                        interface = %a.info.name,
+                        "{}: link down ({why}); packets for it are dropped \
                          (tx_link_down) until it comes back",
                         a.info.name
                     );
@@ -648,8 +654,9 @@ impl Router {
                     if a.state == LinkState::Up {
                         a.downs += 1;
                     }
-                    eprintln!(
-                        "ndx: {}: interface {why}; packets for it are dropped (tx_link_down); \
+                    tracing::warn!(
+                        interface = %a.info.name,
+                        "{}: interface {why}; packets for it are dropped (tx_link_down); \
                          forwarding continues on the others; restart ndx run to attach to it \
                          again",
                         a.info.name

@@ -543,8 +543,9 @@ impl Worker {
         self.reclaim_frames();
         for e in &self.eps {
             if e.ep.kept() != 0 {
-                eprintln!(
-                    "ndx: shard {}: {} kept frames not returned to port {} (its memory stays \
+                tracing::warn!(
+                    shard = self.me,
+                    "shard {}: {} kept frames not returned to port {} (its memory stays \
                      mapped)",
                     self.me,
                     e.ep.kept(),

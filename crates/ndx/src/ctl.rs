@@ -43,7 +43,11 @@ pub(crate) struct FaceArgs {
 #[derive(Debug, Subcommand)]
 enum FaceCmd {
     /// List faces.
-    List,
+    List {
+        /// Print the raw JSON answer (`faces`: id, name, remote, origin, ...).
+        #[arg(long)]
+        json: bool,
+    },
     /// Add a face: `ndx face add NAME udp://IP:PORT` (or ether://MAC --interface IF).
     Add {
         /// Name for routes to refer to.
@@ -272,9 +276,13 @@ fn render_rib(v: &Value) -> String {
 
 pub(crate) fn face(args: &FaceArgs) -> CtlResult {
     match &args.cmd {
-        FaceCmd::List => {
+        FaceCmd::List { json } => {
             use std::fmt::Write;
             let v = ask(&args.socket, Request::Faces)?.to_json();
+            if *json {
+                out::println(&v)?;
+                return Ok(0);
+            }
             let mut s = String::new();
             for f in v["faces"].as_array().into_iter().flatten() {
                 let _ = writeln!(

@@ -37,6 +37,9 @@ enum Cmd {
         /// The configuration file.
         #[arg(long, short = 'c')]
         config: PathBuf,
+        /// Print the parsed configuration as JSON (`"ok": false` and `"error"` when invalid).
+        #[arg(long)]
+        json: bool,
     },
     /// Show the routers, their share of the hash space and their counters, and the
     /// program's counters.
@@ -98,7 +101,7 @@ struct Target {
 pub(crate) fn main(args: &Args) -> Result<u8, Box<dyn std::error::Error>> {
     match &args.command {
         Cmd::Run { config } => run(config),
-        Cmd::Check { config } => check(config),
+        Cmd::Check { config, json } => check(config, *json),
         Cmd::Status { target, json } => ask(&target.socket, &Request::Status, *json),
         Cmd::Add {
             target,
@@ -159,8 +162,19 @@ fn ask(socket: &Path, req: &Request, json: bool) -> Result<u8, Box<dyn std::erro
     }
 }
 
-fn check(path: &Path) -> Result<u8, Box<dyn std::error::Error>> {
-    let c = LbConfig::load(path)?;
+fn check(path: &Path, json: bool) -> Result<u8, Box<dyn std::error::Error>> {
+    let c = match LbConfig::load(path) {
+        Ok(c) => c,
+        Err(e) if json && crate::check::bad_content(&e) => {
+            out::println(crate::check::refused(path, &e))?;
+            return Ok(1);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if json {
+        out::println(crate::check::lb(path, &c))?;
+        return Ok(0);
+    }
     let mut s = format!(
         "{}: ok: {} interface(s) {:?}, port {}, hash {}, {} cells, drain {} ms, {} router(s)\n",
         path.display(),
@@ -183,7 +197,6 @@ fn check(path: &Path) -> Result<u8, Box<dyn std::error::Error>> {
 }
 
 fn run(path: &Path) -> Result<u8, Box<dyn std::error::Error>> {
-    ndx_router::log::install();
     let cfg = LbConfig::load(path)?;
     let socket = cfg.control_socket.clone();
     let mut front = ndx_lb::run::Frontend::start(cfg)?;
@@ -192,8 +205,8 @@ fn run(path: &Path) -> Result<u8, Box<dyn std::error::Error>> {
         signal_hook::flag::register(sig, stop.clone())?;
     }
     let st = front.status();
-    out::eprint(format_args!(
-        "ndx lb: serving {} on port {} with {} router(s), hash {} over {} cells; control {}",
+    tracing::info!(
+        "lb: serving {} on port {} with {} router(s), hash {} over {} cells; control {}",
         st.config
             .addresses
             .iter()
@@ -205,11 +218,11 @@ fn run(path: &Path) -> Result<u8, Box<dyn std::error::Error>> {
         st.config.hash,
         st.config.table,
         socket.display()
-    ));
+    );
     if let Some(n) = ndx_router::notify::Notifier::from_env() {
         n.send("READY=1");
     }
     front.run(&stop)?;
-    out::eprint("ndx lb: stopped");
+    tracing::info!("lb: stopped");
     Ok(0)
 }

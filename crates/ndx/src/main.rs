@@ -1,30 +1,55 @@
 //! The `ndx` command line: a thin layer over the library crates.
 //!
-//! Exit codes: 0 success; 1 the command ran but found bad input (e.g. `dissect` met a
-//! malformed packet; every other packet was still printed); 2 usage or I/O error. A command
+//! Exit codes ([`EXIT_CODES`], also in `--help`, the man page and the README): 0 success;
+//! 1 the command ran but found bad input (`dissect` met a malformed packet, every other packet
+//! still printed; a configuration that does not parse or validate, for `check` and `run`
+//! alike; a request the router or front end refused); 2 usage or I/O error (bad arguments, an
+//! unreadable file, no router at the control socket, `run` failing to attach). A command
 //! whose standard output is a pipe closed by its reader (`ndx face list | head`) stops
 //! quietly with 0 (see `out`).
+//!
+//! Logging (`ndx_log`): `--log-level` over `RUST_LOG` over `info`. Long-running commands
+//! (`run`, `lb run`) log through `tracing`; one-shot commands print their results on standard
+//! output and their errors as one `ndx: ...` line on standard error: that is output, not
+//! logging.
 
 mod capture;
+mod check;
 mod ctl;
 mod dissect;
+mod docs;
 mod hex;
 mod lb;
 mod out;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Large tables (CS slots, PIT, FIB, indexes) on transparent huge pages; everything else is
 /// the system allocator's (`ndx-mem`; `tables.huge_pages = false` turns the advice off).
 #[global_allocator]
 static ALLOC: ndx_mem::HugePages = ndx_mem::HugePages;
 
+/// What the exit codes mean (`--help`, the man page).
+pub(crate) const EXIT_CODES: &str = "\
+Exit status:
+  0  success
+  1  bad input found: a malformed packet (dissect), a configuration that does not parse or
+     validate (check, run, lb check, lb run), a request the router or front end refused
+  2  usage or I/O error: bad arguments, an unreadable file, no router or front end at the
+     control socket, run/lb run unable to attach
+
+Logging: --log-level, else RUST_LOG, else info; journald priorities under systemd.";
+
 /// ndx: a Named Data Networking router for Linux.
 #[derive(Debug, Parser)]
-#[command(name = "ndx", version, about, long_about = None)]
+#[command(name = "ndx", version, about, long_about = None, after_help = EXIT_CODES)]
 struct Cli {
+    /// What to log: a level (error, warn, info, debug, trace, off) or directives such as
+    /// `info,ndx_hcs=debug`; overrides RUST_LOG (default: info).
+    #[arg(long, global = true, value_name = "FILTER")]
+    log_level: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -59,6 +84,18 @@ enum Command {
     /// internal routers by name hash (`ndx lb run`), and its control (`status`, `add`,
     /// `remove`, `weight`).
     Lb(lb::Args),
+    /// Print a shell completion script on standard output (what `cargo xtask dist` ships).
+    #[command(hide = true)]
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (ndx.1 and one per subcommand) into a directory.
+    #[command(hide = true)]
+    Man {
+        /// The directory (created if missing).
+        dir: std::path::PathBuf,
+    },
 }
 
 #[derive(Debug, clap::Args)]
@@ -66,6 +103,9 @@ struct CheckArgs {
     /// The configuration file.
     #[arg(long, short = 'c')]
     config: std::path::PathBuf,
+    /// Print the parsed configuration as JSON (`"ok": false` and `"error"` when invalid).
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -92,25 +132,26 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
         }
         cfg.shards = n;
     }
-    ndx_router::log::install();
     let mut router = ndx_router::Router::start(cfg)?;
     let stop = router.stop_flag();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
     }
-    out::eprint(router.describe());
-    out::eprint("ndx: forwarding; SIGINT or SIGTERM stops");
+    for line in router.describe().lines() {
+        tracing::info!("{}", line.strip_prefix("ndx: ").unwrap_or(line));
+    }
+    tracing::info!("forwarding; SIGINT or SIGTERM stops");
     router.run();
     let report = router.shutdown();
-    out::eprint(format_args!(
-        "ndx: stopped after {:.1} s: {} frames in, {} out, {} Interests, {} Data, {} CS hits",
+    tracing::info!(
+        "stopped after {:.1} s: {} frames in, {} out, {} Interests, {} Data, {} CS hits",
         report.uptime.as_secs_f64(),
         report.total.get("rx_frames").unwrap_or(0),
         report.total.get("tx_frames").unwrap_or(0),
         report.total.get("interests_in").unwrap_or(0),
         report.total.get("data_in").unwrap_or(0),
         report.total.get("cs_hits").unwrap_or(0),
-    ));
+    );
     Ok(0)
 }
 
@@ -154,7 +195,19 @@ fn serve(opts: &ndx_app::ServeOptions) -> Result<u8, Box<dyn std::error::Error>>
 
 fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
     use std::fmt::Write;
-    let c = ndx_router::config::Config::load(&args.config)?;
+    let c = match ndx_router::config::Config::load(&args.config) {
+        Ok(c) => c,
+        Err(e) if args.json && check::bad_content(&e) => {
+            out::println(check::refused(&args.config, &e))?;
+            return Ok(1);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if args.json {
+        let thp = ndx_mem::thp_mode();
+        out::println(check::router(&args.config, &c, thp.as_deref()))?;
+        return Ok(0);
+    }
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -196,6 +249,10 @@ fn check(args: &CheckArgs) -> Result<u8, Box<dyn std::error::Error>> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(e) = ndx_log::init("ndx", cli.log_level.as_deref()) {
+        out::eprint(format_args!("ndx: {e}"));
+        return ExitCode::from(2);
+    }
     let result: Result<u8, Box<dyn std::error::Error>> = match cli.command {
         Command::Dissect(args) => dissect::run(&args).map_err(Into::into),
         Command::Run(args) => run(&args),
@@ -216,13 +273,39 @@ fn main() -> ExitCode {
             Err(e) => Err(e.into()),
         },
         Command::Lb(args) => lb::main(&args),
+        Command::Completions { shell } => docs::completions(Cli::command(), shell),
+        Command::Man { dir } => docs::man(Cli::command(), &dir),
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome),
         Err(e) if out::is_closed_pipe(e.as_ref()) => ExitCode::SUCCESS,
         Err(e) => {
-            out::eprint(format_args!("ndx: {e}"));
-            ExitCode::from(2)
+            out::eprint(ndx_log::fatal("ndx", &e));
+            ExitCode::from(exit_code(e.as_ref()))
         }
+    }
+}
+
+/// The exit code of a failed command ([`EXIT_CODES`]): 1 for bad input (a configuration's
+/// content, a refused request), 2 for the rest.
+fn exit_code(e: &(dyn std::error::Error + 'static)) -> u8 {
+    let refused = matches!(
+        e.downcast_ref::<ndx_router::client::ClientError>(),
+        Some(ndx_router::client::ClientError::Refused(_))
+    );
+    if refused || check::bad_content(e) {
+        1
+    } else {
+        2
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

@@ -270,7 +270,10 @@ fn interface_set_down_and_up_while_forwarding_on_the_others() {
         "{x0}"
     );
     let log = router.log();
-    assert!(log.contains("ndx: x0: link down (set down)"), "{log}");
+    assert!(
+        log.contains("ndx: warning: x0: link down (set down)"),
+        "{log}"
+    );
     assert!(log.contains("ndx: x0: link up"), "{log}");
     // Up again: x0 forwards, on the same sockets and the face's next hop resolved before.
     fetch_ok(
@@ -320,7 +323,7 @@ fn interface_deleted_while_forwarding_on_the_others() {
     let x0 = iface(&router.status(), "x0");
     assert_eq!(x0["link_down"], 1, "{x0}");
     let log = router.log();
-    assert!(log.contains("ndx: x0: interface deleted"), "{log}");
+    assert!(log.contains("ndx: warning: x0: interface deleted"), "{log}");
     // A clean stop still works (the deleted interface's link and sockets are dead).
     let logfile = router.log.clone();
     let out = router.proc.stop("INT");
