@@ -7,6 +7,9 @@
 //! - `cargo xtask bpf [--check]`: rebuild the committed BPF objects from their C (or check
 //!   that they match it).
 //! - `cargo xtask install-check`: build `ndx` in a fresh directory with clang hidden.
+//! - `cargo xtask dist [--release]`: build ndx, then write its shell completions and man pages
+//!   under `target/dist/` (generated from its clap definition by `ndx completions` and
+//!   `ndx man`).
 
 mod bpf;
 mod install;
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
             Some(other) => Err(format!("bpf: unknown argument {other:?} (only --check)")),
         },
         Some("install-check") => install::check(),
+        Some("dist") => dist(&args[1..]),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -52,7 +56,9 @@ tasks:
   fuzz [SECONDS]  run every cargo-fuzz target for SECONDS each (default 60; needs nightly)
   bpf             rebuild the committed BPF objects (crates/*/bpf/*.o) from their C with clang
   bpf --check     fail when a committed BPF object differs from what its source compiles to
-  install-check   build ndx in a fresh target directory with clang hidden from PATH";
+  install-check   build ndx in a fresh target directory with clang hidden from PATH
+  dist [--release]
+                  build ndx, write shell completions and man pages under target/dist/";
 
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -321,4 +327,61 @@ fn fuzz(seconds: Option<&str>) -> Result {
         }
     }
     Ok(())
+}
+
+/// Shells `ndx completions` knows, and the file name each one's script is installed under
+/// (bash-completion, zsh `fpath`, fish `completions/`, elvish module, PowerShell script).
+const COMPLETIONS: &[(&str, &str)] = &[
+    ("bash", "ndx.bash"),
+    ("zsh", "_ndx"),
+    ("fish", "ndx.fish"),
+    ("elvish", "ndx.elv"),
+    ("powershell", "_ndx.ps1"),
+];
+
+/// `cargo xtask dist`: builds ndx (debug, or `--release`), then writes
+/// `target/dist/completions/{ndx.bash,_ndx,ndx.fish,ndx.elv,_ndx.ps1}` and
+/// `target/dist/man/ndx.1` plus one page per subcommand (`ndx-face-add.1`, ...).
+fn dist(args: &[String]) -> Result {
+    let release = match args {
+        [] => false,
+        [a] if a == "--release" => true,
+        _ => {
+            return Err(format!(
+                "dist takes only --release, not {args:?}\n\n{USAGE}"
+            ));
+        }
+    };
+    let cargo = cargo();
+    let mut build = vec!["build", "--locked", "-p", "ndx", "--bin", "ndx"];
+    if release {
+        build.push("--release");
+    }
+    run(&cargo, &build, &[])?;
+    let ndx = target_dir().join(if release { "release/ndx" } else { "debug/ndx" });
+    let dist = target_dir().join("dist");
+    let completions = dist.join("completions");
+    std::fs::create_dir_all(&completions)
+        .map_err(|e| format!("cannot create {}: {e}", completions.display()))?;
+    for (shell, file) in COMPLETIONS {
+        let out = Command::new(&ndx)
+            .args(["completions", shell])
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", ndx.display()))?;
+        if !out.status.success() || out.stdout.is_empty() {
+            return Err(format!(
+                "`ndx completions {shell}` failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        let path = completions.join(file);
+        std::fs::write(&path, &out.stdout)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        println!("{}", path.display());
+    }
+    let man = dist.join("man");
+    let man = man.to_str().ok_or("non-UTF-8 target path")?;
+    let ndx = ndx.to_str().ok_or("non-UTF-8 target path")?;
+    run(ndx, &["man", man], &[])
 }

@@ -395,7 +395,13 @@ fn emit(common: &Common, name: &str, table: &Table, gp: &str) -> Result<(), Stri
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    // The L2 store (ndx-hcs) reports through `tracing`: the same lines as ndx's (RUST_LOG).
+    if let Err(e) = ndx_log::init("ndx-lab", None) {
+        eprintln!("ndx-lab: {e}");
+        return ExitCode::from(2);
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("ndx-lab: {e}");
