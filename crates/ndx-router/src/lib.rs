@@ -107,6 +107,11 @@ mod stats;
     unreachable_pub,
     reason = "internal module: the API is the re-exports below"
 )]
+mod watchdog;
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod worker;
 
 pub mod config;

@@ -110,6 +110,8 @@ pub struct Router {
     host: crate::app::Host,
     started: Instant,
     links: Arc<LinkStates>,
+    /// The shard workers' heartbeats (`READY=1`, the systemd watchdog).
+    heartbeats: Arc<crate::watchdog::Heartbeats>,
 }
 
 /// What the router did, reported when it stops.
@@ -380,6 +382,7 @@ impl Router {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let core_ids = core_affinity::get_core_ids().unwrap_or_default();
         let mut workers = Vec::new();
+        let heartbeats = crate::watchdog::Heartbeats::new(n);
         for (s, ((eps, to), from)) in eps.into_iter().zip(to).zip(from).enumerate() {
             let shard_cfg = ShardConfig {
                 shard: s as u8,
@@ -423,6 +426,7 @@ impl Router {
                 from,
                 stats: plane.stats[s].clone(),
                 core,
+                heartbeat: heartbeats.beat_for(s),
             };
             let cpu = if cfg.cpus.is_empty() {
                 s % cpus
@@ -477,6 +481,7 @@ impl Router {
             host,
             started: Instant::now(),
             links,
+            heartbeats,
         };
         router.check_links();
         Ok(router)
@@ -575,10 +580,11 @@ impl Router {
 
     /// Runs the control loop until the stop flag is set.
     pub fn run(&mut self) {
-        let mut notifier = crate::notify::Notifier::from_env();
-        if let Some(n) = &notifier {
-            n.send("READY=1\nSTATUS=forwarding");
-        }
+        // READY=1 once every shard polls; WATCHDOG=1 only while every shard makes progress.
+        let mut systemd = crate::watchdog::Supervisor::new(
+            crate::notify::Notifier::from_env(),
+            self.heartbeats.clone(),
+        );
         let mut next_resolve = Instant::now();
         let mut next_control = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
@@ -609,13 +615,29 @@ impl Router {
                 eprintln!("ndx: a shard worker stopped unexpectedly; shutting down");
                 self.stop.store(true, Ordering::Relaxed);
             }
-            if let Some(n) = notifier.as_mut() {
-                n.tick();
-            }
+            systemd.turn(Instant::now(), || self.summary());
         }
-        if let Some(n) = &notifier {
-            n.send("STOPPING=1");
+        systemd.stopping();
+    }
+
+    /// One line for systemd's `STATUS=`: shards, faces and what went through.
+    fn summary(&self) -> String {
+        let mut t = Snapshot::default();
+        for s in &self.plane.stats {
+            t.accumulate(&s.read());
         }
+        let get = |k| t.get(k).unwrap_or(0);
+        format!(
+            "forwarding: {} shard(s), {} face(s); {} frames in, {} out; {} Interests, {} Data, \
+             {} CS hits",
+            self.cfg.shards,
+            self.plane.faces.table().len(),
+            get("rx_frames"),
+            get("tx_frames"),
+            get("interests_in"),
+            get("data_in"),
+            get("cs_hits"),
+        )
     }
 
     /// Reads every attached interface's link state (sysfs), logs and counts each change and
