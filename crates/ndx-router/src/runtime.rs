@@ -75,6 +75,14 @@ pub enum StartError {
     /// The configuration a [`Builder`] was given is refused.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// XDP or AF_XDP failed and the process lacks capabilities ndx needs ([`crate::caps`]).
+    #[error("{cause}\n{hint}")]
+    Capabilities {
+        /// The failure.
+        cause: Box<StartError>,
+        /// What is missing and what to grant.
+        hint: String,
+    },
 }
 
 /// One attached interface: its program, its bpf_link and what the workers know of it.
@@ -139,7 +147,8 @@ impl Router {
     }
 
     /// Attaches to every configured interface, opens the sockets, starts one pinned worker
-    /// per shard and binds the control socket. On error nothing stays attached.
+    /// per shard and binds the control socket. On error nothing stays attached; an XDP or
+    /// AF_XDP failure names the capabilities the process lacks, if any.
     ///
     /// The library installs no logger and no signal handler: `tracing` events go to the
     /// embedder's subscriber, if any, and stopping is [`Router::stop_flag`] or
@@ -149,7 +158,22 @@ impl Router {
     }
 
     /// [`Router::start`], binding the control socket only when `control` is true.
-    pub(crate) fn start_with(mut cfg: Config, control: bool) -> Result<Router, StartError> {
+    pub(crate) fn start_with(cfg: Config, control: bool) -> Result<Router, StartError> {
+        Self::start_all(cfg, control).map_err(|e| match e {
+            StartError::Xdp { .. } | StartError::Socket { .. } => {
+                match crate::caps::hint(&crate::caps::missing()) {
+                    Some(hint) => StartError::Capabilities {
+                        cause: Box::new(e),
+                        hint,
+                    },
+                    None => e,
+                }
+            }
+            e => e,
+        })
+    }
+
+    fn start_all(mut cfg: Config, control: bool) -> Result<Router, StartError> {
         if cfg.interfaces.is_empty() {
             return Err(StartError::NoInterface);
         }

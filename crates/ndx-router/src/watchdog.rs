@@ -183,6 +183,10 @@ impl Supervisor {
             } else {
                 self.stuck = true;
                 let list: Vec<String> = stuck.iter().map(ToString::to_string).collect();
+                n.send(&crate::notify::status_line(&format!(
+                    "shard {} stuck: watchdog pings withheld",
+                    list.join(", ")
+                )));
                 tracing::warn!(
                     "shard {} made no progress for {} ms: withholding the systemd watchdog \
                      ping (systemd restarts ndx if it stays stuck)",
@@ -334,10 +338,13 @@ mod tests {
         // Shard 1 stops beating: no ping, as long as it stays stuck.
         beats[0].beat(&stop);
         sup.turn(at(2020), || "s".into());
-        assert!(drain(&server).is_empty());
+        assert_eq!(
+            drain(&server),
+            vec!["STATUS=shard 1 stuck: watchdog pings withheld"]
+        );
         beats[0].beat(&stop);
         sup.turn(at(3030), || "s".into());
-        assert!(drain(&server).is_empty());
+        assert!(!drain(&server).iter().any(|m| m.contains("WATCHDOG")));
         // It moves again: pings resume, and the status line is refreshed (5 s).
         for b in &mut beats {
             b.beat(&stop);
