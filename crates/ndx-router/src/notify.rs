@@ -66,17 +66,22 @@ impl Notifier {
     /// `NOTIFY_SOCKET` is unset, or (after a warning saying why) when it cannot be used.
     pub fn from_env() -> Option<Self> {
         let var = |k| std::env::var(k).ok();
-        match Self::new(
-            var("NOTIFY_SOCKET").as_deref(),
+        let (socket, pid) = (var("NOTIFY_SOCKET"), var("WATCHDOG_PID"));
+        let r = match Self::new(
+            socket.as_deref(),
             var("WATCHDOG_USEC").as_deref(),
-            var("WATCHDOG_PID").as_deref(),
+            pid.as_deref(),
         ) {
-            Ok(n) => n,
-            Err(e) => {
-                tracing::warn!("systemd notification disabled: {e}");
-                None
+            Err(e @ NotifyError::WatchdogUsec(_)) => {
+                tracing::warn!("systemd watchdog off: {e}");
+                Self::new(socket.as_deref(), None, pid.as_deref())
             }
-        }
+            r => r,
+        };
+        r.unwrap_or_else(|e| {
+            tracing::warn!("systemd notification disabled: {e}");
+            None
+        })
     }
 
     /// From the values of `NOTIFY_SOCKET`, `WATCHDOG_USEC` and `WATCHDOG_PID`. The socket is

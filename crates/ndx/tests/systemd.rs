@@ -353,7 +353,12 @@ fn forwards_as_an_unprivileged_user_with_the_units_capabilities() {
     let s = router.settle(|s| topo::total(s, "data_out") >= 100);
     assert!(topo::total(&s, "data_out") >= (1u64 << 20).div_ceil(8000));
     let log = router.log();
-    assert!(!log.contains("warning") && !log.contains("error"), "{log}");
+    assert!(
+        !log.lines().any(|l| l.starts_with("ndx: warning")
+            || l.starts_with("ndx: error")
+            || l.contains("netlink unavailable")),
+        "{log}"
+    );
     let stopped = router.proc.stop("TERM");
     assert!(stopped.status.success(), "{}", read(&router.log));
 }
