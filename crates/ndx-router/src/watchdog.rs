@@ -8,9 +8,10 @@
 //!   router whose worker hangs even though its control thread is fine.
 //!
 //! Test-only hook: `NDX_TEST_FREEZE_SHARD=<shard>[:<file>]` makes that shard's worker stop
-//! working (it sleeps, still honouring the stop flag) as soon as `<file>` exists, or right
-//! after it entered its loop without a file. It is read once at start and inert when unset;
-//! it exists for the watchdog's end-to-end test and nothing else.
+//! working (it sleeps, still honouring the stop flag) at its first beat after `<file>`
+//! exists; without a file, on entering its loop, before its first beat (so `READY=1` never
+//! comes). It is read once at start and inert when unset; it exists for the watchdog's
+//! end-to-end test (`crates/ndx/tests/systemd.rs`) and nothing else.
 
 use std::path::PathBuf;
 use std::sync::Arc;
