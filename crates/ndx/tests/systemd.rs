@@ -82,6 +82,12 @@ fn wait_msg(
 /// Starts `ndx run` in the router namespace with `cfg` and the environment `env`, waiting
 /// for its control socket.
 fn start(line: &Line, cfg: &str, env: &[(&str, &str)], prefix: &[&str]) -> Router {
+    let sock = cfg
+        .lines()
+        .find_map(|l| l.strip_prefix("control_socket = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .map(PathBuf::from)
+        .expect("control_socket in the configuration");
     let path = line.scratch.path("ndx.toml");
     std::fs::write(&path, cfg).unwrap();
     let log = line.scratch.path("ndx.log");
@@ -96,7 +102,7 @@ fn start(line: &Line, cfg: &str, env: &[(&str, &str)], prefix: &[&str]) -> Route
     cmd.envs(env.iter().copied());
     let router = Router {
         proc: spawn_logged(cmd, "ndx run", &log),
-        sock: line.scratch.path("ndx.sock"),
+        sock,
         log,
     };
     let up = wait_for(60, || {
@@ -281,12 +287,33 @@ fn cap_bit(name: &str) -> u64 {
     1 << n
 }
 
-/// A line whose scratch directory (config, sockets, log) the unprivileged user owns.
-fn unprivileged_line() -> Line {
+/// A line laid out as the unit lays out the filesystem: the scratch directory stays root's
+/// (ProtectSystem=); `run/` belongs to the user (RuntimeDirectory=) and holds the control
+/// socket; `nfd` links to it (ndx.tmpfiles' `/run/nfd`) and the app socket is configured
+/// through the link. Returns the line and the configuration (`extra` under `[router]`).
+fn unprivileged_line(extra: &str) -> (Line, String) {
     let line = Line::new(Family::V4, 1, 1500);
     resolve_producer(&line);
-    std::os::unix::fs::chown(&line.scratch.0, Some(NOBODY), Some(NOBODY)).unwrap();
-    line
+    let run = line.scratch.path("run");
+    std::fs::create_dir(&run).unwrap();
+    std::os::unix::fs::chown(&run, Some(NOBODY), Some(NOBODY)).unwrap();
+    std::os::unix::fs::symlink(&run, line.scratch.path("nfd")).unwrap();
+    let path = |p: PathBuf| p.display().to_string();
+    let cfg = line
+        .config(
+            1,
+            &format!("udp://{}", line.producer_endpoint()),
+            &format!("idle = \"park\"\n{extra}"),
+        )
+        .replace(
+            &path(line.scratch.path("ndx.sock")),
+            &path(run.join("ndx.sock")),
+        )
+        .replace(
+            &path(line.app_socket()),
+            &path(line.scratch.path("nfd/nfd.sock")),
+        );
+    (line, cfg)
 }
 
 #[test]
@@ -299,19 +326,14 @@ fn forwards_as_an_unprivileged_user_with_the_units_capabilities() {
         return;
     }
     let caps = unit_capabilities();
-    let line = unprivileged_line();
     // The L2 store too (io_uring buffers are locked memory as well), in a directory the user
     // owns, as StateDirectory= gives it.
+    let (line, cfg) = unprivileged_line("");
     let l2 = line.scratch.path("l2");
     std::fs::create_dir(&l2).unwrap();
     std::os::unix::fs::chown(&l2, Some(NOBODY), Some(NOBODY)).unwrap();
     let cfg = format!(
-        "{}[cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"64MiB\"\n",
-        line.config(
-            1,
-            &format!("udp://{}", line.producer_endpoint()),
-            "idle = \"park\""
-        ),
+        "{cfg}[cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"64MiB\"\n",
         l2.display()
     );
     let prefix = setpriv(&caps);
@@ -342,7 +364,10 @@ fn forwards_as_an_unprivileged_user_with_the_units_capabilities() {
     // Its sockets belong to that user.
     use std::os::unix::fs::MetadataExt;
     assert_eq!(std::fs::metadata(&router.sock).unwrap().uid(), NOBODY);
-    assert_eq!(std::fs::metadata(line.app_socket()).unwrap().uid(), NOBODY);
+    // The app socket, configured through the link, is in the user's directory.
+    let app = line.scratch.path("run/nfd.sock");
+    assert_eq!(std::fs::metadata(&app).unwrap().uid(), NOBODY);
+    assert!(std::os::unix::net::UnixStream::connect(line.scratch.path("nfd/nfd.sock")).is_ok());
     // A fetch through it, verified byte for byte; the counters move on the control socket.
     let (file, data) = line.content("obj", 1 << 20, 7);
     let _producer = line.put("/t/obj", &file, &[]);
@@ -373,12 +398,7 @@ fn each_of_the_units_capabilities_is_needed() {
         return;
     }
     let caps = unit_capabilities();
-    let line = unprivileged_line();
-    let cfg = line.config(
-        1,
-        &format!("udp://{}", line.producer_endpoint()),
-        "idle = \"park\"",
-    );
+    let (line, cfg) = unprivileged_line("");
     let path = line.scratch.path("ndx.toml");
     std::fs::write(&path, &cfg).unwrap();
     for missing in &caps {
