@@ -81,6 +81,7 @@ fn wait_msg(
 
 /// Starts `ndx run` in the router namespace with `cfg` and the environment `env`, waiting
 /// for its control socket.
+/// `prefix`, when not empty, is the command that runs ndx (ending with its path).
 fn start(line: &Line, cfg: &str, env: &[(&str, &str)], prefix: &[&str]) -> Router {
     let sock = cfg
         .lines()
@@ -95,7 +96,7 @@ fn start(line: &Line, cfg: &str, env: &[(&str, &str)], prefix: &[&str]) -> Route
         line.r.cmd(NDX)
     } else {
         let mut c = line.r.cmd(prefix[0]);
-        c.args(&prefix[1..]).arg(NDX);
+        c.args(&prefix[1..]);
         c
     };
     cmd.arg("run").arg("-c").arg(&path);
@@ -254,8 +255,25 @@ fn unit_capabilities() -> Vec<String> {
     caps
 }
 
-/// `ip netns exec` prefix arguments that run ndx as [`NOBODY`] with exactly `caps`.
-fn setpriv(caps: &[String]) -> Vec<String> {
+/// The ndx binary, or a copy in the line's scratch directory when [`NOBODY`] cannot run it
+/// where it is (a target directory under a private home).
+fn ndx_for_nobody(line: &Line) -> PathBuf {
+    let runs = Command::new("setpriv")
+        .args([&format!("--reuid={NOBODY}"), &format!("--regid={NOBODY}")])
+        .arg("--clear-groups")
+        .args([NDX, "--version"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if runs {
+        return PathBuf::from(NDX);
+    }
+    let copy = line.scratch.path("ndx");
+    std::fs::copy(NDX, &copy).unwrap();
+    copy
+}
+
+/// The command that runs `ndx` as [`NOBODY`] with exactly `caps`.
+fn setpriv(caps: &[String], ndx: &Path) -> Vec<String> {
     let list: Vec<String> = caps
         .iter()
         .map(|c| format!("+{}", c.trim_start_matches("CAP_").to_lowercase()))
@@ -269,6 +287,7 @@ fn setpriv(caps: &[String]) -> Vec<String> {
         format!("--inh-caps={set}"),
         format!("--ambient-caps={set}"),
         format!("--bounding-set={set}"),
+        ndx.display().to_string(),
     ]
 }
 
@@ -336,7 +355,7 @@ fn forwards_as_an_unprivileged_user_with_the_units_capabilities() {
         "{cfg}[cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"64MiB\"\n",
         l2.display()
     );
-    let prefix = setpriv(&caps);
+    let prefix = setpriv(&caps, &ndx_for_nobody(&line));
     let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
     let router = start(&line, &cfg, &[], &prefix);
     // It runs as that user with exactly those capabilities.
@@ -401,14 +420,14 @@ fn each_of_the_units_capabilities_is_needed() {
     let (line, cfg) = unprivileged_line("");
     let path = line.scratch.path("ndx.toml");
     std::fs::write(&path, &cfg).unwrap();
+    let ndx = ndx_for_nobody(&line);
     for missing in &caps {
         let fewer: Vec<String> = caps.iter().filter(|c| *c != missing).cloned().collect();
-        let prefix = setpriv(&fewer);
+        let prefix = setpriv(&fewer, &ndx);
         let out = line
             .r
             .cmd(&prefix[0])
             .args(&prefix[1..])
-            .arg(NDX)
             .arg("run")
             .arg("-c")
             .arg(&path)
