@@ -8,7 +8,8 @@
 //!   the start as timed out, which is the honest outcome).
 //! - `WATCHDOG_USEC` (with `WATCHDOG_PID`, when set, naming this process) turns the watchdog
 //!   on; [`Notifier::watchdog_interval`] is half its timeout, as `sd_watchdog_enabled(3)`
-//!   advises. *When* to send `WATCHDOG=1` is the caller's decision ([`crate::watchdog`]).
+//!   advises. *When* to send `WATCHDOG=1` is the caller's decision (`Router::run` sends it only
+//!   while every shard worker makes progress).
 
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixDatagram};

@@ -75,7 +75,8 @@ pub enum StartError {
     /// The configuration a [`Builder`] was given is refused.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    /// XDP or AF_XDP failed and the process lacks capabilities ndx needs ([`crate::caps`]).
+    /// XDP or AF_XDP failed and the process lacks capabilities ndx needs (CAP_BPF,
+    /// CAP_PERFMON, CAP_NET_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK).
     #[error("{cause}\n{hint}")]
     Capabilities {
         /// The failure.
