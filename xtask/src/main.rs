@@ -2,7 +2,9 @@
 //!
 //! - `cargo xtask demo`: build ndx and show it working on the bundled sample capture.
 //! - `cargo xtask test`: install what the tests need (when missing), then run every check CI
-//!   runs: rustfmt, clippy with `-D warnings`, rustdoc with `-D warnings`, and all tests.
+//!   runs: rustfmt, clippy with `-D warnings`, rustdoc with `-D warnings`, the systemd unit
+//!   files' checks, and all tests.
+//! - `cargo xtask systemd`: check `configs/systemd/` (also part of `cargo xtask test`).
 //! - `cargo xtask fuzz [SECONDS]`: install cargo-fuzz if needed and run every fuzz target.
 //! - `cargo xtask bpf [--check]`: rebuild the committed BPF objects from their C (or check
 //!   that they match it).
@@ -33,6 +35,8 @@ fn main() -> ExitCode {
         },
         Some("install-check") => install::check(),
         Some("dist") => dist(&args[1..]),
+        Some("systemd") => run(&cargo(), &["build", "-p", "ndx", "--locked"], &[])
+            .and_then(|()| verify_systemd(&target_dir().join("debug/ndx"))),
         Some("help" | "--help" | "-h") | None => {
             println!("{USAGE}");
             Ok(())
@@ -53,6 +57,7 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   demo            build ndx, then forward a file through it in throwaway network namespaces (root)
   test            install missing test prerequisites, then fmt + clippy + doc + all tests
+  systemd         build ndx, then check configs/systemd (systemd-analyze verify, sysusers, tmpfiles)
   fuzz [SECONDS]  run every cargo-fuzz target for SECONDS each (default 60; needs nightly)
   bpf             rebuild the committed BPF objects (crates/*/bpf/*.o) from their C with clang
   bpf --check     fail when a committed BPF object differs from what its source compiles to
@@ -101,7 +106,8 @@ fn cargo() -> String {
 /// installed: clang/LLVM/libbpf headers rebuild the XDP programs for `cargo xtask bpf --check`
 /// (building ndx itself needs none of them: the objects are committed), iproute2/ethtool make the
 /// throwaway topologies, ping checks that other traffic still crosses an XDP-attached
-/// interface, fio is the L2 store's reference, python3-venv hosts python-ndn.
+/// interface, fio is the L2 store's reference, python3-venv hosts python-ndn, systemd's
+/// tools check the unit files (`verify_systemd`) and setpriv runs ndx unprivileged.
 const APT_PACKAGES: &[(&str, &str)] = &[
     ("clang", "/usr/bin/clang"),
     ("llvm", "/usr/bin/llvm-strip"),
@@ -116,6 +122,8 @@ const APT_PACKAGES: &[(&str, &str)] = &[
     ("iputils-ping", "/usr/bin/ping"),
     ("fio", "/usr/bin/fio"),
     ("python3-venv", "/usr/share/doc/python3-venv"),
+    ("systemd", "/usr/bin/systemd-analyze"),
+    ("util-linux", "/usr/bin/setpriv"),
 ];
 
 /// Where the independent NDN software for the interop tests is installed.
@@ -250,8 +258,95 @@ fn test() -> Result {
         &["doc", "--workspace", "--no-deps", "--locked"],
         &[("RUSTDOCFLAGS", "-D warnings")],
     )?;
+    run(&cargo, &["build", "-p", "ndx", "--locked"], &[])?;
+    verify_systemd(&target_dir().join("debug/ndx"))?;
     run(&cargo, &["test", "--workspace", "--locked"], &[])?;
     Ok(())
+}
+
+/// Checks `configs/systemd/`: `systemd-analyze verify` of `ndx.service` (a copy whose
+/// commands name the freshly built `ndx`, since verify wants them to exist), failing on any
+/// complaint, as unknown keys are only warnings there; then `ndx.sysusers` and
+/// `ndx.tmpfiles` applied to a scratch root must create the user, the directories and the
+/// `/run/nfd` link.
+fn verify_systemd(ndx: &Path) -> Result {
+    let dir = root().join("configs/systemd");
+    let read = |f: &str| {
+        std::fs::read_to_string(dir.join(f)).map_err(|e| format!("configs/systemd/{f}: {e}"))
+    };
+    let unit = read("ndx.service")?;
+    if !unit.contains("/usr/local/bin/ndx ") {
+        return Err("ndx.service: expected its commands to run /usr/local/bin/ndx".into());
+    }
+    let scratch = env::temp_dir().join(format!("ndx-xtask-systemd-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&scratch);
+    std::fs::create_dir_all(scratch.join("root/etc")).map_err(|e| e.to_string())?;
+    let result = (|| {
+        let copy = scratch.join("ndx.service");
+        let bin = ndx.display().to_string();
+        std::fs::write(
+            &copy,
+            unit.replace("/usr/local/bin/ndx ", &format!("{bin} ")),
+        )
+        .map_err(|e| e.to_string())?;
+        let copy = copy.display().to_string();
+        quiet("systemd-analyze", &["verify", &copy])?;
+        let r = scratch.join("root").display().to_string();
+        let users = dir.join("ndx.sysusers").display().to_string();
+        let tmpfiles = dir.join("ndx.tmpfiles").display().to_string();
+        run("systemd-sysusers", &[&format!("--root={r}"), &users], &[])?;
+        run(
+            "systemd-tmpfiles",
+            &["--create", &format!("--root={r}"), &tmpfiles],
+            &[],
+        )?;
+        let passwd = std::fs::read_to_string(scratch.join("root/etc/passwd")).unwrap_or_default();
+        if !passwd.lines().any(|l| l.starts_with("ndx:")) {
+            return Err("ndx.sysusers created no user ndx".into());
+        }
+        let link = std::fs::read_link(scratch.join("root/run/nfd"))
+            .map_err(|e| format!("ndx.tmpfiles made no /run/nfd link: {e}"))?;
+        for d in ["root/run/ndx", "root/var/lib/ndx/l2", "root/etc/ndx"] {
+            if !scratch.join(d).is_dir() {
+                return Err(format!("ndx.tmpfiles created no /{}", &d[5..]));
+            }
+        }
+        if link != Path::new("/run/ndx") {
+            return Err(format!(
+                "/run/nfd links to {}, not /run/ndx",
+                link.display()
+            ));
+        }
+        println!("systemd: ndx.service verified, sysusers and tmpfiles entries apply");
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&scratch);
+    result
+}
+
+/// Runs a command that must succeed and print nothing (echoing it, and its output when it
+/// complains).
+fn quiet(program: &str, args: &[&str]) -> Result {
+    println!("+ {program} {}", args.join(" "));
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(root())
+        .output()
+        .map_err(|e| format!("cannot start {program}: {e}"))?;
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.success() && text.trim().is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{program} {}` complained ({}):\n{text}",
+            args.join(" "),
+            out.status
+        ))
+    }
 }
 
 /// The end-to-end demo: builds ndx (release), then `scripts/demo.sh` creates a throwaway

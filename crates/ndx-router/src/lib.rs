@@ -55,6 +55,11 @@ mod builder;
     unreachable_pub,
     reason = "internal module: the API is the re-exports below"
 )]
+mod caps;
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
 mod control;
 #[allow(
     unreachable_pub,
@@ -103,6 +108,11 @@ mod runtime;
     reason = "internal module: the API is the re-exports below"
 )]
 mod stats;
+#[allow(
+    unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
+mod watchdog;
 #[allow(
     unreachable_pub,
     reason = "internal module: the API is the re-exports below"

@@ -75,6 +75,15 @@ pub enum StartError {
     /// The configuration a [`Builder`] was given is refused.
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    /// XDP or AF_XDP failed and the process lacks capabilities ndx needs (CAP_BPF,
+    /// CAP_PERFMON, CAP_NET_ADMIN, CAP_NET_RAW, CAP_IPC_LOCK).
+    #[error("{cause}\n{hint}")]
+    Capabilities {
+        /// The failure.
+        cause: Box<StartError>,
+        /// What is missing and what to grant.
+        hint: String,
+    },
 }
 
 /// One attached interface: its program, its bpf_link and what the workers know of it.
@@ -110,6 +119,8 @@ pub struct Router {
     host: crate::app::Host,
     started: Instant,
     links: Arc<LinkStates>,
+    /// The shard workers' heartbeats (`READY=1`, the systemd watchdog).
+    heartbeats: Arc<crate::watchdog::Heartbeats>,
 }
 
 /// What the router did, reported when it stops.
@@ -137,7 +148,8 @@ impl Router {
     }
 
     /// Attaches to every configured interface, opens the sockets, starts one pinned worker
-    /// per shard and binds the control socket. On error nothing stays attached.
+    /// per shard and binds the control socket. On error nothing stays attached; an XDP or
+    /// AF_XDP failure names the capabilities the process lacks, if any.
     ///
     /// The library installs no logger and no signal handler: `tracing` events go to the
     /// embedder's subscriber, if any, and stopping is [`Router::stop_flag`] or
@@ -147,7 +159,22 @@ impl Router {
     }
 
     /// [`Router::start`], binding the control socket only when `control` is true.
-    pub(crate) fn start_with(mut cfg: Config, control: bool) -> Result<Router, StartError> {
+    pub(crate) fn start_with(cfg: Config, control: bool) -> Result<Router, StartError> {
+        Self::start_all(cfg, control).map_err(|e| match e {
+            StartError::Xdp { .. } | StartError::Socket { .. } => {
+                match crate::caps::hint(&crate::caps::missing()) {
+                    Some(hint) => StartError::Capabilities {
+                        cause: Box::new(e),
+                        hint,
+                    },
+                    None => e,
+                }
+            }
+            e => e,
+        })
+    }
+
+    fn start_all(mut cfg: Config, control: bool) -> Result<Router, StartError> {
         if cfg.interfaces.is_empty() {
             return Err(StartError::NoInterface);
         }
@@ -381,6 +408,7 @@ impl Router {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let core_ids = core_affinity::get_core_ids().unwrap_or_default();
         let mut workers = Vec::new();
+        let heartbeats = crate::watchdog::Heartbeats::new(n);
         for (s, ((eps, to), from)) in eps.into_iter().zip(to).zip(from).enumerate() {
             let shard_cfg = ShardConfig {
                 shard: s as u8,
@@ -424,6 +452,7 @@ impl Router {
                 from,
                 stats: plane.stats[s].clone(),
                 core,
+                heartbeat: heartbeats.beat_for(s),
             };
             let cpu = if cfg.cpus.is_empty() {
                 s % cpus
@@ -478,6 +507,7 @@ impl Router {
             host,
             started: Instant::now(),
             links,
+            heartbeats,
         };
         router.check_links();
         Ok(router)
@@ -576,10 +606,11 @@ impl Router {
 
     /// Runs the control loop until the stop flag is set.
     pub fn run(&mut self) {
-        let mut notifier = crate::notify::Notifier::from_env();
-        if let Some(n) = &notifier {
-            n.send("READY=1\nSTATUS=forwarding");
-        }
+        // READY=1 once every shard polls; WATCHDOG=1 only while every shard makes progress.
+        let mut systemd = crate::watchdog::Supervisor::new(
+            crate::notify::Notifier::from_env(),
+            self.heartbeats.clone(),
+        );
         let mut next_resolve = Instant::now();
         let mut next_control = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {
@@ -610,13 +641,29 @@ impl Router {
                 tracing::error!("a shard worker stopped unexpectedly; shutting down");
                 self.stop.store(true, Ordering::Relaxed);
             }
-            if let Some(n) = notifier.as_mut() {
-                n.tick();
-            }
+            systemd.turn(Instant::now(), || self.summary());
         }
-        if let Some(n) = &notifier {
-            n.send("STOPPING=1");
+        systemd.stopping();
+    }
+
+    /// One line for systemd's `STATUS=`: shards, faces and what went through.
+    fn summary(&self) -> String {
+        let mut t = Snapshot::default();
+        for s in &self.plane.stats {
+            t.accumulate(&s.read());
         }
+        let get = |k| t.get(k).unwrap_or(0);
+        format!(
+            "forwarding: {} shard(s), {} face(s); {} frames in, {} out; {} Interests, {} Data, \
+             {} CS hits",
+            self.cfg.shards,
+            self.plane.faces.table().len(),
+            get("rx_frames"),
+            get("tx_frames"),
+            get("interests_in"),
+            get("data_in"),
+            get("cs_hits"),
+        )
     }
 
     /// Reads every attached interface's link state (sysfs), logs and counts each change and

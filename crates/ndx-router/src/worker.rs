@@ -148,6 +148,8 @@ pub struct Worker {
     pub stats: Arc<ShardStats>,
     /// The packet-processing state.
     pub core: Core,
+    /// Its heartbeat for the systemd watchdog, moved with every counter publication.
+    pub heartbeat: crate::watchdog::Beat,
 }
 
 /// A worker's packet-processing state (separate from its sockets so both can be borrowed at
@@ -400,6 +402,8 @@ impl Worker {
         let mut next_timer = 0u64;
         let mut next_publish = 0u64;
         let mut empty_turns = 0u32;
+        // The first beat says the loop runs (`READY=1` waits for every shard's).
+        self.heartbeat.beat(stop);
         while !stop.load(Ordering::Relaxed) {
             let now = clock.now();
             self.core.now = now;
@@ -499,6 +503,7 @@ impl Worker {
                 self.core.cfg.links.not_up(&mut self.core.down);
                 self.core.publish_sockets(&self.eps);
                 self.core.publish(&self.stats);
+                self.heartbeat.beat(stop);
             }
             if idle {
                 empty_turns += 1;
