@@ -183,6 +183,7 @@ impl Actions {
     }
 
     /// The part of the lent frame being processed that `bytes` is, if it is one.
+    #[inline]
     pub(super) fn lent_part(&self, bytes: &[u8]) -> Option<Lent> {
         let input = self.input?;
         let at = (bytes.as_ptr() as usize).wrapping_sub(input.addr);
@@ -213,6 +214,7 @@ impl Actions {
     /// the Data lies in the lent frame being processed, only its LpPacket header is written
     /// (nothing for a bare Data) and the Data is sent from where it is; else the whole packet
     /// is written.
+    #[inline]
     pub(super) fn push_data(
         &mut self,
         token: Option<&[u8]>,
@@ -309,6 +311,7 @@ impl Actions {
         start..self.bytes.len()
     }
 
+    #[inline]
     pub(super) fn send(&mut self, face: FaceId, range: Range<usize>) {
         self.sends.push(Send {
             face,
@@ -318,10 +321,12 @@ impl Actions {
     }
 
     /// Sends `range` then, if any, the lent bytes `lent`.
+    #[inline]
     pub(super) fn send_parts(&mut self, face: FaceId, (range, lent): (Range<usize>, Option<Lent>)) {
         self.sends.push(Send { face, range, lent });
     }
 
+    #[inline]
     pub(super) fn drop_packet(&mut self, face: FaceId, reason: DropReason) {
         self.drops.push((face, reason));
     }
