@@ -47,6 +47,67 @@ pub const fn varnum_len(v: u64) -> usize {
     }
 }
 
+/// Writes the VAR-NUMBER `v` at the start of `buf`; returns its length (1, 3, 5 or 9), or
+/// `None` (nothing written) when `buf` is shorter. The one VAR-NUMBER writer: [`Writer`],
+/// the `push_*` appenders and the router's hot-path headers all use it.
+#[inline(always)]
+pub fn put_varnum(buf: &mut [u8], v: u64) -> Option<usize> {
+    match v {
+        0..=252 => {
+            *buf.first_mut()? = v as u8;
+            Some(1)
+        }
+        253..=0xFFFF => {
+            let d = buf.get_mut(..3)?;
+            d[0] = 253;
+            d[1..].copy_from_slice(&(v as u16).to_be_bytes());
+            Some(3)
+        }
+        0x1_0000..=0xFFFF_FFFF => {
+            let d = buf.get_mut(..5)?;
+            d[0] = 254;
+            d[1..].copy_from_slice(&(v as u32).to_be_bytes());
+            Some(5)
+        }
+        _ => {
+            let d = buf.get_mut(..9)?;
+            d[0] = 255;
+            d[1..].copy_from_slice(&v.to_be_bytes());
+            Some(9)
+        }
+    }
+}
+
+/// Appends the VAR-NUMBER `v` to `out`.
+#[inline]
+pub fn push_varnum(out: &mut Vec<u8>, v: u64) {
+    let mut b = [0u8; 9];
+    let n = put_varnum(&mut b, v).unwrap_or(0);
+    out.extend_from_slice(&b[..n]);
+}
+
+/// Appends a TLV-TYPE and TLV-LENGTH to `out`.
+#[inline]
+pub fn push_header(out: &mut Vec<u8>, typ: u64, len: usize) {
+    push_varnum(out, typ);
+    push_varnum(out, len as u64);
+}
+
+/// Appends a whole TLV element to `out`.
+#[inline]
+pub fn push_tlv(out: &mut Vec<u8>, typ: u64, value: &[u8]) {
+    push_header(out, typ, value.len());
+    out.extend_from_slice(value);
+}
+
+/// Appends a TLV whose value is the shortest NonNegativeInteger encoding of `v` to `out`.
+#[inline]
+pub fn push_nni_tlv(out: &mut Vec<u8>, typ: u64, v: u64) {
+    let n = nni_len(v);
+    push_header(out, typ, n);
+    out.extend_from_slice(&v.to_be_bytes()[8 - n..]);
+}
+
 /// Total encoded size of a TLV with a value of `value_len` bytes.
 pub const fn tlv_len(typ: u64, value_len: usize) -> usize {
     varnum_len(typ) + varnum_len(value_len as u64) + value_len
@@ -321,21 +382,17 @@ impl<'b> Writer<'b> {
     /// Appends a VAR-NUMBER (one bounds check for its 1, 3, 5 or 9 bytes).
     #[inline]
     pub fn varnum(&mut self, v: u64) -> Result<()> {
-        let (first, width) = match v {
-            0..=252 => (v as u8, 0),
-            253..=0xFFFF => (253, 2),
-            0x1_0000..=0xFFFF_FFFF => (254, 4),
-            _ => (255, 8),
-        };
-        let end = self.pos + 1 + width;
         let need = self.need;
-        let dst = self
+        let pos = self.pos;
+        let n = self
             .buf
-            .get_mut(self.pos..end)
-            .ok_or(Error::new(ErrorKind::BufferTooSmall { need }, end))?;
-        dst[0] = first;
-        dst[1..].copy_from_slice(&v.to_be_bytes()[8 - width..]);
-        self.pos = end;
+            .get_mut(pos..)
+            .and_then(|rest| put_varnum(rest, v))
+            .ok_or(Error::new(
+                ErrorKind::BufferTooSmall { need },
+                pos + varnum_len(v),
+            ))?;
+        self.pos = pos + n;
         Ok(())
     }
 
@@ -388,6 +445,43 @@ pub const fn nni_tlv_len(typ: u64, v: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_varnum_writers_agree_with_the_reader() {
+        for v in [
+            0,
+            252,
+            253,
+            0xFFFF,
+            0x1_0000,
+            0xFFFF_FFFF,
+            0x1_0000_0000,
+            u64::MAX,
+        ] {
+            let n = varnum_len(v);
+            let mut b = [0u8; 9];
+            assert_eq!(put_varnum(&mut b, v), Some(n), "{v}");
+            assert_eq!(read_varnum(&b[..n]).unwrap(), (v, n), "{v}");
+            // One byte short: nothing written, None.
+            let mut short = vec![0xAA; n - 1];
+            assert_eq!(put_varnum(&mut short, v), None, "{v}");
+            assert!(short.iter().all(|&x| x == 0xAA));
+            let mut pushed = Vec::new();
+            push_varnum(&mut pushed, v);
+            assert_eq!(pushed, &b[..n]);
+            // The appenders write what the slice Writer writes.
+            let mut appended = Vec::new();
+            push_nni_tlv(&mut appended, v, v);
+            push_tlv(&mut appended, 7, b"abc");
+            let need = nni_tlv_len(v, v) + tlv_len(7, 3);
+            let mut written = vec![0u8; need];
+            let mut w = Writer::new(&mut written, need).unwrap();
+            w.nni_tlv(v, v).unwrap();
+            w.tlv(7, b"abc").unwrap();
+            assert_eq!(w.len(), need);
+            assert_eq!(appended, written, "{v}");
+        }
+    }
 
     #[test]
     fn varnum_forms() {

@@ -11,7 +11,7 @@ use crate::dataset::MGMT_FRESHNESS_MS;
 use crate::params::ControlParameters;
 use crate::request::Scope;
 use crate::response::ControlResponse;
-use crate::wire::{put_nni, put_tlv};
+use ndx_codec::{push_nni_tlv, push_tlv};
 
 /// InterestLifetime of [`command_interest`]s, in milliseconds.
 pub const COMMAND_LIFETIME_MS: u64 = 4000;
@@ -48,13 +48,13 @@ pub fn command_interest(
         .push_generic(&params.encode());
 
     let mut info = Vec::new();
-    put_nni(&mut info, tt::SIGNATURE_TYPE, signature_type::DIGEST_SHA256);
-    put_tlv(&mut info, tt::SIGNATURE_NONCE, &nonce.to_be_bytes());
-    put_nni(&mut info, tt::SIGNATURE_TIME, timestamp_ms);
+    push_nni_tlv(&mut info, tt::SIGNATURE_TYPE, signature_type::DIGEST_SHA256);
+    push_tlv(&mut info, tt::SIGNATURE_NONCE, &nonce.to_be_bytes());
+    push_nni_tlv(&mut info, tt::SIGNATURE_TIME, timestamp_ms);
 
     let mut signed = name.as_name().as_bytes().to_vec();
-    put_tlv(&mut signed, tt::APPLICATION_PARAMETERS, &[]);
-    put_tlv(&mut signed, tt::INTEREST_SIGNATURE_INFO, &info);
+    push_tlv(&mut signed, tt::APPLICATION_PARAMETERS, &[]);
+    push_tlv(&mut signed, tt::INTEREST_SIGNATURE_INFO, &info);
     let digest: [u8; 32] = Sha256::digest(&signed).into();
 
     let mut i = InterestRepr::new(name);

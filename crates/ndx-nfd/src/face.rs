@@ -5,7 +5,8 @@ use ndx_codec::Tlv;
 
 use crate::MgmtError;
 use crate::tlv;
-use crate::wire::{Fields, put_nested, put_nni, put_opt_nni, put_tlv, read_outer};
+use crate::wire::{Fields, put_nested, put_opt_nni, read_outer};
+use ndx_codec::{push_nni_tlv, push_tlv};
 
 /// FaceStatus (TLV-TYPE 0x80): one face in the faces/list and faces/query datasets.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -56,13 +57,13 @@ impl FaceStatus {
     /// Appends the FaceStatus TLV, in NFD's order.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         put_nested(out, tlv::FACE_STATUS, |v| {
-            put_nni(v, tlv::FACE_ID, self.face_id);
-            put_tlv(v, tlv::URI, self.uri.as_bytes());
-            put_tlv(v, tlv::LOCAL_URI, self.local_uri.as_bytes());
+            push_nni_tlv(v, tlv::FACE_ID, self.face_id);
+            push_tlv(v, tlv::URI, self.uri.as_bytes());
+            push_tlv(v, tlv::LOCAL_URI, self.local_uri.as_bytes());
             put_opt_nni(v, tlv::EXPIRATION_PERIOD, self.expiration_period);
-            put_nni(v, tlv::FACE_SCOPE, self.face_scope);
-            put_nni(v, tlv::FACE_PERSISTENCY, self.face_persistency);
-            put_nni(v, tlv::LINK_TYPE, self.link_type);
+            push_nni_tlv(v, tlv::FACE_SCOPE, self.face_scope);
+            push_nni_tlv(v, tlv::FACE_PERSISTENCY, self.face_persistency);
+            push_nni_tlv(v, tlv::LINK_TYPE, self.link_type);
             put_opt_nni(
                 v,
                 tlv::BASE_CONGESTION_MARKING_INTERVAL,
@@ -74,15 +75,15 @@ impl FaceStatus {
                 self.default_congestion_threshold,
             );
             put_opt_nni(v, tlv::MTU, self.mtu);
-            put_nni(v, tlv::N_IN_INTERESTS, self.n_in_interests);
-            put_nni(v, tlv::N_IN_DATA, self.n_in_data);
-            put_nni(v, tlv::N_IN_NACKS, self.n_in_nacks);
-            put_nni(v, tlv::N_OUT_INTERESTS, self.n_out_interests);
-            put_nni(v, tlv::N_OUT_DATA, self.n_out_data);
-            put_nni(v, tlv::N_OUT_NACKS, self.n_out_nacks);
-            put_nni(v, tlv::N_IN_BYTES, self.n_in_bytes);
-            put_nni(v, tlv::N_OUT_BYTES, self.n_out_bytes);
-            put_nni(v, tlv::FLAGS, self.flags);
+            push_nni_tlv(v, tlv::N_IN_INTERESTS, self.n_in_interests);
+            push_nni_tlv(v, tlv::N_IN_DATA, self.n_in_data);
+            push_nni_tlv(v, tlv::N_IN_NACKS, self.n_in_nacks);
+            push_nni_tlv(v, tlv::N_OUT_INTERESTS, self.n_out_interests);
+            push_nni_tlv(v, tlv::N_OUT_DATA, self.n_out_data);
+            push_nni_tlv(v, tlv::N_OUT_NACKS, self.n_out_nacks);
+            push_nni_tlv(v, tlv::N_IN_BYTES, self.n_in_bytes);
+            push_nni_tlv(v, tlv::N_OUT_BYTES, self.n_out_bytes);
+            push_nni_tlv(v, tlv::FLAGS, self.flags);
         });
     }
 
@@ -204,7 +205,7 @@ impl FaceQueryFilter {
                 (tlv::LOCAL_URI, &self.local_uri),
             ] {
                 if let Some(s) = s {
-                    put_tlv(v, typ, s.as_bytes());
+                    push_tlv(v, typ, s.as_bytes());
                 }
             }
             put_opt_nni(v, tlv::FACE_SCOPE, self.face_scope);
@@ -302,14 +303,14 @@ impl FaceEventNotification {
     /// Appends the FaceEventNotification TLV, in NFD's order.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         put_nested(out, tlv::FACE_EVENT_NOTIFICATION, |v| {
-            put_nni(v, tlv::FACE_EVENT_KIND, self.kind);
-            put_nni(v, tlv::FACE_ID, self.face_id);
-            put_tlv(v, tlv::URI, self.uri.as_bytes());
-            put_tlv(v, tlv::LOCAL_URI, self.local_uri.as_bytes());
-            put_nni(v, tlv::FACE_SCOPE, self.face_scope);
-            put_nni(v, tlv::FACE_PERSISTENCY, self.face_persistency);
-            put_nni(v, tlv::LINK_TYPE, self.link_type);
-            put_nni(v, tlv::FLAGS, self.flags);
+            push_nni_tlv(v, tlv::FACE_EVENT_KIND, self.kind);
+            push_nni_tlv(v, tlv::FACE_ID, self.face_id);
+            push_tlv(v, tlv::URI, self.uri.as_bytes());
+            push_tlv(v, tlv::LOCAL_URI, self.local_uri.as_bytes());
+            push_nni_tlv(v, tlv::FACE_SCOPE, self.face_scope);
+            push_nni_tlv(v, tlv::FACE_PERSISTENCY, self.face_persistency);
+            push_nni_tlv(v, tlv::LINK_TYPE, self.link_type);
+            push_nni_tlv(v, tlv::FLAGS, self.flags);
         });
     }
 

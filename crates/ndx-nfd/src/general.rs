@@ -4,7 +4,8 @@ use ndx_codec::Tlv;
 
 use crate::MgmtError;
 use crate::tlv;
-use crate::wire::{Fields, put_nested, put_nni, put_tlv, read_outer};
+use crate::wire::{Fields, put_nested, read_outer};
+use ndx_codec::{push_nni_tlv, push_tlv};
 
 /// The general status (status/general): the dataset's Content is these elements directly,
 /// with no enclosing TLV. Timestamps are milliseconds since the Unix epoch.
@@ -88,9 +89,9 @@ impl ForwarderStatus {
 
     /// Appends the general status's elements (the whole dataset Content), in NFD's order.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
-        put_tlv(out, tlv::NFD_VERSION, self.nfd_version.as_bytes());
+        push_tlv(out, tlv::NFD_VERSION, self.nfd_version.as_bytes());
         for ((typ, _), v) in GENERAL.iter().zip(self.numbers()) {
-            put_nni(out, *typ, v);
+            push_nni_tlv(out, *typ, v);
         }
     }
 
@@ -172,11 +173,11 @@ impl CsInfo {
     /// Appends the CsInfo TLV, in NFD's order.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         put_nested(out, tlv::CS_INFO, |v| {
-            put_nni(v, tlv::CAPACITY, self.capacity);
-            put_nni(v, tlv::FLAGS, self.flags);
-            put_nni(v, tlv::N_CS_ENTRIES, self.n_cs_entries);
-            put_nni(v, tlv::N_HITS, self.n_hits);
-            put_nni(v, tlv::N_MISSES, self.n_misses);
+            push_nni_tlv(v, tlv::CAPACITY, self.capacity);
+            push_nni_tlv(v, tlv::FLAGS, self.flags);
+            push_nni_tlv(v, tlv::N_CS_ENTRIES, self.n_cs_entries);
+            push_nni_tlv(v, tlv::N_HITS, self.n_hits);
+            push_nni_tlv(v, tlv::N_MISSES, self.n_misses);
         });
     }
 

@@ -5,7 +5,8 @@ use ndx_codec::types as tt;
 
 use crate::MgmtError;
 use crate::tlv;
-use crate::wire::{Fields, name, put_name, put_nested, put_opt_nni, put_tlv, read_outer};
+use crate::wire::{Fields, name, put_name, put_nested, put_opt_nni, read_outer};
+use ndx_codec::push_tlv;
 
 /// ControlParameters (TLV-TYPE 0x68): every field optional, as on the wire. Which fields a
 /// command needs is the command's business (see NFD's "RIB Management", "Face Management",
@@ -123,10 +124,10 @@ impl ControlParameters {
             }
             put_opt_nni(v, tlv::FACE_ID, self.face_id);
             if let Some(u) = &self.uri {
-                put_tlv(v, tlv::URI, u.as_bytes());
+                push_tlv(v, tlv::URI, u.as_bytes());
             }
             if let Some(u) = &self.local_uri {
-                put_tlv(v, tlv::LOCAL_URI, u.as_bytes());
+                push_tlv(v, tlv::LOCAL_URI, u.as_bytes());
             }
             put_opt_nni(v, tlv::ORIGIN, self.origin);
             put_opt_nni(v, tlv::COST, self.cost);

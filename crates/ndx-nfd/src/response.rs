@@ -4,7 +4,8 @@ use crate::MgmtError;
 use crate::params::ControlParameters;
 use crate::status;
 use crate::tlv;
-use crate::wire::{Fields, nni, put_nested, put_nni, put_tlv, read_outer, string};
+use crate::wire::{Fields, nni, put_nested, read_outer, string};
+use ndx_codec::{push_nni_tlv, push_tlv};
 
 /// ControlResponse (TLV-TYPE 0x65): StatusCode, StatusText, and the ControlParameters the
 /// forwarder applied (NFD and ndnd echo them on success).
@@ -106,8 +107,8 @@ impl ControlResponse {
     /// Appends the ControlResponse TLV.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
         put_nested(out, tlv::CONTROL_RESPONSE, |v| {
-            put_nni(v, tlv::STATUS_CODE, u64::from(self.code));
-            put_tlv(v, tlv::STATUS_TEXT, self.text.as_bytes());
+            push_nni_tlv(v, tlv::STATUS_CODE, u64::from(self.code));
+            push_tlv(v, tlv::STATUS_TEXT, self.text.as_bytes());
             if let Some(b) = &self.body {
                 b.encode_into(v);
             }

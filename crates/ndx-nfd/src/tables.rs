@@ -7,7 +7,8 @@ use ndx_codec::{NameBuf, Tlv};
 use crate::MgmtError;
 use crate::params::{decode_strategy, put_strategy};
 use crate::tlv;
-use crate::wire::{Fields, put_name, put_nested, put_nni, put_opt_nni, read_outer};
+use crate::wire::{Fields, put_name, put_nested, put_opt_nni, read_outer};
+use ndx_codec::push_nni_tlv;
 
 /// FibEntry (TLV-TYPE 0x80): one prefix of the fib/list dataset and its next hops.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -27,8 +28,8 @@ impl FibEntry {
             put_name(v, &self.name);
             for &(face, cost) in &self.nexthops {
                 put_nested(v, tlv::NEXT_HOP_RECORD, |w| {
-                    put_nni(w, tlv::FACE_ID, face);
-                    put_nni(w, tlv::COST, cost);
+                    push_nni_tlv(w, tlv::FACE_ID, face);
+                    push_nni_tlv(w, tlv::COST, cost);
                 });
             }
         });
@@ -106,10 +107,10 @@ impl RibEntry {
             put_name(v, &self.name);
             for r in &self.routes {
                 put_nested(v, tlv::ROUTE, |w| {
-                    put_nni(w, tlv::FACE_ID, r.face_id);
-                    put_nni(w, tlv::ORIGIN, r.origin);
-                    put_nni(w, tlv::COST, r.cost);
-                    put_nni(w, tlv::FLAGS, r.flags);
+                    push_nni_tlv(w, tlv::FACE_ID, r.face_id);
+                    push_nni_tlv(w, tlv::ORIGIN, r.origin);
+                    push_nni_tlv(w, tlv::COST, r.cost);
+                    push_nni_tlv(w, tlv::FLAGS, r.flags);
                     put_opt_nni(w, tlv::EXPIRATION_PERIOD, r.expiration_period);
                 });
             }

@@ -7,60 +7,28 @@
 //! Encoders write the order NFD (ndn-cxx) writes.
 
 use ndx_codec::types::{self as tt, is_critical};
-use ndx_codec::{Name, NameBuf, Reader, Tlv, read_nni};
+use ndx_codec::{Name, NameBuf, Reader, Tlv, push_nni_tlv, push_tlv, read_nni};
 
 use crate::MgmtError;
-
-/// Appends a VAR-NUMBER.
-pub(crate) fn put_varnum(out: &mut Vec<u8>, v: u64) {
-    match v {
-        0..=252 => out.push(v as u8),
-        253..=0xFFFF => {
-            out.push(253);
-            out.extend_from_slice(&(v as u16).to_be_bytes());
-        }
-        0x1_0000..=0xFFFF_FFFF => {
-            out.push(254);
-            out.extend_from_slice(&(v as u32).to_be_bytes());
-        }
-        _ => {
-            out.push(255);
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-    }
-}
-
-/// Appends a whole TLV.
-pub(crate) fn put_tlv(out: &mut Vec<u8>, typ: u64, value: &[u8]) {
-    put_varnum(out, typ);
-    put_varnum(out, value.len() as u64);
-    out.extend_from_slice(value);
-}
-
-/// Appends a TLV holding the shortest NonNegativeInteger encoding of `v`.
-pub(crate) fn put_nni(out: &mut Vec<u8>, typ: u64, v: u64) {
-    let be = v.to_be_bytes();
-    put_tlv(out, typ, &be[8 - ndx_codec::nni_len(v)..]);
-}
 
 /// Appends an optional NonNegativeInteger TLV.
 pub(crate) fn put_opt_nni(out: &mut Vec<u8>, typ: u64, v: Option<u64>) {
     if let Some(v) = v {
-        put_nni(out, typ, v);
+        push_nni_tlv(out, typ, v);
     }
 }
 
 /// Appends a Name TLV.
 pub(crate) fn put_name(out: &mut Vec<u8>, name: &NameBuf) {
     let n = name.as_name();
-    put_tlv(out, tt::NAME, n.as_bytes());
+    push_tlv(out, tt::NAME, n.as_bytes());
 }
 
 /// Appends a TLV whose value `fill` writes.
 pub(crate) fn put_nested(out: &mut Vec<u8>, typ: u64, fill: impl FnOnce(&mut Vec<u8>)) {
     let mut inner = Vec::new();
     fill(&mut inner);
-    put_tlv(out, typ, &inner);
+    push_tlv(out, typ, &inner);
 }
 
 /// The single TLV that fills `wire`, which must be of type `typ` (`what` in messages).

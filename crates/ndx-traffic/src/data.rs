@@ -4,7 +4,7 @@
 use ndx_codec::types as tt;
 use sha2::{Digest, Sha256};
 
-use crate::tlv::{put_header, put_tlv, tlv_len};
+use ndx_codec::{push_header, push_tlv, tlv_len};
 
 /// How the producer signs its Data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,7 +45,7 @@ impl DataBuilder {
         // Signed portion: Name, MetaInfo, Content, SignatureInfo.
         let s = &mut self.signed;
         s.clear();
-        put_tlv(s, tt::NAME, name_value);
+        push_tlv(s, tt::NAME, name_value);
         let fresh = self.freshness_ms.to_be_bytes();
         let skip = fresh.iter().take_while(|&&b| b == 0).count().min(7);
         // NonNegativeInteger: 1, 2, 4 or 8 bytes.
@@ -55,10 +55,10 @@ impl DataBuilder {
             3 | 4 => &fresh[4..],
             _ => &fresh[..],
         };
-        put_header(s, tt::META_INFO, tlv_len(tt::FRESHNESS_PERIOD, nni.len()));
-        put_tlv(s, tt::FRESHNESS_PERIOD, nni);
-        put_tlv(s, tt::CONTENT, &self.content);
-        put_tlv(s, tt::SIGNATURE_INFO, &SIG_INFO);
+        push_header(s, tt::META_INFO, tlv_len(tt::FRESHNESS_PERIOD, nni.len()));
+        push_tlv(s, tt::FRESHNESS_PERIOD, nni);
+        push_tlv(s, tt::CONTENT, &self.content);
+        push_tlv(s, tt::SIGNATURE_INFO, &SIG_INFO);
         let digest: [u8; 32] = match self.signing {
             Signing::Digest => Sha256::digest(&s[..]).into(),
             Signing::Fixed => [0x5a; 32],
@@ -70,13 +70,13 @@ impl DataBuilder {
         if let Some(tok) = pit_token {
             let lp_value =
                 tlv_len(tt::LP_PIT_TOKEN, tok.len()) + tlv_len(tt::LP_FRAGMENT, data_len);
-            put_header(b, tt::LP_PACKET, lp_value);
-            put_tlv(b, tt::LP_PIT_TOKEN, tok);
-            put_header(b, tt::LP_FRAGMENT, data_len);
+            push_header(b, tt::LP_PACKET, lp_value);
+            push_tlv(b, tt::LP_PIT_TOKEN, tok);
+            push_header(b, tt::LP_FRAGMENT, data_len);
         }
-        put_header(b, tt::DATA, data_value);
+        push_header(b, tt::DATA, data_value);
         b.extend_from_slice(s);
-        put_tlv(b, tt::SIGNATURE_VALUE, &digest);
+        push_tlv(b, tt::SIGNATURE_VALUE, &digest);
         &self.buf
     }
 

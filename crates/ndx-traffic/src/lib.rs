@@ -17,7 +17,6 @@ pub mod interest;
 pub mod link;
 pub mod packet;
 pub mod producer;
-pub mod tlv;
 pub mod window;
 
 pub use error::Error;
