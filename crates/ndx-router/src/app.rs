@@ -63,36 +63,7 @@ const QUIET_TURNS: u32 = 64;
 /// Most Interests a connection remembers for steering the Data that answer them.
 const STEER_MAX: usize = 1 << 16;
 
-/// The host thread's counters (in `ndx status` under `host`).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct HostCounters {
-    /// App connections accepted.
-    pub app_accepted: u64,
-    /// App connections refused (at `max_connections`).
-    pub app_refused: u64,
-    /// App connections closed for a broken frame.
-    pub app_bad_frames: u64,
-    /// Packets received from apps.
-    pub app_rx: u64,
-    /// Packets written to apps.
-    pub app_tx: u64,
-    /// Packets for apps dropped because their queue was full.
-    pub app_queue_dropped: u64,
-    /// Datagrams received on the kernel UDP sockets (IP-fragmented NDN).
-    pub udp_kernel_rx: u64,
-    /// Datagrams from the kernel UDP sockets that are not NDN.
-    pub udp_kernel_bad: u64,
-    /// Datagrams too large for their link sent through the kernel (IP fragments).
-    pub udp_kernel_tx: u64,
-    /// Such datagrams the kernel refused (or no kernel socket of the family).
-    pub udp_kernel_tx_failed: u64,
-    /// Packets not handed to a shard because its queue was full.
-    pub shard_queue_full: u64,
-    /// Management Interests answered.
-    pub mgmt_requests: u64,
-    /// Client routes readvertised to (or withdrawn from) a routing daemon.
-    pub readvertised: u64,
-}
+pub use crate::stats::HostCounters;
 
 /// Per-face packet counters (NFD's FaceStatus counters) for the faces the host serves.
 #[derive(Debug, Default, Clone, Copy)]
@@ -1011,26 +982,26 @@ impl Host {
 
     /// The host thread's counters as JSON (for `ndx status`).
     pub fn status(&self) -> Value {
-        let c = &self.counters;
-        json!({
-            "app_socket": self.socket().map(|p| p.display().to_string()),
-            "app_faces": self.conns.len(),
-            "app_accepted": c.app_accepted,
-            "app_refused": c.app_refused,
-            "app_bad_frames": c.app_bad_frames,
-            "app_rx": c.app_rx,
-            "app_tx": c.app_tx,
-            "app_queue_dropped": c.app_queue_dropped,
-            "udp_kernel_sockets": self.udp.len(),
-            "udp_kernel_rx": c.udp_kernel_rx,
-            "udp_kernel_bad": c.udp_kernel_bad,
-            "udp_kernel_tx": c.udp_kernel_tx,
-            "udp_kernel_tx_failed": c.udp_kernel_tx_failed,
-            "shard_queue_full": c.shard_queue_full,
-            "mgmt_requests": c.mgmt_requests,
-            "readvertised": c.readvertised,
-            "mgmt_commands_refused": self.mgmt.refused(),
-        })
+        let mut v = serde_json::Map::new();
+        v.insert(
+            "app_socket".into(),
+            json!(self.socket().map(|p| p.display().to_string())),
+        );
+        for (d, n) in self.counters().iter() {
+            v.insert(d.name.into(), json!(n));
+        }
+        Value::Object(v)
+    }
+
+    /// The host thread's counters, with the app faces and kernel sockets open now
+    /// ([`crate::stats::HOST_COUNTERS`]).
+    pub fn counters(&self) -> HostCounters {
+        HostCounters {
+            app_faces: self.conns.len() as u64,
+            udp_kernel_sockets: self.udp.len() as u64,
+            mgmt_commands_refused: self.mgmt.refused(),
+            ..self.counters
+        }
     }
 
     /// Removes the app socket file.

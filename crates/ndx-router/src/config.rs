@@ -67,6 +67,8 @@ struct RawConfig {
     #[serde(default)]
     app: RawApp,
     #[serde(default)]
+    metrics: RawMetrics,
+    #[serde(default)]
     interface: Vec<RawInterface>,
     #[serde(default)]
     face: Vec<RawFace>,
@@ -311,6 +313,43 @@ impl Default for RawFairness {
             nack_rate: d.nack_rate,
             nack_burst: d.nack_burst,
         }
+    }
+}
+
+/// `[metrics]`: the Prometheus endpoint.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+struct RawMetrics {
+    /// `IP:PORT` to serve `GET /metrics` on; empty: no endpoint.
+    listen: String,
+}
+
+impl RawMetrics {
+    fn check(&self) -> Check<Option<std::net::SocketAddr>> {
+        if self.listen.is_empty() {
+            return Ok(None);
+        }
+        let addr: std::net::SocketAddr = self.listen.parse().or_else(|_| {
+            bad(
+                "metrics.listen",
+                format!(
+                    "{:?}: an IP address and port such as \"127.0.0.1:9363\" or \"[::1]:9363\" \
+                     (empty: no metrics endpoint)",
+                    self.listen
+                ),
+            )
+        })?;
+        if addr.port() == 0 {
+            return bad(
+                "metrics.listen",
+                format!(
+                    "{:?}: port 0 would be a different port on every start; pick one for \
+                     Prometheus to scrape (such as 9363)",
+                    self.listen
+                ),
+            );
+        }
+        Ok(Some(addr))
     }
 }
 
@@ -726,6 +765,8 @@ pub struct Config {
     pub udp_ip_fragments: bool,
     /// `[app]`.
     pub app: AppConfig,
+    /// `[metrics] listen`: where the Prometheus endpoint listens (`None`: off).
+    pub metrics_listen: Option<std::net::SocketAddr>,
     /// Interfaces.
     pub interfaces: Vec<InterfaceConfig>,
     /// Faces.
@@ -1368,6 +1409,7 @@ impl RawConfig {
                 }
             },
             app: self.app.check(dir)?,
+            metrics_listen: self.metrics.check()?,
             interfaces,
             faces,
             routes,
@@ -1537,6 +1579,24 @@ mod tests {
 
     fn err(s: &str) -> String {
         parse(s).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn metrics_listen_is_off_by_default_and_checked() {
+        assert_eq!(parse("").unwrap().metrics_listen, None);
+        let c = parse("[metrics]\nlisten = \"127.0.0.1:9363\"").unwrap();
+        assert_eq!(c.metrics_listen, Some("127.0.0.1:9363".parse().unwrap()));
+        let c = parse("[metrics]\nlisten = \"[::1]:9400\"").unwrap();
+        assert_eq!(c.metrics_listen, Some("[::1]:9400".parse().unwrap()));
+        let e = err("[metrics]\nlisten = \"localhost\"");
+        assert!(
+            e.starts_with("t.toml: metrics.listen: \"localhost\": an IP address and port"),
+            "{e}"
+        );
+        let e = err("[metrics]\nlisten = \"127.0.0.1:0\"");
+        assert!(e.contains("metrics.listen") && e.contains("port 0"), "{e}");
+        let e = err("[metrics]\nport = 9363");
+        assert!(e.contains("port"), "unknown keys are refused: {e}");
     }
 
     #[test]

@@ -246,6 +246,10 @@ pub struct ShardL2 {
     refused: Vec<(u64, u64)>,
     /// When to check the store's files next (ns, the worker's clock).
     next_check: u64,
+    /// Reads in flight: request id → submission time (ns, the worker's clock).
+    read_started: HashMap<u64, u64>,
+    /// Submission-to-completion times of the reads ([`crate::stats::L2_READ_LATENCY`]).
+    read_latency: crate::stats::Histogram,
 }
 
 impl std::fmt::Debug for ShardL2 {
@@ -273,6 +277,8 @@ impl ShardL2 {
             reads: Vec::with_capacity(64),
             refused: Vec::with_capacity(64),
             next_check: 0,
+            read_started: HashMap::with_capacity(256),
+            read_latency: crate::stats::Histogram::default(),
         }
     }
 
@@ -296,6 +302,11 @@ impl ShardL2 {
         self.next_check = now + 1_000_000_000;
         self.store.check_files();
         self.store.drain_dropped(&mut |k, b| shard.l2_forget(k, b));
+    }
+
+    /// Submission-to-completion times of the reads so far.
+    pub fn read_latency(&self) -> &crate::stats::Histogram {
+        &self.read_latency
     }
 
     /// The store's counters.
@@ -442,7 +453,10 @@ impl ShardL2 {
                         Some(L2Failure::Stale)
                     }
                     Some(loc) => match self.store.submit_read(loc, r.request) {
-                        Ok(()) => None,
+                        Ok(()) => {
+                            self.read_started.insert(r.request, now);
+                            None
+                        }
                         Err(SubmitError::Stale) => {
                             shard.l2_forget(r.content_key, r.batch);
                             Some(L2Failure::Stale)
@@ -509,10 +523,14 @@ impl ShardL2 {
             return 0;
         }
         let writes = &mut self.writes;
+        let (started, latency) = (&mut self.read_started, &mut self.read_latency);
         let n = self.store.poll(&mut |c| match c {
             Completion::Read {
                 request_id, result, ..
             } => {
+                if let Some(t) = started.remove(&request_id) {
+                    latency.observe(crate::stats::L2_READ_LATENCY.shift, now.saturating_sub(t));
+                }
                 let result = result
                     .map(|v| v.segments().map(|s| (s.name_key, s.frame)))
                     .map_err(|e| match e {
@@ -743,6 +761,9 @@ mod fault_tests {
         assert!(!c.degraded);
         let k = shard.l2_counters().unwrap();
         assert_eq!((k.reads, k.read_failures, k.fallbacks), (1, 1, 1), "{k:?}");
+        // The read's submission-to-completion time was observed (the same `now` here).
+        assert_eq!(l2.read_latency().count(), 1);
+        assert_eq!(l2.read_latency().buckets[0], 1);
         assert!(!shard.l2_holds(key, 0), "the mirror forgot the batch");
         // The next Interest for the batch goes upstream without touching the disk.
         now += 1_000_000;

@@ -120,12 +120,22 @@ mod watchdog;
 mod worker;
 
 pub mod config;
+pub mod metrics;
 pub mod notify;
 pub mod protocol;
 
 /// The control socket's client side (what `ndx status`, `ndx face` and `ndx route` use).
 pub mod client {
     pub use crate::control::{ClientError, request};
+}
+
+/// Every counter's one definition: name (the status JSON field), help, kind and unit, from
+/// which the status JSON, `ndx status` and the Prometheus endpoint ([`metrics`]) derive.
+pub mod counters {
+    pub use crate::stats::{
+        BUCKETS, COUNTERS, Counter, Def, FACE_LOADS, FaceLoadDef, HEADLINE, HOST_COUNTERS,
+        Histogram, HistogramDef, Histograms, HostCounters, Kind, L2_READ_LATENCY, RX_BURST, Unit,
+    };
 }
 
 pub use app::HostError;

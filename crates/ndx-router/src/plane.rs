@@ -431,7 +431,7 @@ impl Plane {
                 .iter()
                 .map(|f| {
                     let l = loads.get(&f.id).copied().unwrap_or_default();
-                    json!({
+                    let mut v = json!({
                         "id": f.id.0,
                         "name": f.name,
                         "remote": f.link.to_string(),
@@ -439,13 +439,11 @@ impl Plane {
                         "local": f.info.local,
                         "local_fields": f.info.local_fields,
                         "resolved": f.path.is_some(),
-                        "interests_in": l.interests,
-                        "data_in": l.data,
-                        "pit_entries": l.pit_entries,
-                        "drops": l.drops,
-                        "drop_pit_quota": l.pit_quota,
-                        "nacks_limited": l.nacks_limited,
-                    })
+                    });
+                    for d in crate::stats::FACE_LOADS {
+                        v[d.def.name] = json!((d.get)(&l));
+                    }
+                    v
                 })
                 .collect(),
         )

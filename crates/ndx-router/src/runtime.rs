@@ -84,6 +84,14 @@ pub enum StartError {
         /// What is missing and what to grant.
         hint: String,
     },
+    /// The metrics endpoint could not listen (`[metrics] listen`).
+    #[error("cannot listen for metrics on {addr} ([metrics] listen): {source}")]
+    Metrics {
+        /// The configured address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 /// One attached interface: its program, its bpf_link and what the workers know of it.
@@ -121,6 +129,7 @@ pub struct Router {
     links: Arc<LinkStates>,
     /// The shard workers' heartbeats (`READY=1`, the systemd watchdog).
     heartbeats: Arc<crate::watchdog::Heartbeats>,
+    metrics: Option<crate::metrics::MetricsServer>,
 }
 
 /// What the router did, reported when it stops.
@@ -178,6 +187,14 @@ impl Router {
         if cfg.interfaces.is_empty() {
             return Err(StartError::NoInterface);
         }
+        // First the metrics port: a port in use fails before anything is attached.
+        let metrics = match cfg.metrics_listen {
+            Some(addr) => Some(
+                crate::metrics::MetricsServer::start(addr)
+                    .map_err(|source| StartError::Metrics { addr, source })?,
+            ),
+            None => None,
+        };
         // Before any table is allocated (the `ndx` binary's allocator reads this).
         ndx_mem::set_huge_pages(cfg.huge_pages);
         // First: a kept L2 store may supply the hash key its records were written with.
@@ -508,6 +525,7 @@ impl Router {
             started: Instant::now(),
             links,
             heartbeats,
+            metrics,
         };
         router.check_links();
         Ok(router)
@@ -601,6 +619,37 @@ impl Router {
             None => s.push_str("\nndx: no app socket ([app] socket = \"\")"),
         }
         s.push_str(&format!("\nndx: {}", memory_line(self.cfg.huge_pages)));
+        if let Some(a) = self.metrics_addr() {
+            s.push_str(&format!("\nndx: metrics on http://{a}/metrics"));
+        }
+        s
+    }
+
+    /// Where the metrics endpoint listens (`[metrics] listen`), if it is on.
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.metrics.as_ref().map(|m| m.local_addr())
+    }
+
+    /// What a scrape of the metrics endpoint shows ([`crate::metrics::Sample`]).
+    fn metrics_sample(&self) -> crate::metrics::Sample {
+        let mut s = crate::metrics::Sample::from_plane(&self.plane);
+        s.host = self.host.counters();
+        s.xdp = self
+            .attached
+            .iter()
+            .filter_map(|a| Some((a.info.name.clone(), a.xdp.counters().ok()?)))
+            .collect();
+        s.interfaces = self
+            .attached
+            .iter()
+            .map(|a| crate::metrics::InterfaceSample {
+                name: a.info.name.clone(),
+                up: a.state == LinkState::Up,
+                link_down: a.downs,
+                link_up: a.ups,
+            })
+            .collect();
+        s.uptime = self.started.elapsed().as_secs_f64();
         s
     }
 
@@ -624,6 +673,9 @@ impl Router {
             let socket = Instant::now() >= next_control;
             self.serve_control(socket);
             if socket {
+                if let Some(m) = &self.metrics {
+                    m.answer(|| self.metrics_sample());
+                }
                 next_control = Instant::now() + Duration::from_millis(2);
             }
             let mut changed = false;

@@ -19,7 +19,7 @@ use ndx_core::{Actions, Dispatch, FaceId, FaceInfo, Shard, token_shard};
 use ndx_xdp::{How, Kind, XdpMeta};
 
 use crate::faces::{Face, FaceReader, FaceTable, L2Path, Link, Origin};
-use crate::stats::{Io, ShardStats, Snapshot};
+use crate::stats::{Histograms, Io, ShardStats, Snapshot};
 
 /// Empty loop turns before an `idle = "yield"` worker starts yielding.
 const IDLE_TURNS: u32 = 64;
@@ -187,6 +187,8 @@ pub struct Core {
     host_first: Option<Handoff>,
     cache: FaceCache,
     snap: Snapshot,
+    /// RX burst sizes and L2 read latencies, published with `snap`.
+    hist: Histograms,
     /// Interfaces not up (read from `cfg.links` every publication): nothing is sent there.
     down: Vec<u32>,
     seq: u64,
@@ -259,6 +261,7 @@ impl Core {
             host_first: None,
             cache: FaceCache::default(),
             snap: Snapshot::default(),
+            hist: Histograms::default(),
             down: Vec::new(),
             // The shard in the top byte (shards never share a Sequence), a random start
             // below it (as NFD: routers and restarts never line up either).
@@ -361,7 +364,11 @@ impl Core {
             self.shard.reassembly_counters(),
             self.reassembler.counters(),
         ]);
+        if let Some(l2) = self.l2.as_ref() {
+            self.hist.l2_read_latency = *l2.read_latency();
+        }
         stats.publish(&self.snap);
+        stats.publish_histograms(&self.hist);
         // Per-face loads every tenth publication (a list to build and copy).
         self.face_publish = self.face_publish.wrapping_add(1);
         if self.face_publish % 10 == 1 {
@@ -410,9 +417,12 @@ impl Worker {
             self.core.snap.add(Io::Loops, 1);
             let mut idle = true;
             for i in 0..self.eps.len() {
-                if self.eps[i].ep.rx_burst(&mut rx, self.core.cfg.burst) == 0 {
+                let n = self.eps[i].ep.rx_burst(&mut rx, self.core.cfg.burst);
+                if n == 0 {
                     continue;
                 }
+                let shift = crate::stats::RX_BURST.shift;
+                self.core.hist.rx_burst.observe(shift, n as u64);
                 idle = false;
                 self.on_burst(now, i, &mut rx, &mut mine, &table);
             }

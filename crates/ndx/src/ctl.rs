@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 use ndx_router::client::{ClientError, request};
+use ndx_router::counters;
 use ndx_router::protocol::{Request, Response, Strategy};
 use serde_json::Value;
 
@@ -113,24 +114,6 @@ fn ask(socket: &Socket, req: Request) -> Result<Response, ClientError> {
     request(&socket.socket, &req)
 }
 
-/// The counters `ndx status` shows first, in this order.
-const HEADLINE: &[&str] = &[
-    "rx_frames",
-    "tx_frames",
-    "interests_in",
-    "data_in",
-    "nacks_in",
-    "interests_out",
-    "data_out",
-    "nacks_out",
-    "cs_hits",
-    "aggregated",
-    "pit_entries",
-    "cs_entries",
-    "exchanged_in",
-    "unresolved_face",
-];
-
 pub(crate) fn status(args: &StatusArgs) -> CtlResult {
     let r = ask(&args.socket, Request::Status)?;
     let v = r.to_json();
@@ -153,14 +136,11 @@ pub(crate) fn render_status(v: &Value) -> String {
         let _ = write!(s, "{:>14}", format!("shard {i}"));
     }
     s.push('\n');
-    let names: Vec<String> = v["counters"]
-        .as_object()
-        .map(|o| o.keys().cloned().collect())
-        .unwrap_or_default();
-    let mut rows: Vec<&str> = HEADLINE.to_vec();
-    for n in &names {
-        if !HEADLINE.contains(&n.as_str()) && v["counters"][n].as_u64().unwrap_or(0) > 0 {
-            rows.push(n);
+    // Rows: the headline counters, then every other non-zero one, in table order.
+    let mut rows: Vec<&str> = counters::HEADLINE.iter().map(|c| c.name()).collect();
+    for d in counters::COUNTERS {
+        if !rows.contains(&d.name) && v["counters"][d.name].as_u64().unwrap_or(0) > 0 {
+            rows.push(d.name);
         }
     }
     for n in rows {
@@ -169,6 +149,16 @@ pub(crate) fn render_status(v: &Value) -> String {
             let _ = write!(s, "{:>14}", sh[n].as_u64().unwrap_or(0));
         }
         s.push('\n');
+    }
+    let host: Vec<_> = counters::HOST_COUNTERS
+        .iter()
+        .filter_map(|d| Some((d.name, v["host"][d.name].as_u64().filter(|&n| n > 0)?)))
+        .collect();
+    if !host.is_empty() {
+        s.push_str("\nhost\n");
+        for (k, val) in host {
+            let _ = writeln!(s, "  {k:<28}{val}");
+        }
     }
     if let Some(x) = v["xdp"].as_object().filter(|o| !o.is_empty()) {
         s.push_str("\nxdp program\n");
@@ -183,31 +173,27 @@ pub(crate) fn render_status(v: &Value) -> String {
         let _ = writeln!(s, "\nPIT share per face: {} (per shard)", shares.join(", "));
     }
     s.push_str("\nfaces");
-    let _ = writeln!(
-        s,
-        "{:>64}{:>12}{:>10}{:>12}{:>12}{:>12}",
-        "", "interests", "pit", "drops", "pit quota", "nacks lim."
-    );
+    let _ = write!(s, "{:>64}", "");
+    for d in counters::FACE_LOADS {
+        let _ = write!(s, "{:>12}", d.column);
+    }
+    s.push('\n');
     for f in v["faces"].as_array().into_iter().flatten() {
-        let n = |k: &str| f[k].as_u64().unwrap_or(0);
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "  {:>4}  {:<16} {:<28} {:<11}{:>12}{:>10}{:>12}{:>12}{:>12}{}",
+            "  {:>4}  {:<16} {:<28} {:<11}",
             f["id"],
             f["name"].as_str().unwrap_or(""),
             f["remote"].as_str().unwrap_or(""),
             f["origin"].as_str().unwrap_or(""),
-            n("interests_in"),
-            n("pit_entries"),
-            n("drops"),
-            n("drop_pit_quota"),
-            n("nacks_limited"),
-            if f["resolved"] == Value::Bool(true) {
-                ""
-            } else {
-                " (resolving)"
-            }
         );
+        for d in counters::FACE_LOADS {
+            let _ = write!(s, "{:>12}", f[d.def.name].as_u64().unwrap_or(0));
+        }
+        if f["resolved"] != Value::Bool(true) {
+            s.push_str(" (resolving)");
+        }
+        s.push('\n');
     }
     s.push_str("\nroutes\n");
     s.push_str(&render_routes(v));
@@ -365,7 +351,8 @@ mod tests {
         let v = json!({
             "counters": {"rx_frames": 10, "cs_hits": 4, "drop_no_route": 2, "drop_loop": 0},
             "shards": [{"rx_frames": 6, "cs_hits": 4}, {"rx_frames": 4, "cs_hits": 0}],
-            "faces": [{"id": 1, "name": "up", "remote": "udp://10.0.0.2:6363", "origin": "config", "resolved": false}],
+            "faces": [{"id": 1, "name": "up", "remote": "udp://10.0.0.2:6363", "origin": "config", "resolved": false, "interests_in": 42, "drop_pit_quota": 5}],
+            "host": {"app_rx": 7, "app_tx": 0},
             "routes": [{"prefix": "/a", "strategy": "best-route", "nexthops": [{"face": 1, "cost": 3}]}],
             "xdp": {"redirected": 9, "passed": 0},
         });
@@ -384,5 +371,26 @@ mod tests {
         assert!(s.contains("redirected"), "{s}");
         assert!(s.contains("(resolving)"), "{s}");
         assert!(s.contains("face1 (cost 3)"), "{s}");
+        // Every headline counter has its row, zero or not, before the others.
+        for c in counters::HEADLINE {
+            assert!(s.lines().any(|l| l.starts_with(c.name())), "{s}");
+        }
+        let rows: Vec<&str> = s.lines().map(|l| l.split(' ').next().unwrap()).collect();
+        let pos = |n: &str| rows.iter().position(|r| *r == n).unwrap();
+        assert!(pos("unresolved_face") < pos("drop_no_route"), "{s}");
+        // Host counters when non-zero; per-face loads under their column titles.
+        assert!(
+            s.lines()
+                .any(|l| l.trim() == "app_rx                      7"),
+            "{s}"
+        );
+        assert!(!s.contains("app_tx"), "{s}");
+        assert!(s.contains("pit quota") && s.contains("interests"), "{s}");
+        let face = s
+            .lines()
+            .find(|l| l.contains("udp://10.0.0.2:6363"))
+            .unwrap();
+        let nums: Vec<&str> = face.split_whitespace().skip(4).collect();
+        assert_eq!(nums[..6], ["42", "0", "0", "0", "5", "0"], "{face}");
     }
 }
