@@ -107,7 +107,8 @@ fn cargo() -> String {
 /// (building ndx itself needs none of them: the objects are committed), iproute2/ethtool make the
 /// throwaway topologies, ping checks that other traffic still crosses an XDP-attached
 /// interface, fio is the L2 store's reference, python3-venv hosts python-ndn, systemd's
-/// tools check the unit files (`verify_systemd`) and setpriv runs ndx unprivileged.
+/// tools check the unit files (`verify_systemd`), setpriv runs ndx unprivileged and curl
+/// scrapes the metrics endpoint.
 const APT_PACKAGES: &[(&str, &str)] = &[
     ("clang", "/usr/bin/clang"),
     ("llvm", "/usr/bin/llvm-strip"),
@@ -124,6 +125,7 @@ const APT_PACKAGES: &[(&str, &str)] = &[
     ("python3-venv", "/usr/share/doc/python3-venv"),
     ("systemd", "/usr/bin/systemd-analyze"),
     ("util-linux", "/usr/bin/setpriv"),
+    ("curl", "/usr/bin/curl"),
 ];
 
 /// Where the independent NDN software for the interop tests is installed.

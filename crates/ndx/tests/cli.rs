@@ -185,6 +185,11 @@ fn check_refuses_what_run_refuses_with_the_same_message() {
             format!("{iface}[app]\nmode = \"rw\"\n"),
             "app.mode: \"rw\": octal permission bits",
         ),
+        (
+            "metrics.toml",
+            format!("{iface}[metrics]\nlisten = \"localhost:9363\"\n"),
+            "metrics.listen: \"localhost:9363\": an IP address and port",
+        ),
     ];
     for (file, text, why) in &cases {
         let (check, run) = check_and_run(&dir, file, text);
