@@ -122,7 +122,7 @@ impl PitShares {
         s
     }
 
-    fn update(&mut self, cfg: &Fairness) {
+    pub(crate) fn update(&mut self, cfg: &Fairness) {
         self.quota = if cfg.pit_shares {
             let parts = (self.active + cfg.pit_reserve).max(1);
             (self.capacity / parts).max(cfg.pit_min).max(1)

@@ -15,6 +15,7 @@
 //! | `route-add` | `prefix`, `face`, `cost` | |
 //! | `route-remove` | `prefix`, `face` (optional: all next hops) | |
 //! | `strategy-set` | `prefix`, `strategy` | |
+//! | `reload` | `file` (optional: the file `ndx run` read) | what changed (`reload.rs`); refused: `error`, `restart` (keys) |
 //!
 //! A client may pipeline: write many requests without waiting, then read the answers, one
 //! line per request in the order of the requests (the churn test keeps 256 in flight on one
@@ -105,8 +106,24 @@ impl ControlServer {
     }
 
     /// Accepts new clients and answers every complete request; `extra` adds fields to
-    /// `status` answers (the XDP counters).
+    /// `status` answers (the XDP counters). `reload` requests are refused (no router).
+    #[cfg(test)]
     pub fn poll(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) {
+        self.poll_with(
+            plane,
+            extra,
+            &mut |_, _| json!({"ok": false, "error": "reload is not available here"}),
+        );
+    }
+
+    /// [`ControlServer::poll`], answering `reload` requests with `reload` (the router's
+    /// `reload::Reloader`; given the request's file).
+    pub fn poll_with(
+        &mut self,
+        plane: &mut Plane,
+        extra: &dyn Fn() -> Value,
+        reload: &mut dyn FnMut(&mut Plane, Option<&str>) -> Value,
+    ) {
         loop {
             match self.listener.accept() {
                 Ok((mut stream, _)) => {
@@ -130,7 +147,7 @@ impl ControlServer {
                 Err(_) => break,
             }
         }
-        self.clients.retain_mut(|c| c.serve(plane, extra));
+        self.clients.retain_mut(|c| c.serve(plane, extra, reload));
     }
 }
 
@@ -142,7 +159,12 @@ impl Drop for ControlServer {
 
 impl Client {
     /// Reads what is available and answers complete lines; false when the client is gone.
-    fn serve(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) -> bool {
+    fn serve(
+        &mut self,
+        plane: &mut Plane,
+        extra: &dyn Fn() -> Value,
+        reload: &mut dyn FnMut(&mut Plane, Option<&str>) -> Value,
+    ) -> bool {
         let mut chunk = [0u8; 4096];
         loop {
             match std::io::Read::read(&mut self.stream, &mut chunk) {
@@ -171,7 +193,7 @@ impl Client {
         while let Some(nl) = self.buf[start..].iter().position(|&b| b == b'\n') {
             let line = &self.buf[start..start + nl + 1];
             start += nl + 1;
-            let answer = answer_line(plane, line, extra);
+            let answer = answer_line(plane, line, extra, reload);
             answers.push_str(&answer.to_string());
             answers.push('\n');
         }
@@ -198,8 +220,19 @@ impl Client {
 }
 
 /// Answers one line of the wire: `{"ok": true, ...}` or `{"ok": false, "error": ...}`.
-pub(crate) fn answer_line(plane: &mut Plane, line: &[u8], extra: &dyn Fn() -> Value) -> Value {
-    match Request::from_line(line).and_then(|req| execute(plane, &req, extra)) {
+/// `reload` answers `reload` requests (they need the router's configuration).
+pub(crate) fn answer_line(
+    plane: &mut Plane,
+    line: &[u8],
+    extra: &dyn Fn() -> Value,
+    reload: &mut dyn FnMut(&mut Plane, Option<&str>) -> Value,
+) -> Value {
+    let r = match Request::from_line(line) {
+        Ok(Request::Reload { file }) => return reload(plane, file.as_deref()),
+        Ok(req) => execute(plane, &req, extra),
+        Err(e) => Err(e),
+    };
+    match r {
         Ok(r) => r.to_json(),
         Err(e) => json!({"ok": false, "error": e}),
     }
@@ -271,6 +304,8 @@ pub(crate) fn execute(
                 .map_err(|e| e.to_string())?;
             Ok(Response::Done)
         }
+        // Needs the router's configuration: its control loop answers it before this.
+        Request::Reload { .. } => Err("reload is answered by a running router only".into()),
     }
 }
 
@@ -307,13 +342,24 @@ pub fn request(path: &Path, req: &Request) -> Result<Response, ClientError> {
     })
 }
 
+/// Sends one request and returns its answer as it is, `ok: false` included (what `ndx reload
+/// --json` prints), waiting up to `timeout` for it.
+pub fn request_answer(path: &Path, req: &Request, timeout: Duration) -> Result<Value, ClientError> {
+    exchange_for(path, &req.to_json().to_string(), timeout)
+}
+
 /// Writes one line (without its newline) and reads the answer's line as JSON.
 fn exchange(path: &Path, line: &str) -> Result<Value, ClientError> {
+    exchange_for(path, line, Duration::from_secs(5))
+}
+
+/// [`exchange`], waiting up to `timeout` for the answer.
+fn exchange_for(path: &Path, line: &str, timeout: Duration) -> Result<Value, ClientError> {
     let mut s = UnixStream::connect(path).map_err(|source| ClientError::Connect {
         path: path.to_path_buf(),
         source,
     })?;
-    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    s.set_read_timeout(Some(timeout))?;
     let mut line = line.to_string();
     line.push('\n');
     s.write_all(line.as_bytes())?;

@@ -233,12 +233,13 @@ pub enum Refusal {
 /// frame comes from a peer no face knows.
 #[derive(Debug)]
 pub struct OnDemand {
-    limits: crate::config::OnDemandLimits,
     state: Mutex<OnDemandState>,
 }
 
 #[derive(Debug, Default)]
 struct OnDemandState {
+    /// The bounds (a configuration reload may change them: [`OnDemand::set_limits`]).
+    limits: crate::config::OnDemandLimits,
     total: usize,
     by_address: HashMap<Option<IpAddr>, usize>,
     refused: u64,
@@ -248,8 +249,10 @@ impl OnDemand {
     /// No faces yet, bounded by `limits`.
     pub fn new(limits: crate::config::OnDemandLimits) -> Arc<Self> {
         Arc::new(Self {
-            limits,
-            state: Mutex::new(OnDemandState::default()),
+            state: Mutex::new(OnDemandState {
+                limits,
+                ..OnDemandState::default()
+            }),
         })
     }
 
@@ -260,12 +263,12 @@ impl OnDemand {
     /// Takes a place for a face to `addr` (`None`: an Ethernet peer, held to the total only).
     pub fn take(&self, addr: Option<IpAddr>) -> Result<(), Refusal> {
         let mut s = self.lock();
-        if s.total >= self.limits.max {
+        if s.total >= s.limits.max {
             s.refused += 1;
             return Err(Refusal::Total);
         }
         let n = s.by_address.get(&addr).copied().unwrap_or(0);
-        if addr.is_some() && n >= self.limits.per_address {
+        if addr.is_some() && n >= s.limits.per_address {
             s.refused += 1;
             return Err(Refusal::PerAddress);
         }
@@ -296,7 +299,13 @@ impl OnDemand {
 
     /// The bounds.
     pub fn limits(&self) -> crate::config::OnDemandLimits {
-        self.limits
+        self.lock().limits
+    }
+
+    /// Changes the bounds (a configuration reload). Faces beyond new, lower bounds stay
+    /// until they go idle; new peers are refused until the counts are below them.
+    pub fn set_limits(&self, limits: crate::config::OnDemandLimits) {
+        self.lock().limits = limits;
     }
 }
 

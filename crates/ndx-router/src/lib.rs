@@ -98,6 +98,11 @@ mod mgmt;
 mod plane;
 #[allow(
     unreachable_pub,
+    reason = "internal module: the API is the re-exports below"
+)]
+mod reload;
+#[allow(
+    unreachable_pub,
     dead_code,
     reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
 )]
@@ -126,7 +131,7 @@ pub mod protocol;
 
 /// The control socket's client side (what `ndx status`, `ndx face` and `ndx route` use).
 pub mod client {
-    pub use crate::control::{ClientError, request};
+    pub use crate::control::{ClientError, request, request_answer};
 }
 
 /// Every counter's one definition: name (the status JSON field), help, kind and unit, from
@@ -143,5 +148,6 @@ pub use builder::Builder;
 pub use handle::{AppError, AppFace, Handle, HandleError, Running};
 pub use iface::IfaceError;
 pub use l2::L2OpenError;
+pub use reload::{LIVE_KEYS, ReloadError, ReloadReport};
 pub use runtime::{Report, Router, StartError};
 pub use stats::Snapshot;

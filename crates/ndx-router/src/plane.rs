@@ -302,6 +302,15 @@ impl Plane {
         Ok(r?)
     }
 
+    /// Removes every route through a face from the RIB and the FIB (published, or at
+    /// [`Plane::end_batch`]), leaving the face in the table: a configuration reload removes
+    /// faces in two steps, so the FIB is published once.
+    pub fn remove_face_routes(&mut self, id: FaceId) -> Result<(), PlaneError> {
+        let r = self.rib.remove_face(&mut self.fib, id);
+        self.publish_fib();
+        Ok(r?)
+    }
+
     /// Removes the on-demand faces that received nothing for `udp.on_demand_idle_ms` (NFD's
     /// idle timeout), with their routes; returns how many went.
     pub fn expire_idle_faces(&mut self, now: std::time::Instant) -> usize {

@@ -64,6 +64,14 @@ pub enum Request {
         /// The strategy.
         strategy: Strategy,
     },
+    /// Re-reads the configuration and applies what changed (`ndx reload`). Answered by
+    /// [`Response::Reloaded`]; a refusal (a key that needs a restart, a bad file) changes
+    /// nothing, and its answer lists the keys in `restart`.
+    Reload {
+        /// The file to read (absolute; default: the file the router was started with).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file: Option<String>,
+    },
 }
 
 /// A forwarding strategy, as named on the wire.
@@ -108,6 +116,7 @@ impl Request {
         "route-add",
         "route-remove",
         "strategy-set",
+        "reload",
     ];
 
     /// This request's command name (its `cmd`).
@@ -121,6 +130,7 @@ impl Request {
             Request::RouteAdd { .. } => "route-add",
             Request::RouteRemove { .. } => "route-remove",
             Request::StrategySet { .. } => "strategy-set",
+            Request::Reload { .. } => "reload",
         }
     }
 
@@ -188,6 +198,9 @@ pub enum Response {
         /// Face id.
         id: u32,
     },
+    /// `reload`: what changed (`file`, `changes`, `faces`, `routes`, `strategies`,
+    /// `settings`, `warnings`: [`crate::ReloadReport::to_json`]).
+    Reloaded(Value),
     /// Requests that answer nothing but success.
     Done,
 }
@@ -203,6 +216,10 @@ impl Response {
             Response::Faces(f) => json!({ "faces": f }),
             Response::Routes { routes, rib } => json!({ "routes": routes, "rib": rib }),
             Response::FaceAdded { id } => json!({ "id": id }),
+            Response::Reloaded(r) => match r {
+                Value::Object(_) => r.clone(),
+                _ => json!({}),
+            },
             Response::Done => json!({}),
         };
         v["ok"] = Value::Bool(true);
@@ -230,6 +247,7 @@ impl Response {
         };
         Ok(match req {
             Request::Status => Response::Status(v),
+            Request::Reload { .. } => Response::Reloaded(v),
             Request::Faces => Response::Faces(take(&mut v, "faces")?),
             Request::Routes => Response::Routes {
                 routes: take(&mut v, "routes")?,
@@ -311,6 +329,10 @@ mod tests {
             Request::StrategySet {
                 prefix: "/a".into(),
                 strategy: Strategy::Multicast,
+            },
+            Request::Reload { file: None },
+            Request::Reload {
+                file: Some("/etc/ndx/ndx.toml".into()),
             },
         ]
     }
@@ -427,6 +449,10 @@ mod tests {
                 Response::Status(json!({"counters": {"rx_frames": 3}})),
             ),
             (Request::FaceRemove { face: "a".into() }, Response::Done),
+            (
+                Request::Reload { file: None },
+                Response::Reloaded(json!({"changes": 2, "faces": {"added": ["up"]}})),
+            ),
         ];
         for (req, resp) in cases {
             let wire = resp.to_json();

@@ -22,6 +22,7 @@ use crate::faces::{L2Path, Link, Origin};
 use crate::handle::{AppFace, COMMAND_DEPTH, Command, Handle, Running};
 use crate::iface::{self, LinkState, LinkStates, queue_plan};
 use crate::plane::{Plane, ether_path};
+use crate::protocol::Response;
 use crate::stats::Snapshot;
 use crate::worker::{Core, Ep, Event, Handoff, IfaceInfo, Redispatch, Worker, WorkerConfig};
 
@@ -129,6 +130,10 @@ pub struct Router {
     links: Arc<LinkStates>,
     /// The shard workers' heartbeats (`READY=1`, the systemd watchdog).
     heartbeats: Arc<crate::watchdog::Heartbeats>,
+    /// The configuration as applied, for reloads (`reload.rs`).
+    reloader: crate::reload::Reloader,
+    /// Set (by a SIGHUP handler) to reload the configuration file.
+    reload: Arc<AtomicBool>,
     metrics: Option<crate::metrics::MetricsServer>,
 }
 
@@ -187,6 +192,8 @@ impl Router {
         if cfg.interfaces.is_empty() {
             return Err(StartError::NoInterface);
         }
+        // As given (before start-up adjusts it): what a reload compares the next file with.
+        let reloader = crate::reload::Reloader::new(&cfg);
         // First the metrics port: a port in use fails before anything is attached.
         let metrics = match cfg.metrics_listen {
             Some(addr) => Some(
@@ -456,6 +463,7 @@ impl Router {
                     ip_fragments: cfg.udp_ip_fragments,
                     ifaces: ifaces.clone(),
                     links: links.clone(),
+                    live: reloader.live(),
                 },
                 redispatch.next().flatten(),
             );
@@ -525,6 +533,8 @@ impl Router {
             started: Instant::now(),
             links,
             heartbeats,
+            reloader,
+            reload: Arc::new(AtomicBool::new(false)),
             metrics,
         };
         router.check_links();
@@ -534,6 +544,41 @@ impl Router {
     /// The flag that stops the router (set it from a signal handler).
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
+    }
+
+    /// The flag that asks the control loop to reload the configuration file (set it from a
+    /// SIGHUP handler; the library installs none). The outcome is logged.
+    pub fn reload_flag(&self) -> Arc<AtomicBool> {
+        self.reload.clone()
+    }
+
+    /// The file a reload reads when none is named (`ndx run -c FILE`), and `--shards`, which
+    /// overrides `router.shards` in it as at start.
+    pub fn set_config_file(&mut self, file: std::path::PathBuf, shards: Option<usize>) {
+        self.reloader.file = Some(file);
+        self.reloader.shards = shards;
+    }
+
+    /// Applies a new configuration to the running router: faces, configured routes,
+    /// strategies and the live settings ([`crate::LIVE_KEYS`]); refuses, changing nothing, a
+    /// configuration whose other keys differ (they need a restart) or that conflicts with
+    /// faces made by command. Logs the outcome.
+    pub fn reload(&mut self, cfg: Config) -> Result<crate::ReloadReport, crate::ReloadError> {
+        let file = self.reloader.file.clone().unwrap_or_default();
+        let r = self.reloader.reload(&mut self.plane, cfg, &file);
+        crate::reload::log_outcome(&r);
+        r
+    }
+
+    /// Reads `file` (or the file set with [`Router::set_config_file`]) and applies it as
+    /// [`Router::reload`] does.
+    pub fn reload_file(
+        &mut self,
+        file: Option<&std::path::Path>,
+    ) -> Result<crate::ReloadReport, crate::ReloadError> {
+        let r = self.reloader.reload_file(&mut self.plane, file);
+        crate::reload::log_outcome(&r);
+        r
     }
 
     /// A handle to control this router from any thread of the process (served by
@@ -572,17 +617,26 @@ impl Router {
     fn serve_control(&mut self, socket: bool) {
         let attached = &self.attached;
         let (tx, stop) = (&self.command_tx, &self.stop);
-        serve_commands(
+        let reloader = &mut self.reloader;
+        serve_commands_with(
             &self.commands,
             &mut self.plane,
             &mut self.host,
             &|host| Handle::new(tx.clone(), stop.clone(), host.bell()),
             &|host| status_extra(attached, host),
+            &mut |plane, file| {
+                let r = reloader.reload_file(plane, file.map(std::path::Path::new));
+                crate::reload::log_outcome(&r);
+                r.map(|rep| Response::Reloaded(rep.to_json()))
+                    .map_err(|e| e.to_string())
+            },
         );
         if socket && let Some(control) = self.control.as_mut() {
             let host = &self.host;
             let extra = || status_extra(attached, host);
-            control.poll(&mut self.plane, &extra);
+            control.poll_with(&mut self.plane, &extra, &mut |plane, file| {
+                reloader.handle(plane, file)
+            });
         }
     }
 
@@ -677,6 +731,9 @@ impl Router {
                     m.answer(|| self.metrics_sample());
                 }
                 next_control = Instant::now() + Duration::from_millis(2);
+            }
+            if self.reload.swap(false, Ordering::Relaxed) {
+                let _ = self.reload_file(None);
             }
             let mut changed = false;
             if Instant::now() >= next_resolve {
@@ -899,12 +956,27 @@ fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], p
 /// Carries out the commands waiting from [`Handle`]s (requests through
 /// [`crate::control::execute`], as the control socket's; app faces through the host),
 /// answering each; the FIB is published once for all of them.
+#[cfg(test)]
 pub(crate) fn serve_commands(
     commands: &Receiver<Command>,
     plane: &mut Plane,
     host: &mut crate::app::Host,
     handle: &dyn Fn(&crate::app::Host) -> Handle,
     extra: &dyn Fn(&crate::app::Host) -> Value,
+) {
+    serve_commands_with(commands, plane, host, handle, extra, &mut |_, _| {
+        Err("reload is answered by a running router only".into())
+    });
+}
+
+/// [`serve_commands`], answering `reload` requests with `reload` (given the request's file).
+pub(crate) fn serve_commands_with(
+    commands: &Receiver<Command>,
+    plane: &mut Plane,
+    host: &mut crate::app::Host,
+    handle: &dyn Fn(&crate::app::Host) -> Handle,
+    extra: &dyn Fn(&crate::app::Host) -> Value,
+    reload: &mut dyn FnMut(&mut Plane, Option<&str>) -> Result<Response, String>,
 ) {
     let mut pending = commands.try_iter().take(COMMAND_DEPTH).peekable();
     if pending.peek().is_none() {
@@ -913,6 +985,9 @@ pub(crate) fn serve_commands(
     plane.begin_batch();
     for c in pending {
         match c {
+            Command::Request(crate::protocol::Request::Reload { file }, reply) => {
+                let _ = reply.send(reload(plane, file.as_deref()));
+            }
             Command::Request(req, reply) => {
                 let _ = reply.send(crate::control::execute(plane, &req, &|| extra(host)));
             }

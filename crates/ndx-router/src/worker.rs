@@ -68,6 +68,8 @@ pub struct WorkerConfig {
     pub ifaces: Arc<Vec<IfaceInfo>>,
     /// Their link states, which the control thread keeps up to date.
     pub links: Arc<crate::iface::LinkStates>,
+    /// Settings a configuration reload changes while the worker runs.
+    pub live: Arc<crate::reload::Live>,
 }
 
 /// One of this shard's sockets.
@@ -200,6 +202,8 @@ pub struct Core {
     refusal_logged: u64,
     /// The loop turn's time (ns since the worker started).
     now: u64,
+    /// The generation of `cfg.live` last applied.
+    live_seen: u64,
 }
 
 /// The last face found for an incoming link and the last face sent to, so a steady flow
@@ -240,7 +244,9 @@ impl Core {
         cfg: WorkerConfig,
         redispatch: Option<Redispatch>,
     ) -> Self {
+        let live_seen = cfg.live.generation();
         Self {
+            live_seen,
             me,
             shard,
             faces,
@@ -271,6 +277,20 @@ impl Core {
             refusal_logged: 0,
             now: 0,
         }
+    }
+
+    /// Takes the settings a configuration reload changed (the generation moved).
+    fn take_live(&mut self) {
+        let g = self.cfg.live.generation();
+        if g == self.live_seen {
+            return;
+        }
+        self.live_seen = g;
+        let s = self.cfg.live.get();
+        self.shard
+            .retune(s.fairness, s.max_lifetime_ms, s.unsolicited);
+        self.cfg.on_demand = s.on_demand;
+        self.cfg.idle = s.idle;
     }
 
     /// Takes the face table's newest snapshot when it changed: declares its faces to the
@@ -510,6 +530,7 @@ impl Worker {
                 next_publish = now + 10_000_000;
                 clock.recalibrate();
                 self.core.refresh(&mut table);
+                self.core.take_live();
                 self.core.cfg.links.not_up(&mut self.core.down);
                 self.core.publish_sockets(&self.eps);
                 self.core.publish(&self.stats);

@@ -394,3 +394,93 @@ mod tests {
         assert_eq!(nums[..6], ["42", "0", "0", "0", "5", "0"], "{face}");
     }
 }
+
+/// `ndx reload`.
+#[derive(Debug, Args)]
+pub(crate) struct ReloadArgs {
+    #[command(flatten)]
+    socket: Socket,
+    /// The configuration file to apply (default: the file `ndx run` was started with).
+    #[arg(long, short = 'c')]
+    config: Option<PathBuf>,
+    /// Print the raw JSON answer.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `ndx reload`: 0 applied, 1 refused (the router's message on stderr; nothing changed),
+/// 2 the router cannot be reached.
+pub(crate) fn reload(args: &ReloadArgs) -> CtlResult {
+    // The router resolves paths from its own directory: send an absolute one.
+    let file = args.config.as_ref().map(std::path::absolute).transpose()?;
+    let req = Request::Reload {
+        file: file.map(|f| f.display().to_string()),
+    };
+    let v = ndx_router::client::request_answer(
+        &args.socket.socket,
+        &req,
+        std::time::Duration::from_secs(30),
+    )?;
+    let ok = v["ok"] == Value::Bool(true);
+    if args.json {
+        out::println(&v)?;
+    } else if ok {
+        out::print(render_reload(&v))?;
+    }
+    if ok {
+        Ok(0)
+    } else {
+        if !args.json {
+            out::eprint(format_args!(
+                "ndx: {}",
+                v["error"].as_str().unwrap_or("reload refused")
+            ));
+        }
+        Ok(1)
+    }
+}
+
+/// A reload's answer for people: the counts, then one line per change.
+fn render_reload(v: &Value) -> String {
+    use std::fmt::Write;
+    let list = |a: &Value| -> Vec<String> {
+        a.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_str().map(str::to_string))
+            .collect()
+    };
+    let n = |a: &Value| a.as_array().map_or(0, Vec::len);
+    let mut s = format!(
+        "reloaded {}: {} change(s): faces +{} -{} ~{}, routes +{} -{} ~{}, strategies {} set {} \
+         removed, {} setting(s)\n",
+        v["file"].as_str().unwrap_or("?"),
+        v["changes"].as_u64().unwrap_or(0),
+        n(&v["faces"]["added"]),
+        n(&v["faces"]["removed"]),
+        n(&v["faces"]["changed"]),
+        n(&v["routes"]["added"]),
+        n(&v["routes"]["removed"]),
+        n(&v["routes"]["changed"]),
+        n(&v["strategies"]["set"]),
+        n(&v["strategies"]["removed"]),
+        n(&v["settings"]),
+    );
+    for (what, a) in [
+        ("face added", &v["faces"]["added"]),
+        ("face removed", &v["faces"]["removed"]),
+        ("face changed", &v["faces"]["changed"]),
+        ("route added", &v["routes"]["added"]),
+        ("route removed", &v["routes"]["removed"]),
+        ("route changed", &v["routes"]["changed"]),
+        ("strategy set", &v["strategies"]["set"]),
+        ("strategy removed", &v["strategies"]["removed"]),
+        ("setting", &v["settings"]),
+        ("warning", &v["warnings"]),
+    ] {
+        for item in list(a) {
+            let _ = writeln!(s, "  {what}: {item}");
+        }
+    }
+    s
+}

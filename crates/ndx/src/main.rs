@@ -58,7 +58,8 @@ struct Cli {
 enum Command {
     /// Decode NDN packets (hex lines, or a pcap/pcapng capture) and print their TLV trees.
     Dissect(dissect::Args),
-    /// Run the router: attach to the configured interfaces and forward until SIGINT/SIGTERM.
+    /// Run the router: attach to the configured interfaces and forward until SIGINT/SIGTERM
+    /// (SIGHUP reloads the configuration file).
     Run(RunArgs),
     /// Check a router configuration file and print what it sets up.
     Check(CheckArgs),
@@ -68,6 +69,10 @@ enum Command {
     Face(ctl::FaceArgs),
     /// List, add or remove routes of a running router, or set a prefix's strategy.
     Route(ctl::RouteArgs),
+    /// Apply the configuration file to a running router (faces, routes, strategies and the
+    /// live settings; keys that need a restart are refused): exit 0 applied, 1 refused, 2 the
+    /// router cannot be reached.
+    Reload(ctl::ReloadArgs),
     /// Serve a file as a versioned, segmented NDN object (a producer) on UDP, or through a
     /// local forwarder's Unix socket with `--forwarder unix://PATH` (the prefix is registered).
     Put(ndx_app::PutOptions),
@@ -133,14 +138,17 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
         cfg.shards = n;
     }
     let mut router = ndx_router::Router::start(cfg)?;
+    // Reloads (SIGHUP, `ndx reload`) read the same file, whatever the working directory.
+    router.set_config_file(std::path::absolute(&args.config)?, args.shards);
     let stop = router.stop_flag();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
     }
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, router.reload_flag())?;
     for line in router.describe().lines() {
         tracing::info!("{}", line.strip_prefix("ndx: ").unwrap_or(line));
     }
-    tracing::info!("forwarding; SIGINT or SIGTERM stops");
+    tracing::info!("forwarding; SIGINT or SIGTERM stops, SIGHUP reloads the configuration");
     router.run();
     let report = router.shutdown();
     tracing::info!(
@@ -260,6 +268,7 @@ fn main() -> ExitCode {
         Command::Status(args) => ctl::status(&args),
         Command::Face(args) => ctl::face(&args),
         Command::Route(args) => ctl::route(&args),
+        Command::Reload(args) => ctl::reload(&args),
         Command::Put(opts) => put(&opts),
         Command::Get(opts) => ndx_app::get(&opts)
             .map(|r| {

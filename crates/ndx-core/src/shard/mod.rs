@@ -332,6 +332,22 @@ impl Shard {
         self.reassembler.remove_peer(u64::from(face.0));
     }
 
+    /// Applies the settings a configuration reload may change while the shard runs: the
+    /// fairness knobs (the PIT share is recomputed at once; Nack buckets keep their tokens),
+    /// the longest InterestLifetime and what unsolicited Data get. Entries already in the
+    /// PIT keep their expiry.
+    pub fn retune(&mut self, fairness: Fairness, max_lifetime_ms: u64, unsolicited: Unsolicited) {
+        self.cfg.fairness = fairness;
+        self.cfg.max_lifetime_ms = max_lifetime_ms;
+        self.cfg.unsolicited = unsolicited;
+        self.shares.update(&self.cfg.fairness);
+    }
+
+    /// The shard's settings.
+    pub fn config(&self) -> &ShardConfig {
+        &self.cfg
+    }
+
     /// Counters.
     pub fn counters(&self) -> ShardCounters {
         self.counters
