@@ -456,7 +456,11 @@ pub fn restart_keys(old: &Config, new: &Config) -> Vec<String> {
     );
     diff("router.burst", old.burst != new.burst);
     diff("router.frames", old.frames != new.frames);
-    diff("router.xdp_classify", old.xdp_classify != new.xdp_classify);
+    // "auto" follows the shards: named only when the shards stay.
+    diff(
+        "router.xdp_classify",
+        old.xdp_classify != new.xdp_classify && old.shards == new.shards,
+    );
     let (o, n) = (&old.shard, &new.shard);
     diff("tables.pit_capacity", o.pit_capacity != n.pit_capacity);
     diff("tables.dnl_capacity", o.dnl_capacity != n.dnl_capacity);
@@ -1038,4 +1042,459 @@ pub fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
         live.set(plan.live);
     }
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worker::IfaceInfo;
+    use ndx_core::FibReader;
+
+    const BASE: &str = r#"
+[router]
+hash_key = "000102030405060708090a0b0c0d0e0f"
+[[interface]]
+name = "c0"
+[[interface]]
+name = "p0"
+[[face]]
+name = "up"
+remote = "udp://10.0.2.1:6363"
+[[face]]
+name = "lan"
+remote = "ether://02:00:00:00:00:07"
+interface = "p0"
+[[route]]
+prefix = "/t"
+face = "up"
+[[route]]
+prefix = "/l"
+face = "lan"
+cost = 4
+[[strategy]]
+prefix = "/t"
+strategy = "best-route"
+"#;
+
+    fn cfg(text: &str) -> Config {
+        Config::parse(text, Path::new("/etc/ndx/ndx.toml")).unwrap()
+    }
+
+    /// A control plane set up from `text` as `Router::start` sets it up (without the data
+    /// path), with its reloader and the shards' FIB reader.
+    fn router(text: &str) -> (Plane, Reloader, FibReader) {
+        let c = cfg(text);
+        let (mut plane, fib, _faces) = Plane::new(&c);
+        plane.interfaces = vec![(2, "c0".into()), (3, "p0".into())];
+        plane.ifaces = plane
+            .interfaces
+            .iter()
+            .map(|(i, n)| IfaceInfo {
+                name: n.clone(),
+                ifindex: *i,
+                mac: [2, 0, 0, 0, 0, *i as u8],
+                mtu: 1500,
+            })
+            .collect();
+        for f in &c.faces {
+            let link = link_of(f, &plane).unwrap();
+            let id = plane
+                .faces
+                .add(f.name.clone(), link, face_info(f), Origin::Config)
+                .unwrap();
+            let path = ether_path(&link, &plane.ifaces);
+            plane.faces.set_path(id, path).unwrap();
+        }
+        plane.faces.publish();
+        for r in &c.routes {
+            plane
+                .add_route(&r.prefix.to_string(), &c.faces[r.face].name, r.cost)
+                .unwrap();
+        }
+        for (p, k) in &c.strategies {
+            plane.set_strategy(&p.to_string(), *k).unwrap();
+        }
+        let mut reloader = Reloader::new(&c);
+        reloader.file = Some("/etc/ndx/ndx.toml".into());
+        (plane, reloader, fib)
+    }
+
+    fn reload(
+        plane: &mut Plane,
+        r: &mut Reloader,
+        text: &str,
+    ) -> Result<ReloadReport, ReloadError> {
+        let c = Config::parse(text, Path::new("/etc/ndx/ndx.toml")).map_err(ReloadError::from)?;
+        r.reload(plane, c, Path::new("/etc/ndx/ndx.toml"))
+    }
+
+    fn face(plane: &Plane, name: &str) -> Option<Face> {
+        plane.faces.table().iter().find(|f| f.name == name).cloned()
+    }
+
+    /// (prefix, face name, origin, cost) of every RIB route.
+    fn rib(plane: &Plane) -> Vec<(String, String, u64, u64)> {
+        let name = |id: FaceId| plane.faces.table().get(id).map(|f| f.name.clone());
+        let mut v: Vec<_> = plane
+            .rib
+            .entries()
+            .flat_map(|e| {
+                e.routes.iter().map(|r| {
+                    (
+                        e.name.to_string(),
+                        name(r.face).unwrap_or_else(|| format!("gone:{}", r.face.0)),
+                        r.origin,
+                        r.cost,
+                    )
+                })
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn strategy(plane: &Plane, prefix: &str) -> String {
+        let routes = plane.routes_json();
+        routes
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["prefix"] == prefix)
+            .map_or_else(|| "none".into(), |r| r["strategy"].as_str().unwrap().into())
+    }
+
+    #[test]
+    fn the_same_file_changes_nothing_and_publishes_nothing() {
+        let (mut plane, mut r, fib) = router(BASE);
+        let (g0, faces) = (
+            fib.snapshot().generation(),
+            plane.faces.table().generation(),
+        );
+        let before = rib(&plane);
+        let rep = reload(&mut plane, &mut r, BASE).unwrap();
+        assert_eq!(rep.changes(), 0, "{rep:?}");
+        assert!(rep.warnings.is_empty());
+        assert_eq!(fib.snapshot().generation(), g0);
+        assert_eq!(plane.faces.table().generation(), faces);
+        assert_eq!(rib(&plane), before);
+        // A random hash key is drawn anew by every parse: random both times is no change.
+        let random = BASE.replace("000102030405060708090a0b0c0d0e0f", "random");
+        let (mut plane, mut r, _) = router(&random);
+        assert_eq!(reload(&mut plane, &mut r, &random).unwrap().changes(), 0);
+    }
+
+    #[test]
+    fn faces_routes_and_strategies_are_added_with_one_fib_publication() {
+        let (mut plane, mut r, fib) = router(BASE);
+        let up = face(&plane, "up").unwrap().id;
+        let g0 = fib.snapshot().generation();
+        let text = format!(
+            "{BASE}[[face]]\nname = \"up2\"\nremote = \"udp://10.0.2.9:7000\"\n\
+             [[route]]\nprefix = \"/x\"\nface = \"up2\"\ncost = 2\n\
+             [[route]]\nprefix = \"/t\"\nface = \"up2\"\ncost = 9\n\
+             [[strategy]]\nprefix = \"/x\"\nstrategy = \"multicast\"\n"
+        );
+        let rep = reload(&mut plane, &mut r, &text).unwrap();
+        assert_eq!(rep.faces_added.len(), 1, "{rep:?}");
+        assert!(rep.faces_added[0].starts_with("up2 udp://10.0.2.9:7000"));
+        assert_eq!(
+            rep.routes_added,
+            ["/t via up2 cost 9", "/x via up2 cost 2"],
+            "{rep:?}"
+        );
+        assert_eq!(rep.strategies_set, ["/x multicast"]);
+        assert_eq!(rep.changes(), 4);
+        assert_eq!(fib.snapshot().generation(), g0 + 1, "the FIB once");
+        let up2 = face(&plane, "up2").unwrap();
+        assert_eq!(up2.origin, Origin::Config);
+        assert_eq!(
+            face(&plane, "up").unwrap().id,
+            up,
+            "unchanged faces keep their ids"
+        );
+        assert!(rib(&plane).contains(&("/x".into(), "up2".into(), origin::STATIC, 2)));
+        assert_eq!(strategy(&plane, "/x"), "multicast");
+        // The shards see the new face (published) and the new FIB.
+        assert!(plane.faces.table().generation() > 0 && fib.snapshot().generation() == g0 + 1);
+        // The report as the control socket sends it.
+        let j = rep.to_json();
+        assert_eq!(j["changes"], 4);
+        assert_eq!(j["routes"]["added"][1], "/x via up2 cost 2");
+        assert!(rep.summary().contains("faces +1 -0 ~0, routes +2 -0 ~0"));
+    }
+
+    #[test]
+    fn removed_and_changed_faces_routes_and_strategies() {
+        let (mut plane, mut r, fib) = router(BASE);
+        let (up, lan) = (
+            face(&plane, "up").unwrap().id,
+            face(&plane, "lan").unwrap().id,
+        );
+        // Routes the file did not make: an application's and a command's.
+        plane
+            .register(
+                &NameBuf::from_uri("/l").unwrap(),
+                Route {
+                    face: lan,
+                    origin: origin::APP,
+                    cost: 0,
+                    flags: 0,
+                    expires: None,
+                },
+            )
+            .unwrap();
+        plane.add_route("/cli", "up", 1).unwrap();
+        // up moves to another address (kept in place), lan goes with its routes, /t costs
+        // 5, the strategy choice goes.
+        let text = r#"
+[router]
+hash_key = "000102030405060708090a0b0c0d0e0f"
+[[interface]]
+name = "c0"
+[[interface]]
+name = "p0"
+[[face]]
+name = "up"
+remote = "udp://10.0.2.2:6363"
+local = true
+[[route]]
+prefix = "/t"
+face = "up"
+cost = 5
+"#;
+        let g0 = fib.snapshot().generation();
+        let rep = reload(&mut plane, &mut r, text).unwrap();
+        assert!(rep.warnings.is_empty(), "{rep:?}");
+        assert_eq!(
+            rep.faces_changed,
+            [format!("up udp://10.0.2.2:6363 (face {})", up.0)]
+        );
+        assert_eq!(rep.faces_removed, [format!("lan (face {})", lan.0)]);
+        assert_eq!(rep.routes_removed, ["/l via lan"]);
+        assert_eq!(rep.routes_changed, ["/t via up cost 5"]);
+        assert_eq!(rep.strategies_removed, ["/t"]);
+        assert_eq!(fib.snapshot().generation(), g0 + 1, "the FIB once");
+        let f = face(&plane, "up").unwrap();
+        assert_eq!(
+            (f.id, f.link.to_string()),
+            (up, "udp://10.0.2.2:6363".into())
+        );
+        assert!(f.info.local);
+        assert!(face(&plane, "lan").is_none());
+        assert_eq!(
+            rib(&plane),
+            [
+                ("/cli".into(), "up".into(), origin::STATIC, 1),
+                ("/t".into(), "up".into(), origin::STATIC, 5),
+            ],
+            "the command's route stays; the app's went with its face"
+        );
+        assert!(
+            plane
+                .fib_routes()
+                .iter()
+                .all(|r| r.nexthops.iter().all(|n| n.face != lan))
+        );
+        assert_eq!(strategy(&plane, "/t"), "best-route");
+        // Back to the first file: lan is a new face (new id), its route comes back.
+        let rep = reload(&mut plane, &mut r, BASE).unwrap();
+        assert_eq!(rep.faces_added.len(), 1);
+        assert_eq!(rep.routes_added, ["/l via lan cost 4"]);
+        assert_ne!(face(&plane, "lan").unwrap().id, lan);
+        assert!(
+            face(&plane, "lan").unwrap().path.is_some(),
+            "Ethernet path set"
+        );
+        assert_eq!(face(&plane, "up").unwrap().id, up);
+    }
+
+    #[test]
+    fn settings_that_need_a_restart_are_refused_by_name_and_change_nothing() {
+        let (mut plane, mut r, fib) = router(BASE);
+        let (g0, before) = (fib.snapshot().generation(), rib(&plane));
+        let text = BASE
+            .replace(
+                "[router]\n",
+                "[cs]\ncapacity = 1000\n[udp]\nports = [6363, 6364]\n[router]\nshards = 2\n",
+            )
+            .replace("name = \"p0\"\n", "name = \"p0\"\nqueues = 2\n")
+            .replace("udp://10.0.2.1:6363", "udp://10.0.2.3:6363");
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert_eq!(
+            e.restart_keys(),
+            [
+                "router.shards",
+                "cs.capacity",
+                "udp.ports",
+                "interface[1].queues"
+            ]
+        );
+        let msg = e.to_string();
+        assert!(msg.contains("router.shards, cs.capacity"), "{msg}");
+        assert!(msg.contains("restart"), "{msg}");
+        assert!(msg.contains("nothing changed"), "{msg}");
+        assert_eq!(fib.snapshot().generation(), g0);
+        assert_eq!(rib(&plane), before);
+        assert_eq!(
+            face(&plane, "up").unwrap().link.to_string(),
+            "udp://10.0.2.1:6363",
+            "the face change in the same file is not applied either"
+        );
+        let text = BASE.replace("name = \"c0\"\n", "name = \"c1\"\n");
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert_eq!(e.restart_keys(), ["interface (was [c0, p0], now [c1, p0])"]);
+        // The refused file is not the applied one: the same file again is still a change.
+        assert_eq!(r.applied().shards, 1);
+    }
+
+    #[test]
+    fn an_invalid_file_is_refused_with_its_key_and_changes_nothing() {
+        let dir = std::env::temp_dir().join(format!("ndx-reload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ndx.toml");
+        let (mut plane, mut r, fib) = router(BASE);
+        r.file = Some(file.clone());
+        let (g0, before) = (fib.snapshot().generation(), rib(&plane));
+        std::fs::write(&file, BASE.replace("face = \"lan\"", "face = \"lna\"")).unwrap();
+        let e = r.reload_file(&mut plane, None).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("route[1].face: no face named \"lna\""),
+            "{e}"
+        );
+        std::fs::write(&file, "[router\n").unwrap();
+        let e = r.reload_file(&mut plane, None).unwrap_err();
+        assert!(
+            matches!(e, ReloadError::Invalid(ConfigError::Syntax { .. })),
+            "{e}"
+        );
+        let e = r
+            .reload_file(&mut plane, Some(&dir.join("missing.toml")))
+            .unwrap_err();
+        assert!(e.to_string().contains("missing.toml"), "{e}");
+        assert_eq!(fib.snapshot().generation(), g0);
+        assert_eq!(rib(&plane), before);
+        // The control socket's answer: not ok, the message, no restart keys.
+        let v = r.handle(&mut plane, None);
+        assert_eq!(v["ok"], false);
+        assert!(v["error"].as_str().unwrap().contains("expected"), "{v}");
+        assert_eq!(v["restart"], json!([]));
+        // A good file through the same path applies.
+        std::fs::write(&file, BASE.replace("cost = 4", "cost = 6")).unwrap();
+        let v = r.handle(&mut plane, None);
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["routes"]["changed"], json!(["/l via lan cost 6"]));
+        r.file = None;
+        assert!(matches!(
+            r.reload_file(&mut plane, None),
+            Err(ReloadError::NoFile)
+        ));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn live_settings_reach_the_workers_and_the_on_demand_bounds() {
+        let (mut plane, mut r, _fib) = router(BASE);
+        let live = r.live();
+        let g = live.generation();
+        let text = BASE.replace(
+            "[router]\n",
+            "[udp]\non_demand_max = 10\non_demand_per_address = 5\non_demand_idle_ms = 5000\n\
+             [fairness]\nnack_rate = 5\n[tables]\nunsolicited = \"cache\"\n[router]\nidle = \"park\"\n",
+        );
+        let rep = reload(&mut plane, &mut r, &text).unwrap();
+        assert_eq!(
+            rep.settings,
+            [
+                "router.idle = park",
+                "tables.unsolicited = cache",
+                "udp.on_demand_max = 10",
+                "udp.on_demand_per_address = 5",
+                "udp.on_demand_idle_ms = 5000",
+                "fairness.nack_rate = 5",
+            ]
+        );
+        assert_eq!(live.generation(), g + 1);
+        let s = live.get();
+        assert_eq!(s.fairness.nack_rate, 5);
+        assert_eq!(s.unsolicited, Unsolicited::Cache);
+        assert_eq!(s.idle, Idle::Park);
+        assert_eq!(plane.on_demand.limits().max, 10);
+        assert_eq!(plane.on_demand.limits().idle_ms, 5000);
+        // A shard takes them as the worker hands them over.
+        let mut shard = ndx_core::Shard::new(ndx_core::ShardConfig::default(), _fib, 0);
+        shard.retune(s.fairness, s.max_lifetime_ms, s.unsolicited);
+        assert_eq!(shard.config().fairness.nack_rate, 5);
+        assert_eq!(shard.config().unsolicited, Unsolicited::Cache);
+        // Nothing changed: the workers are not disturbed.
+        assert_eq!(reload(&mut plane, &mut r, &text).unwrap().changes(), 0);
+        assert_eq!(live.generation(), g + 1);
+    }
+
+    #[test]
+    fn faces_made_by_command_are_not_taken_and_on_demand_ones_are() {
+        let (mut plane, mut r, _fib) = router(BASE);
+        let cmd = plane.add_face("cmd", "udp://10.0.2.5:6363", None).unwrap();
+        let text = format!("{BASE}[[face]]\nname = \"new\"\nremote = \"udp://10.0.2.5:6363\"\n");
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert!(
+            e.to_string().contains(&format!(
+                "udp://10.0.2.5:6363 is already face {} (command",
+                cmd.0
+            )),
+            "{e}"
+        );
+        assert!(face(&plane, "new").is_none());
+        let text = format!("{BASE}[[face]]\nname = \"cmd\"\nremote = \"udp://10.0.2.6:6363\"\n");
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert!(e.to_string().contains("already has that name"), "{e}");
+        // An on-demand face to the peer becomes the configured face, keeping its id.
+        let link = Link::Udp("10.0.2.7:6363".parse().unwrap());
+        plane.on_demand.take(link.on_demand_address()).unwrap();
+        let od = FaceId(900);
+        plane
+            .faces
+            .insert(Face {
+                id: od,
+                name: "10.0.2.7:6363".into(),
+                link,
+                info: FaceInfo::default(),
+                origin: Origin::OnDemand,
+                path: None,
+            })
+            .unwrap();
+        let text = format!(
+            "{BASE}[[face]]\nname = \"peer\"\nremote = \"udp://10.0.2.7:6363\"\n\
+             [[route]]\nprefix = \"/peer\"\nface = \"peer\"\n"
+        );
+        let rep = reload(&mut plane, &mut r, &text).unwrap();
+        assert_eq!(rep.faces_added, ["peer udp://10.0.2.7:6363 (face 900)"]);
+        let f = face(&plane, "peer").unwrap();
+        assert_eq!((f.id, f.origin), (od, Origin::Config));
+        assert_eq!(
+            plane.on_demand.counts().0,
+            0,
+            "its on-demand place is given back"
+        );
+        assert!(rib(&plane).contains(&("/peer".into(), "peer".into(), origin::STATIC, 0)));
+    }
+
+    #[test]
+    fn too_many_next_hops_are_refused_before_anything_changes() {
+        let mut text = BASE.to_string();
+        let (mut plane, mut r, _fib) = router(BASE);
+        for i in 0..8 {
+            plane
+                .add_face(&format!("c{i}"), &format!("udp://10.0.3.{i}:6363"), None)
+                .unwrap();
+            plane.add_route("/t", &format!("c{i}"), 1).unwrap();
+        }
+        text.push_str("[[face]]\nname = \"more\"\nremote = \"udp://10.0.4.1:6363\"\n");
+        text.push_str("[[route]]\nprefix = \"/t\"\nface = \"more\"\n");
+        let before = rib(&plane);
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert!(e.to_string().contains("next hops"), "{e}");
+        assert_eq!(rib(&plane), before);
+        assert!(face(&plane, "more").is_none());
+    }
 }
