@@ -119,8 +119,8 @@ pub enum ReloadError {
     Invalid(#[from] ConfigError),
     /// Keys that only a restart can change differ from the running configuration.
     #[error(
-        "reload refused, nothing changed: {file}: {} changed; these need a restart of ndx run \
-         (only faces, routes, strategies and {} change while it runs)",
+        "reload refused, nothing changed: {file}: {} changed, which needs a restart of ndx run \
+         (while it runs, only faces, routes, strategies and {} change)",
         keys.join(", "),
         "router.idle, tables.max_lifetime_ms, tables.unsolicited, udp.on_demand*, [fairness]"
     )]

@@ -608,3 +608,45 @@ fn completions_and_man_pages_name_every_subcommand() {
         }
     }
 }
+
+#[test]
+fn reload_exit_codes_say_applied_refused_or_unreachable() {
+    let dir = Scratch::new("reload");
+    let (good, bad) = (dir.path("good.sock"), dir.path("bad.sock"));
+    fake_router(good.clone(), |_| {
+        json!({"ok": true, "file": "/etc/ndx/ndx.toml", "changes": 2,
+               "faces": {"added": ["up2 udp://10.0.0.9:6363 (face 7)"], "removed": [], "changed": []},
+               "routes": {"added": ["/x via up2 cost 0"], "removed": [], "changed": []},
+               "strategies": {"set": [], "removed": []}, "settings": [], "warnings": []})
+    });
+    fake_router(bad.clone(), |_| {
+        json!({"ok": false, "error": "reload refused, nothing changed: f: router.shards changed",
+               "restart": ["router.shards"]})
+    });
+    let run = |sock: &PathBuf, json: bool| {
+        let mut c = Command::new(NDX);
+        c.args(["reload", "-c", "ndx.toml", "-s"]).arg(sock);
+        if json {
+            c.arg("--json");
+        }
+        c.output().expect("ndx reload runs")
+    };
+    let out = run(&good, false);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(
+        text.contains("2 change(s): faces +1 -0 ~0, routes +1 -0 ~0"),
+        "{text}"
+    );
+    assert!(text.contains("route added: /x via up2 cost 0"), "{text}");
+    let out = run(&bad, false);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("router.shards changed"));
+    let out = run(&bad, true);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["restart"][0], "router.shards");
+    let out = run(&dir.path("nobody.sock"), false);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot reach ndx"));
+}
