@@ -965,16 +965,15 @@ pub fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
         expires: None,
     };
     for (prefix, face, id) in &plan.routes_remove {
-        match id {
-            Some(id) => {
-                if let Err(e) = plane.unregister(prefix, Some(*id), Some(origin::STATIC)) {
-                    report
-                        .warnings
-                        .push(format!("route {prefix} via {face}: {e}"));
-                }
+        // Without an id the route goes with its face (above).
+        if let Some(id) = id {
+            match plane.unregister(prefix, Some(*id), Some(origin::STATIC)) {
+                // Removed by command already: gone either way.
+                Ok(()) | Err(crate::plane::PlaneError::NoRoute(_)) => {}
+                Err(e) => report
+                    .warnings
+                    .push(format!("route {prefix} via {face}: {e}")),
             }
-            // Goes with its face (step 3).
-            None => {}
         }
         report.routes_removed.push(format!("{prefix} via {face}"));
     }

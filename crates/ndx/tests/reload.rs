@@ -106,9 +106,15 @@ fn reload_under_load_loses_nothing_and_refuses_a_restart() {
          [[strategy]]\nprefix = \"/t\"\nstrategy = \"multicast\"\n",
         line.endpoint(2, 1, 7000)
     );
-    // 2. SIGHUP: the strategy choice goes (best-route again), /extra costs 3, /t2 is added.
+    // 2. SIGHUP: the strategy choice goes (best-route again), /extra costs 3, /t2 is added,
+    // a fairness knob changes (the workers take it while forwarding).
+    let second = line.config(
+        1,
+        &format!("udp://{}", line.producer_endpoint()),
+        "[fairness]\nnack_rate = 5000",
+    );
     let second = format!(
-        "{base}[[face]]\nname = \"extra\"\nremote = \"udp://{}\"\n\
+        "{second}[[face]]\nname = \"extra\"\nremote = \"udp://{}\"\n\
          [[route]]\nprefix = \"/extra\"\nface = \"extra\"\ncost = 3\n\
          [[route]]\nprefix = \"/t2\"\nface = \"producer\"\n",
         line.endpoint(2, 1, 7000)
@@ -148,6 +154,7 @@ fn reload_under_load_loses_nothing_and_refuses_a_restart() {
         "{log}"
     );
     assert!(log.contains("strategy removed: /t"), "{log}");
+    assert!(log.contains("setting: fairness.nack_rate = 5000"), "{log}");
 
     // Nothing in flight was lost.
     ok(&gen_out, "ndx gen");
