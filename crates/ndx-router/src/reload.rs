@@ -618,6 +618,8 @@ struct FaceChange {
     /// or locality changed, or an on-demand face to the same peer that becomes configured.
     /// `None`: a new face with a new id.
     id: Option<FaceId>,
+    /// The configured face's name in the applied file, when the file renamed it (same link).
+    renamed_from: Option<String>,
 }
 
 /// A checked reload, ready to apply.
@@ -629,6 +631,9 @@ pub struct Plan {
     /// Faces to remove: configured faces no longer in the file, and on-demand faces on a
     /// link a changed face takes.
     faces_remove: Vec<(FaceId, String)>,
+    /// On-demand faces on a link a changed face takes: out of the table before the changed
+    /// faces go in (also in `faces_remove`, for their routes and the report).
+    evict: Vec<FaceId>,
     /// Configured faces by name as they are now (unchanged and changed ones).
     kept: HashMap<String, FaceId>,
     routes_add: Vec<(NameBuf, String, u32)>,
@@ -741,15 +746,38 @@ pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Pl
                     cfg: f.clone(),
                     link,
                     id: Some(cur.id),
+                    renamed_from: None,
                 });
             }
             None => faces_add.push(FaceChange {
                 cfg: f.clone(),
                 link,
                 id: None,
+                renamed_from: None,
             }),
         }
     }
+    // A new face on the link of a configured face the file no longer names is that face
+    // renamed: it keeps its id (and PIT entries); its old routes go, its new ones come.
+    let mut renamed: HashMap<String, FaceId> = HashMap::new();
+    let mut still_added = Vec::new();
+    for mut c in faces_add {
+        let same = faces_remove
+            .iter()
+            .position(|(id, _)| table.get(*id).is_some_and(|g| g.link == c.link));
+        match same {
+            Some(pos) => {
+                let (id, old_name) = faces_remove.remove(pos);
+                c.id = Some(id);
+                c.renamed_from = Some(old_name.clone());
+                renamed.insert(old_name, id);
+                kept.insert(c.cfg.name.clone(), id);
+                faces_change.push(c);
+            }
+            None => still_added.push(c),
+        }
+    }
+    let mut faces_add = still_added;
     // Links and names the new and changed faces take must be free once the plan is applied:
     // the faces leaving or moving release theirs; an on-demand face to the same peer is
     // taken over by a new face (keeping its id and PIT entries) or removed for a changed one.
@@ -759,6 +787,7 @@ pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Pl
         .chain(faces_change.iter().filter_map(|c| c.id))
         .collect();
     let mut taken: HashSet<FaceId> = HashSet::new();
+    let mut evict = Vec::new();
     for c in faces_add.iter_mut().chain(faces_change.iter_mut()) {
         if let Some(g) = table
             .iter()
@@ -796,6 +825,7 @@ pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Pl
             c.id = Some(holder);
         } else {
             faces_remove.push((holder, h.name.clone()));
+            evict.push(holder);
         }
     }
 
@@ -819,7 +849,8 @@ pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Pl
     }
     for (prefix, face) in old_routes.keys() {
         if !new_routes.contains_key(&(prefix.clone(), face.clone())) {
-            routes_remove.push((prefix.clone(), face.clone(), kept.get(face).copied()));
+            let id = kept.get(face).or_else(|| renamed.get(face)).copied();
+            routes_remove.push((prefix.clone(), face.clone(), id));
         }
     }
     // Next hops per prefix once applied (each route adds its face unless the prefix already
@@ -877,6 +908,7 @@ pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Pl
         faces_add,
         faces_change,
         faces_remove,
+        evict,
         kept,
         routes_add,
         routes_change,
@@ -902,28 +934,37 @@ pub fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
     let mut ids = plan.kept.clone();
     // 1. Faces added (or taken over from on-demand) and changed in place; published before
     // any route names them.
+    // Every face replaced in place leaves the table first, so links can move between them.
+    let replaced = plan.faces_add.iter().chain(&plan.faces_change);
+    for id in replaced
+        .filter_map(|c| c.id)
+        .chain(plan.evict.iter().copied())
+    {
+        if let Ok(old) = plane.faces.remove(id)
+            && old.origin == Origin::OnDemand
+        {
+            plane.on_demand.give_back(old.link.on_demand_address());
+            if plan.evict.contains(&id) {
+                plane
+                    .face_events
+                    .push((ndx_nfd::face_event_kind::DESTROYED, old));
+            }
+        }
+    }
     for c in plan.faces_add.iter().chain(&plan.faces_change) {
         let info = face_info(&c.cfg);
         let r = match c.id {
-            Some(id) => {
-                let old = plane.faces.remove(id);
-                if let Ok(old) = &old
-                    && old.origin == Origin::OnDemand
-                {
-                    plane.on_demand.give_back(old.link.on_demand_address());
-                }
-                plane
-                    .faces
-                    .insert(Face {
-                        id,
-                        name: c.cfg.name.clone(),
-                        link: c.link,
-                        info,
-                        origin: Origin::Config,
-                        path: None,
-                    })
-                    .map(|()| id)
-            }
+            Some(id) => plane
+                .faces
+                .insert(Face {
+                    id,
+                    name: c.cfg.name.clone(),
+                    link: c.link,
+                    info,
+                    origin: Origin::Config,
+                    path: None,
+                })
+                .map(|()| id),
             None => plane
                 .faces
                 .add(c.cfg.name.clone(), c.link, info, Origin::Config),
@@ -934,7 +975,10 @@ pub fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
                     let _ = plane.faces.set_path(id, Some(path));
                 }
                 ids.insert(c.cfg.name.clone(), id);
-                let what = format!("{} {} (face {})", c.cfg.name, c.cfg.remote, id.0);
+                let mut what = format!("{} {} (face {})", c.cfg.name, c.cfg.remote, id.0);
+                if let Some(old) = &c.renamed_from {
+                    what.push_str(&format!(", renamed from {old}"));
+                }
                 if plan.faces_change.iter().any(|x| x.cfg.name == c.cfg.name) {
                     report.faces_changed.push(what);
                 } else {
@@ -1016,6 +1060,10 @@ pub fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
 
     // 3. Faces removed, with every route through them (the FIB first, then the table).
     for (id, name) in &plan.faces_remove {
+        if plan.evict.contains(id) {
+            report.faces_removed.push(format!("{name} (face {})", id.0));
+            continue;
+        }
         match plane.faces.remove(*id) {
             Ok(face) => {
                 if face.origin == Origin::OnDemand {
@@ -1476,6 +1524,88 @@ cost = 5
             "its on-demand place is given back"
         );
         assert!(rib(&plane).contains(&("/peer".into(), "peer".into(), origin::STATIC, 0)));
+    }
+
+    #[test]
+    fn a_renamed_face_keeps_its_id_and_faces_may_swap_links() {
+        let (mut plane, mut r, fib) = router(BASE);
+        let (up, lan) = (
+            face(&plane, "up").unwrap().id,
+            face(&plane, "lan").unwrap().id,
+        );
+        let renamed = BASE.replace("\"up\"", "\"upstream\"");
+        let g0 = fib.snapshot().generation();
+        let rep = reload(&mut plane, &mut r, &renamed).unwrap();
+        assert!(rep.warnings.is_empty(), "{rep:?}");
+        assert_eq!(
+            rep.faces_changed,
+            [format!(
+                "upstream udp://10.0.2.1:6363 (face {}), renamed from up",
+                up.0
+            )]
+        );
+        assert!(
+            rep.faces_added.is_empty() && rep.faces_removed.is_empty(),
+            "{rep:?}"
+        );
+        assert_eq!(rep.routes_removed, ["/t via up"]);
+        assert_eq!(rep.routes_added, ["/t via upstream cost 0"]);
+        assert_eq!(face(&plane, "upstream").unwrap().id, up);
+        assert!(face(&plane, "up").is_none());
+        assert!(rib(&plane).contains(&("/t".into(), "upstream".into(), origin::STATIC, 0)));
+        assert_eq!(fib.snapshot().generation(), g0 + 1);
+        // Two faces trade places: both keep their ids, each takes the other's link.
+        let two = |a: &str, b: &str| {
+            renamed
+                .replace("udp://10.0.2.1:6363", a)
+                .replace("ether://02:00:00:00:00:07\"\ninterface = \"p0\"", b)
+        };
+        let text = two("udp://10.0.2.8:6363", "udp://10.0.2.9:6363\"");
+        reload(&mut plane, &mut r, &text).unwrap();
+        let swapped = two("udp://10.0.2.9:6363", "udp://10.0.2.8:6363\"");
+        let rep = reload(&mut plane, &mut r, &swapped).unwrap();
+        assert!(rep.warnings.is_empty(), "{rep:?}");
+        assert_eq!(rep.faces_changed.len(), 2, "{rep:?}");
+        assert_eq!(
+            face(&plane, "upstream").unwrap().link.to_string(),
+            "udp://10.0.2.9:6363"
+        );
+        assert_eq!(
+            face(&plane, "lan").unwrap().link.to_string(),
+            "udp://10.0.2.8:6363"
+        );
+        assert_eq!(
+            (
+                face(&plane, "upstream").unwrap().id,
+                face(&plane, "lan").unwrap().id
+            ),
+            (up, lan)
+        );
+        // A changed face moving onto an on-demand face's link: the on-demand face goes.
+        let link = Link::Udp("10.0.2.7:6363".parse().unwrap());
+        plane.on_demand.take(link.on_demand_address()).unwrap();
+        plane
+            .faces
+            .insert(Face {
+                id: FaceId(901),
+                name: "10.0.2.7:6363".into(),
+                link,
+                info: FaceInfo::default(),
+                origin: Origin::OnDemand,
+                path: None,
+            })
+            .unwrap();
+        let rep = reload(
+            &mut plane,
+            &mut r,
+            &swapped.replace("udp://10.0.2.9:6363", "udp://10.0.2.7:6363"),
+        )
+        .unwrap();
+        assert!(rep.warnings.is_empty(), "{rep:?}");
+        assert_eq!(rep.faces_removed, ["10.0.2.7:6363 (face 901)"]);
+        assert_eq!(face(&plane, "upstream").unwrap().id, up);
+        assert_eq!(plane.faces.table().lookup(&link), Some(up));
+        assert_eq!(plane.on_demand.counts().0, 0);
     }
 
     #[test]
