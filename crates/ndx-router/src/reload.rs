@@ -319,6 +319,7 @@ impl Reloader {
             .map(Path::to_path_buf)
             .or_else(|| self.file.clone())
             .ok_or(ReloadError::NoFile)?;
+        check_file(&file)?;
         let mut cfg = Config::load(&file)?;
         if let Some(n) = self.shards {
             cfg.shards = n;
@@ -359,6 +360,32 @@ impl Reloader {
             }),
         }
     }
+}
+
+/// Largest configuration file a reload reads.
+const MAX_FILE: u64 = 16 << 20;
+
+/// Refuses what the control thread must not read: anything but a regular file (a FIFO would
+/// block it, a device never end) or a file past [`MAX_FILE`].
+fn check_file(file: &Path) -> Result<(), ConfigError> {
+    let refuse = |why: String| ConfigError::Read {
+        file: file.to_path_buf(),
+        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, why),
+    };
+    let meta = std::fs::metadata(file).map_err(|source| ConfigError::Read {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    if !meta.is_file() {
+        return Err(refuse("not a regular file".into()));
+    }
+    if meta.len() > MAX_FILE {
+        return Err(refuse(format!(
+            "{} bytes: a configuration file is at most {MAX_FILE}",
+            meta.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Logs a reload's outcome: the summary and each change, or why it was refused.
@@ -1419,6 +1446,10 @@ cost = 5
             .reload_file(&mut plane, Some(&dir.join("missing.toml")))
             .unwrap_err();
         assert!(e.to_string().contains("missing.toml"), "{e}");
+        let e = r
+            .reload_file(&mut plane, Some(Path::new("/dev/zero")))
+            .unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
         assert_eq!(fib.snapshot().generation(), g0);
         assert_eq!(rib(&plane), before);
         // The control socket's answer: not ok, the message, no restart keys.
