@@ -969,6 +969,10 @@ pub(crate) fn serve_commands(
     });
 }
 
+/// Answers a `reload` request of a [`Handle`], given its file.
+pub(crate) type ReloadHook<'a> =
+    dyn FnMut(&mut Plane, Option<&str>) -> Result<Response, String> + 'a;
+
 /// [`serve_commands`], answering `reload` requests with `reload` (given the request's file).
 pub(crate) fn serve_commands_with(
     commands: &Receiver<Command>,
@@ -976,7 +980,7 @@ pub(crate) fn serve_commands_with(
     host: &mut crate::app::Host,
     handle: &dyn Fn(&crate::app::Host) -> Handle,
     extra: &dyn Fn(&crate::app::Host) -> Value,
-    reload: &mut dyn FnMut(&mut Plane, Option<&str>) -> Result<Response, String>,
+    reload: &mut ReloadHook<'_>,
 ) {
     let mut pending = commands.try_iter().take(COMMAND_DEPTH).peekable();
     if pending.peek().is_none() {
