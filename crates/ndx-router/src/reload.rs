@@ -1658,3 +1658,93 @@ cost = 5
         assert!(face(&plane, "more").is_none());
     }
 }
+
+/// A `reload` from an in-process [`crate::Handle`], served as the router's control loop
+/// serves it (`runtime::serve_commands_with` with the router's hook).
+#[cfg(test)]
+mod handle_tests {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::mpsc::sync_channel;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::Handle;
+    use crate::app::Host;
+    use crate::handle::COMMAND_DEPTH;
+    use crate::protocol::{Request, Response};
+    use crate::runtime::serve_commands_with;
+
+    /// No app socket, no kernel UDP sockets: nothing to bind in a unit test.
+    const FILE: &str = "[app]\nsocket = \"\"\nudp_fragments = false\n\
+        [[interface]]\nname = \"c0\"\n";
+    const FACE: &str = "[[face]]\nname = \"up\"\nremote = \"udp://10.0.2.1:6363\"\n";
+
+    #[test]
+    fn a_handle_reloads_through_the_control_loop() {
+        let dir = std::env::temp_dir().join(format!("ndx-reload-h-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ndx.toml");
+        std::fs::write(&file, FILE).unwrap();
+        let cfg = Config::load(&file).unwrap();
+        let (mut plane, _fib, _faces) = Plane::new(&cfg);
+        plane.interfaces = vec![(2, "c0".into())];
+        let mut reloader = Reloader::new(&cfg);
+        reloader.file = Some(file.clone());
+        // The file gains a face.
+        std::fs::write(&file, format!("{FILE}{FACE}")).unwrap();
+        let dispatch =
+            ndx_core::Dispatch::new(cfg.hash_key, cfg.dispatch, 1, cfg.dispatch_table).unwrap();
+        let (mut host, _links) = Host::new(
+            &cfg.app,
+            &cfg.udp_ports,
+            &mut plane,
+            dispatch,
+            1,
+            std::time::SystemTime::now(),
+        )
+        .unwrap();
+        let (tx, commands) = sync_channel(COMMAND_DEPTH);
+        let stop = Arc::new(AtomicBool::new(false));
+        let handle = Handle::new(tx.clone(), stop.clone(), host.bell());
+        let (_ev_tx, events) = sync_channel(16);
+        let f2 = file.clone();
+        let client = std::thread::spawn(move || {
+            let ok = handle.request(Request::Reload {
+                file: Some(f2.display().to_string()),
+            });
+            std::fs::write(&f2, FILE.replace("name = \"c0\"", "name = \"c1\"")).unwrap();
+            // (The refused file would also remove the face: nothing of it is applied.)
+            let refused = handle.request(Request::Reload { file: None });
+            (ok, refused)
+        });
+        while !client.is_finished() {
+            host.turn(&mut plane, &events, Duration::from_millis(2));
+            serve_commands_with(
+                &commands,
+                &mut plane,
+                &mut host,
+                &|h| Handle::new(tx.clone(), stop.clone(), h.bell()),
+                &|_| json!({}),
+                &mut |plane, file| {
+                    reloader
+                        .reload_file(plane, file.map(Path::new))
+                        .map(|r| Response::Reloaded(r.to_json()))
+                        .map_err(|e| e.to_string())
+                },
+            );
+        }
+        let (ok, refused) = client.join().unwrap();
+        match ok.unwrap() {
+            Response::Reloaded(v) => {
+                let added = v["faces"]["added"][0].as_str().unwrap_or_default();
+                assert!(added.starts_with("up udp://10.0.2.1:6363 (face "), "{v}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = refused.unwrap_err().to_string();
+        assert!(e.contains("interface (was [c0], now [c1])"), "{e}");
+        assert!(plane.faces.table().iter().any(|f| f.name == "up"));
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
