@@ -1414,6 +1414,12 @@ cost = 5
             "udp://10.0.2.1:6363",
             "the face change in the same file is not applied either"
         );
+        let text = BASE.replace(
+            "[router]\n",
+            "[metrics]\nlisten = \"127.0.0.1:9363\"\n[router]\n",
+        );
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert_eq!(e.restart_keys(), ["metrics.listen"]);
         let text = BASE.replace("name = \"c0\"\n", "name = \"c1\"\n");
         let e = reload(&mut plane, &mut r, &text).unwrap_err();
         assert_eq!(e.restart_keys(), ["interface (was [c0, p0], now [c1, p0])"]);
