@@ -148,7 +148,7 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
     for line in router.describe().lines() {
         tracing::info!("{}", line.strip_prefix("ndx: ").unwrap_or(line));
     }
-    tracing::info!("forwarding; SIGINT or SIGTERM stops");
+    tracing::info!("forwarding; SIGINT or SIGTERM stops, SIGHUP reloads the configuration");
     router.run();
     let report = router.shutdown();
     tracing::info!(

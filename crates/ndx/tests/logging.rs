@@ -55,7 +55,7 @@ fn under_journald_the_router_logs_priorities_and_the_flag_filters_them() {
     let line = Line::new(Family::V4, 1, 1500);
     let log = run_under_journal(&line, "info", None);
     assert!(
-        log.contains("<6>forwarding; SIGINT or SIGTERM stops\n"),
+        log.contains("<6>forwarding; SIGINT or SIGTERM stops, SIGHUP reloads the configuration\n"),
         "{log}"
     );
     assert!(log.contains("<6>stopped after "), "{log}");
