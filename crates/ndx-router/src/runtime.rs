@@ -135,6 +135,8 @@ pub struct Router {
     /// Set (by a SIGHUP handler) to reload the configuration file.
     reload: Arc<AtomicBool>,
     metrics: Option<crate::metrics::MetricsServer>,
+    /// Whether [`Router::run`] talks to systemd ([`Router::notify_systemd`]).
+    systemd: bool,
 }
 
 /// What the router did, reported when it stops.
@@ -536,6 +538,7 @@ impl Router {
             reloader,
             reload: Arc::new(AtomicBool::new(false)),
             metrics,
+            systemd: false,
         };
         router.check_links();
         Ok(router)
@@ -707,13 +710,23 @@ impl Router {
         s
     }
 
+    /// Makes [`run`](Self::run) notify systemd (`$NOTIFY_SOCKET`: `READY=1` once every shard
+    /// polls, `STATUS=`, `WATCHDOG=1` only while every shard makes progress, `STOPPING=1`).
+    /// Off by default, so a program that embeds a router and is itself a `Type=notify`
+    /// service keeps its own readiness; `ndx run` turns it on.
+    pub fn notify_systemd(&mut self, on: bool) {
+        self.systemd = on;
+    }
+
     /// Runs the control loop until the stop flag is set.
     pub fn run(&mut self) {
         // READY=1 once every shard polls; WATCHDOG=1 only while every shard makes progress.
-        let mut systemd = crate::watchdog::Supervisor::new(
-            crate::notify::Notifier::from_env(),
-            self.heartbeats.clone(),
-        );
+        let notifier = if self.systemd {
+            crate::notify::Notifier::from_env()
+        } else {
+            None
+        };
+        let mut systemd = crate::watchdog::Supervisor::new(notifier, self.heartbeats.clone());
         let mut next_resolve = Instant::now();
         let mut next_control = Instant::now();
         while !self.stop.load(Ordering::Relaxed) {

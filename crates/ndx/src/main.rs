@@ -140,6 +140,7 @@ fn run(args: &RunArgs) -> Result<u8, Box<dyn std::error::Error>> {
     let mut router = ndx_router::Router::start(cfg)?;
     // Reloads (SIGHUP, `ndx reload`) read the same file, whatever the working directory.
     router.set_config_file(std::path::absolute(&args.config)?, args.shards);
+    router.notify_systemd(true);
     let stop = router.stop_flag();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, stop.clone())?;
