@@ -45,7 +45,7 @@ use crate::worker::Event;
 
 /// Largest packet an app may send or receive (NFD's and ndnd's limit is 8800; NDNLPv2 headers
 /// and larger local packets fit).
-pub const MAX_PACKET: usize = 65_536;
+pub(crate) const MAX_PACKET: usize = 65_536;
 
 const WAKER: Token = Token(0);
 const LISTENER: Token = Token(1);
@@ -63,11 +63,11 @@ const QUIET_TURNS: u32 = 64;
 /// Most Interests a connection remembers for steering the Data that answer them.
 const STEER_MAX: usize = 1 << 16;
 
-pub use crate::stats::HostCounters;
+pub(crate) use crate::stats::HostCounters;
 
 /// Per-face packet counters (NFD's FaceStatus counters) for the faces the host serves.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct FaceCounters {
+pub(crate) struct FaceCounters {
     /// Interests in.
     pub in_interests: u64,
     /// Data in.
@@ -153,7 +153,7 @@ struct Conn {
 
 /// The host thread's I/O state.
 #[derive(Debug)]
-pub struct Host {
+pub(crate) struct Host {
     poll: Poll,
     events: Events,
     bell: Arc<Doorbell>,
@@ -247,7 +247,7 @@ impl Host {
     /// Sets up the host thread's I/O: binds the app socket (when configured) and the kernel
     /// UDP sockets, adds the management face to `plane` with its `/localhost/nfd` route (and
     /// `/localhop/nfd` when enabled), and makes the shards' links.
-    pub fn new(
+    pub(crate) fn new(
         cfg: &AppConfig,
         udp_ports: &[u16],
         plane: &mut Plane,
@@ -374,13 +374,13 @@ impl Host {
     }
 
     /// The app socket's path, if any.
-    pub fn socket(&self) -> Option<&Path> {
+    pub(crate) fn socket(&self) -> Option<&Path> {
         self.listener.as_ref().map(|(_, p)| p.as_path())
     }
 
     /// One turn: waits up to `timeout` for app sockets, kernel UDP sockets or packets from
     /// the shards, and serves all of them.
-    pub fn turn(&mut self, plane: &mut Plane, events: &Receiver<Event>, timeout: Duration) {
+    pub(crate) fn turn(&mut self, plane: &mut Plane, events: &Receiver<Event>, timeout: Duration) {
         // After a busy turn, look again without sleeping for a few turns: under load the next
         // packet is microseconds away, and a sleep costs two context switches and a wake-up.
         let mut first = self.links.from_shards.try_recv().ok();
@@ -538,7 +538,7 @@ impl Host {
     }
 
     /// Records the shard threads (woken when handed packets while they sleep).
-    pub fn set_shard_threads(&mut self, threads: Vec<std::thread::Thread>) {
+    pub(crate) fn set_shard_threads(&mut self, threads: Vec<std::thread::Thread>) {
         self.links.set_threads(threads);
     }
 
@@ -975,13 +975,12 @@ impl Host {
 
     fn stats_for_mgmt(&self) -> crate::mgmt::HostView {
         crate::mgmt::HostView {
-            counters: self.counters,
             faces: self.conns.values().map(|c| (c.face, c.counters)).collect(),
         }
     }
 
     /// The host thread's counters as JSON (for `ndx status`).
-    pub fn status(&self) -> Value {
+    pub(crate) fn status(&self) -> Value {
         let mut v = serde_json::Map::new();
         v.insert(
             "app_socket".into(),
@@ -995,7 +994,7 @@ impl Host {
 
     /// The host thread's counters, with the app faces and kernel sockets open now
     /// ([`crate::stats::HOST_COUNTERS`]).
-    pub fn counters(&self) -> HostCounters {
+    pub(crate) fn counters(&self) -> HostCounters {
         HostCounters {
             app_faces: self.conns.len() as u64,
             udp_kernel_sockets: self.udp.len() as u64,
@@ -1005,7 +1004,7 @@ impl Host {
     }
 
     /// Removes the app socket file.
-    pub fn close_socket(&mut self) {
+    pub(crate) fn close_socket(&mut self) {
         if let Some((_, p)) = self.listener.take() {
             let _ = std::fs::remove_file(p);
         }
@@ -1020,7 +1019,7 @@ impl Drop for Host {
 
 /// Adds the faces the shards announced (created on demand) to the table, and publishes it
 /// when any was new.
-pub fn faces_from_shards(plane: &mut Plane, events: &Receiver<Event>) {
+pub(crate) fn faces_from_shards(plane: &mut Plane, events: &Receiver<Event>) {
     let mut changed = false;
     while let Ok(ev) = events.try_recv() {
         match ev {

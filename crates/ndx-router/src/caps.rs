@@ -2,7 +2,7 @@
 //! that a start refused for lack of one says which.
 
 /// Every capability `ndx run` needs, with its bit number and why.
-pub const NEEDED: [(&str, u32, &str); 5] = [
+pub(crate) const NEEDED: [(&str, u32, &str); 5] = [
     (
         "CAP_BPF",
         39,
@@ -24,7 +24,7 @@ pub const NEEDED: [(&str, u32, &str); 5] = [
 
 /// The needed capabilities missing from an effective set (`CapEff:` of /proc/PID/status,
 /// hexadecimal).
-pub fn missing_from(cap_eff: &str) -> Vec<&'static str> {
+pub(crate) fn missing_from(cap_eff: &str) -> Vec<&'static str> {
     let Ok(set) = u64::from_str_radix(cap_eff.trim(), 16) else {
         return Vec::new();
     };
@@ -36,7 +36,7 @@ pub fn missing_from(cap_eff: &str) -> Vec<&'static str> {
 }
 
 /// The needed capabilities this process lacks (none when it cannot tell).
-pub fn missing() -> Vec<&'static str> {
+pub(crate) fn missing() -> Vec<&'static str> {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -48,7 +48,7 @@ pub fn missing() -> Vec<&'static str> {
 }
 
 /// One line naming what is missing and what to grant; `None` when nothing is.
-pub fn hint(missing: &[&str]) -> Option<String> {
+pub(crate) fn hint(missing: &[&str]) -> Option<String> {
     if missing.is_empty() {
         return None;
     }

@@ -38,14 +38,14 @@ use crate::protocol::{AnswerError, Request, Response};
 /// Most bytes in one request line.
 const MAX_REQUEST: usize = 64 * 1024;
 /// Most control clients connected at once; one more is told so and closed.
-pub const MAX_CLIENTS: usize = 64;
+pub(crate) const MAX_CLIENTS: usize = 64;
 
 /// Most bytes read from one client per poll (pipelined requests beyond wait for the next).
 const MAX_READ: usize = 256 * 1024;
 
 /// The listening side.
 #[derive(Debug)]
-pub struct ControlServer {
+pub(crate) struct ControlServer {
     listener: UnixListener,
     path: PathBuf,
     clients: Vec<Client>,
@@ -61,7 +61,7 @@ struct Client {
 /// server died: connecting is refused) is replaced; a live one fails with `AddrInUse` and
 /// `live` as the message; a file that is not a socket is left alone (`AlreadyExists`), so a
 /// mistyped path never deletes a file. Used for the control socket and the app socket.
-pub fn bind_unix(path: &Path, live: &str) -> std::io::Result<UnixListener> {
+pub(crate) fn bind_unix(path: &Path, live: &str) -> std::io::Result<UnixListener> {
     use std::os::unix::fs::FileTypeExt;
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
@@ -95,7 +95,7 @@ pub fn bind_unix(path: &Path, live: &str) -> std::io::Result<UnixListener> {
 impl ControlServer {
     /// Binds the socket (creating its directory; replacing a stale socket file left by a
     /// router that died, but refusing if another router answers on it).
-    pub fn bind(path: &Path) -> std::io::Result<Self> {
+    pub(crate) fn bind(path: &Path) -> std::io::Result<Self> {
         let listener = bind_unix(path, "another ndx is running there")?;
         listener.set_nonblocking(true)?;
         Ok(Self {
@@ -108,7 +108,7 @@ impl ControlServer {
     /// Accepts new clients and answers every complete request; `extra` adds fields to
     /// `status` answers (the XDP counters). `reload` requests are refused (no router).
     #[cfg(test)]
-    pub fn poll(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) {
+    pub(crate) fn poll(&mut self, plane: &mut Plane, extra: &dyn Fn() -> Value) {
         self.poll_with(
             plane,
             extra,
@@ -118,7 +118,7 @@ impl ControlServer {
 
     /// [`ControlServer::poll`], answering `reload` requests with `reload` (the router's
     /// `reload::Reloader`; given the request's file).
-    pub fn poll_with(
+    pub(crate) fn poll_with(
         &mut self,
         plane: &mut Plane,
         extra: &dyn Fn() -> Value,

@@ -19,7 +19,7 @@ use ndx_core::{FaceId, FaceInfo};
 
 /// Where a face leads on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Link {
+pub(crate) enum Link {
     /// NDN over UDP to this peer.
     Udp(SocketAddr),
     /// NDN over Ethernet to this MAC address on interface `ifindex`.
@@ -46,7 +46,7 @@ pub enum Link {
 
 impl Link {
     /// True for the links the host thread serves (app connections, management).
-    pub fn is_host(&self) -> bool {
+    pub(crate) fn is_host(&self) -> bool {
         matches!(self, Link::App { .. } | Link::Internal)
     }
 }
@@ -69,7 +69,7 @@ impl fmt::Display for Link {
 
 /// How a face came to exist.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// From the configuration file.
     Config,
     /// Created on the first packet of a new UDP peer.
@@ -84,7 +84,7 @@ pub enum Origin {
 
 impl Origin {
     /// Lower-case name.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Origin::Config => "config",
             Origin::OnDemand => "on-demand",
@@ -97,7 +97,7 @@ impl Origin {
 
 /// The layer-2 path out of a face: filled in once the next hop is resolved.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct L2Path {
+pub(crate) struct L2Path {
     /// Outgoing interface.
     pub ifindex: u32,
     /// Our MAC on that interface.
@@ -110,7 +110,7 @@ pub struct L2Path {
 
 /// One face.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Face {
+pub(crate) struct Face {
     /// Its id.
     pub id: FaceId,
     /// Name given in the configuration or command (on-demand faces: the peer address).
@@ -127,7 +127,7 @@ pub struct Face {
 
 /// An immutable view of all faces, shared by the shard workers.
 #[derive(Debug, Default, Clone)]
-pub struct FaceTable {
+pub(crate) struct FaceTable {
     faces: HashMap<FaceId, Face>,
     by_link: HashMap<Link, FaceId>,
     generation: u64,
@@ -135,41 +135,36 @@ pub struct FaceTable {
 
 impl FaceTable {
     /// The face with this id.
-    pub fn get(&self, id: FaceId) -> Option<&Face> {
+    pub(crate) fn get(&self, id: FaceId) -> Option<&Face> {
         self.faces.get(&id)
     }
 
     /// The face a frame from `link` belongs to.
-    pub fn lookup(&self, link: &Link) -> Option<FaceId> {
+    pub(crate) fn lookup(&self, link: &Link) -> Option<FaceId> {
         self.by_link.get(link).copied()
     }
 
     /// Every face, by id.
-    pub fn iter(&self) -> impl Iterator<Item = &Face> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Face> {
         let mut v: Vec<&Face> = self.faces.values().collect();
         v.sort_by_key(|f| f.id);
         v.into_iter()
     }
 
     /// Number of faces.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.faces.len()
     }
 
-    /// True when there are no faces.
-    pub fn is_empty(&self) -> bool {
-        self.faces.is_empty()
-    }
-
     /// Bumped on every publication.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation
     }
 }
 
 /// Why a face could not be added.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FaceError {
+pub(crate) enum FaceError {
     /// Another face already leads there.
     #[error("{link} is already face {existing}")]
     Duplicate {
@@ -188,16 +183,16 @@ pub enum FaceError {
 
 /// Hands out face ids; shared between the control thread and the shards (on-demand faces).
 #[derive(Debug)]
-pub struct FaceIds(AtomicU32);
+pub(crate) struct FaceIds(AtomicU32);
 
 impl FaceIds {
     /// Ids start at 1 (0 is reserved for "no face").
-    pub fn new() -> Arc<Self> {
+    pub(crate) fn new() -> Arc<Self> {
         Arc::new(Self(AtomicU32::new(1)))
     }
 
     /// A fresh id.
-    pub fn next(&self) -> Result<FaceId, FaceError> {
+    pub(crate) fn next(&self) -> Result<FaceId, FaceError> {
         let id = self.0.fetch_add(1, Ordering::Relaxed);
         if id == u32::MAX {
             return Err(FaceError::Exhausted);
@@ -209,7 +204,7 @@ impl FaceIds {
 /// What a shard worker holds: the published table, the id counter and the bounds for
 /// on-demand faces.
 #[derive(Debug, Clone)]
-pub struct FaceReader {
+pub(crate) struct FaceReader {
     /// The published table.
     pub table: Arc<ArcSwap<FaceTable>>,
     /// Face ids.
@@ -220,7 +215,7 @@ pub struct FaceReader {
 
 /// Why a new peer got no on-demand face.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
+pub(crate) enum Refusal {
     /// `udp.on_demand_max` faces exist.
     Total,
     /// `udp.on_demand_per_address` faces exist for the peer's address.
@@ -232,7 +227,7 @@ pub enum Refusal {
 /// removed, or never published because another shard won the race). A lock taken only when a
 /// frame comes from a peer no face knows.
 #[derive(Debug)]
-pub struct OnDemand {
+pub(crate) struct OnDemand {
     state: Mutex<OnDemandState>,
 }
 
@@ -247,7 +242,7 @@ struct OnDemandState {
 
 impl OnDemand {
     /// No faces yet, bounded by `limits`.
-    pub fn new(limits: crate::config::OnDemandLimits) -> Arc<Self> {
+    pub(crate) fn new(limits: crate::config::OnDemandLimits) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(OnDemandState {
                 limits,
@@ -261,7 +256,7 @@ impl OnDemand {
     }
 
     /// Takes a place for a face to `addr` (`None`: an Ethernet peer, held to the total only).
-    pub fn take(&self, addr: Option<IpAddr>) -> Result<(), Refusal> {
+    pub(crate) fn take(&self, addr: Option<IpAddr>) -> Result<(), Refusal> {
         let mut s = self.lock();
         if s.total >= s.limits.max {
             s.refused += 1;
@@ -278,7 +273,7 @@ impl OnDemand {
     }
 
     /// Gives back the place of a face to `addr`.
-    pub fn give_back(&self, addr: Option<IpAddr>) {
+    pub(crate) fn give_back(&self, addr: Option<IpAddr>) {
         let mut s = self.lock();
         let Some(n) = s.by_address.get_mut(&addr) else {
             return;
@@ -292,26 +287,26 @@ impl OnDemand {
 
     /// On-demand faces now, and frames from new peers refused a face since start (a peer
     /// counts once per frame it sends while refused).
-    pub fn counts(&self) -> (usize, u64) {
+    pub(crate) fn counts(&self) -> (usize, u64) {
         let s = self.lock();
         (s.total, s.refused)
     }
 
     /// The bounds.
-    pub fn limits(&self) -> crate::config::OnDemandLimits {
+    pub(crate) fn limits(&self) -> crate::config::OnDemandLimits {
         self.lock().limits
     }
 
     /// Changes the bounds (a configuration reload). Faces beyond new, lower bounds stay
     /// until they go idle; new peers are refused until the counts are below them.
-    pub fn set_limits(&self, limits: crate::config::OnDemandLimits) {
+    pub(crate) fn set_limits(&self, limits: crate::config::OnDemandLimits) {
         self.lock().limits = limits;
     }
 }
 
 impl Link {
     /// The address an on-demand face to this link is counted under.
-    pub fn on_demand_address(&self) -> Option<IpAddr> {
+    pub(crate) fn on_demand_address(&self) -> Option<IpAddr> {
         match self {
             Link::Udp(a) => Some(a.ip()),
             _ => None,
@@ -321,7 +316,7 @@ impl Link {
 
 /// The writer side, owned by the control thread.
 #[derive(Debug)]
-pub struct Faces {
+pub(crate) struct Faces {
     table: FaceTable,
     shared: Arc<ArcSwap<FaceTable>>,
     ids: Arc<FaceIds>,
@@ -329,7 +324,7 @@ pub struct Faces {
 
 impl Faces {
     /// An empty table and the reader handle shards use.
-    pub fn new() -> (Self, Arc<ArcSwap<FaceTable>>, Arc<FaceIds>) {
+    pub(crate) fn new() -> (Self, Arc<ArcSwap<FaceTable>>, Arc<FaceIds>) {
         let shared = Arc::new(ArcSwap::from_pointee(FaceTable::default()));
         let ids = FaceIds::new();
         (
@@ -344,12 +339,12 @@ impl Faces {
     }
 
     /// The table being edited (not yet published).
-    pub fn table(&self) -> &FaceTable {
+    pub(crate) fn table(&self) -> &FaceTable {
         &self.table
     }
 
     /// Adds a face with a fresh id.
-    pub fn add(
+    pub(crate) fn add(
         &mut self,
         name: String,
         link: Link,
@@ -374,7 +369,7 @@ impl Faces {
     /// Adds a face whose id was already taken (an on-demand face a shard created). If another
     /// face already has the link (two shards raced on the same peer), the existing face is kept
     /// and its id returned as the error's `existing`.
-    pub fn insert(&mut self, face: Face) -> Result<(), FaceError> {
+    pub(crate) fn insert(&mut self, face: Face) -> Result<(), FaceError> {
         if let Some(&existing) = self.table.by_link.get(&face.link) {
             return Err(FaceError::Duplicate {
                 link: face.link,
@@ -387,7 +382,7 @@ impl Faces {
     }
 
     /// Sets (or clears) a face's resolved path.
-    pub fn set_path(&mut self, id: FaceId, path: Option<L2Path>) -> Result<(), FaceError> {
+    pub(crate) fn set_path(&mut self, id: FaceId, path: Option<L2Path>) -> Result<(), FaceError> {
         let f = self
             .table
             .faces
@@ -398,7 +393,7 @@ impl Faces {
     }
 
     /// Changes a face's forwarding properties (NFD's faces/update).
-    pub fn set_info(&mut self, id: FaceId, info: FaceInfo) -> Result<(), FaceError> {
+    pub(crate) fn set_info(&mut self, id: FaceId, info: FaceInfo) -> Result<(), FaceError> {
         let f = self
             .table
             .faces
@@ -409,14 +404,14 @@ impl Faces {
     }
 
     /// Removes a face.
-    pub fn remove(&mut self, id: FaceId) -> Result<Face, FaceError> {
+    pub(crate) fn remove(&mut self, id: FaceId) -> Result<Face, FaceError> {
         let f = self.table.faces.remove(&id).ok_or(FaceError::Unknown(id))?;
         self.table.by_link.remove(&f.link);
         Ok(f)
     }
 
     /// Publishes the edited table to the shards.
-    pub fn publish(&mut self) {
+    pub(crate) fn publish(&mut self) {
         self.table.generation += 1;
         self.shared.store(Arc::new(self.table.clone()));
     }
@@ -441,7 +436,7 @@ mod tests {
                 Origin::Config,
             )
             .unwrap();
-        assert!(reader.load().is_empty(), "not visible before publish");
+        assert_eq!(reader.load().len(), 0, "not visible before publish");
         faces.publish();
         let snap = reader.load();
         assert_eq!(snap.lookup(&udp("10.0.0.1:6363")), Some(a));

@@ -18,15 +18,15 @@ use ndx_core::FaceId;
 use crate::worker::Handoff;
 
 /// Packets waiting from all shards to the host thread.
-pub const TO_HOST_DEPTH: usize = 8192;
+pub(crate) const TO_HOST_DEPTH: usize = 8192;
 /// Packets waiting from the host thread to one shard.
-pub const TO_SHARD_DEPTH: usize = 4096;
+pub(crate) const TO_SHARD_DEPTH: usize = 4096;
 /// Spare buffers a pool keeps.
 const POOL: usize = 1024;
 
 /// A packet from a shard for a host face (an app connection or the management face).
 #[derive(Debug)]
-pub struct HostPacket {
+pub(crate) struct HostPacket {
     /// The shard that sent it (its buffer goes back there).
     pub from: u8,
     /// The face it is for.
@@ -37,14 +37,14 @@ pub struct HostPacket {
 
 /// The host's doorbell: shards ring it only while the host sleeps.
 #[derive(Debug)]
-pub struct Doorbell {
+pub(crate) struct Doorbell {
     waker: mio::Waker,
     parked: AtomicBool,
 }
 
 impl Doorbell {
     /// A doorbell that wakes `poll` with `token`.
-    pub fn new(registry: &mio::Registry, token: mio::Token) -> std::io::Result<Arc<Self>> {
+    pub(crate) fn new(registry: &mio::Registry, token: mio::Token) -> std::io::Result<Arc<Self>> {
         Ok(Arc::new(Self {
             waker: mio::Waker::new(registry, token)?,
             parked: AtomicBool::new(false),
@@ -52,17 +52,17 @@ impl Doorbell {
     }
 
     /// The host is about to sleep (it checks its queues once more after this).
-    pub fn park(&self) {
+    pub(crate) fn park(&self) {
         self.parked.store(true, Ordering::SeqCst);
     }
 
     /// The host is awake.
-    pub fn unpark(&self) {
+    pub(crate) fn unpark(&self) {
         self.parked.store(false, Ordering::SeqCst);
     }
 
     /// Wakes the host if it sleeps.
-    pub fn ring(&self) {
+    pub(crate) fn ring(&self) {
         if self.parked.load(Ordering::SeqCst) && self.parked.swap(false, Ordering::SeqCst) {
             let _ = self.waker.wake();
         }
@@ -71,7 +71,7 @@ impl Doorbell {
 
 /// A shard's side of its link to the host thread.
 #[derive(Debug)]
-pub struct ShardHostLink {
+pub(crate) struct ShardHostLink {
     /// Packets for host faces.
     pub to_host: SyncSender<HostPacket>,
     /// Buffers the host returned.
@@ -88,7 +88,7 @@ pub struct ShardHostLink {
 
 impl ShardHostLink {
     /// Sends `parts` (joined) to host face `face`; false when the host's queue is full.
-    pub fn send(&self, me: u8, face: FaceId, parts: [&[u8]; 2]) -> bool {
+    pub(crate) fn send(&self, me: u8, face: FaceId, parts: [&[u8]; 2]) -> bool {
         let mut bytes = self.pool.try_recv().unwrap_or_default();
         bytes.clear();
         bytes.extend_from_slice(parts[0]);
@@ -109,7 +109,7 @@ impl ShardHostLink {
 
 /// The host thread's side of its links to the shards.
 #[derive(Debug)]
-pub struct HostLinks {
+pub(crate) struct HostLinks {
     /// Packets from every shard.
     pub from_shards: Receiver<HostPacket>,
     /// Buffers back to each shard.
@@ -128,7 +128,7 @@ pub struct HostLinks {
 
 /// Why a packet could not be handed to a shard.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HandError {
+pub(crate) enum HandError {
     /// The shard's queue is full.
     Full,
     /// No such shard.
@@ -137,7 +137,7 @@ pub enum HandError {
 
 impl HostLinks {
     /// A buffer for a packet to a shard.
-    pub fn buffer(&mut self) -> Vec<u8> {
+    pub(crate) fn buffer(&mut self) -> Vec<u8> {
         if self.spare.is_empty() {
             while let Ok(b) = self.returned.try_recv() {
                 if self.spare.len() >= POOL {
@@ -152,7 +152,12 @@ impl HostLinks {
     }
 
     /// Hands `bytes` (from face `face`) to shard `shard`.
-    pub fn hand(&mut self, shard: u8, face: FaceId, bytes: Vec<u8>) -> Result<(), HandError> {
+    pub(crate) fn hand(
+        &mut self,
+        shard: u8,
+        face: FaceId,
+        bytes: Vec<u8>,
+    ) -> Result<(), HandError> {
         let Some(tx) = self.to_shards.get(usize::from(shard)) else {
             return Err(HandError::NoShard);
         };
@@ -175,14 +180,14 @@ impl HostLinks {
     }
 
     /// Records the shard threads, to wake those that sleep (`idle = "park"`).
-    pub fn set_threads(&mut self, threads: Vec<std::thread::Thread>) {
+    pub(crate) fn set_threads(&mut self, threads: Vec<std::thread::Thread>) {
         for (s, t) in self.sleepers.iter_mut().zip(threads) {
             s.1 = Some(t);
         }
     }
 
     /// Wakes the sleeping shards that were handed packets since the last call.
-    pub fn wake(&mut self) {
+    pub(crate) fn wake(&mut self) {
         if self.handed == 0 {
             return;
         }
@@ -198,7 +203,7 @@ impl HostLinks {
     }
 
     /// Gives a shard's packet buffer back to it.
-    pub fn give_back(&self, p: HostPacket) {
+    pub(crate) fn give_back(&self, p: HostPacket) {
         if let Some(tx) = self.pools.get(usize::from(p.from)) {
             let _ = tx.try_send(p.bytes);
         }
@@ -206,7 +211,7 @@ impl HostLinks {
 }
 
 /// The links for `shards` shards: the host's side and each shard's.
-pub fn links(shards: usize, bell: &Arc<Doorbell>) -> (HostLinks, Vec<ShardHostLink>) {
+pub(crate) fn links(shards: usize, bell: &Arc<Doorbell>) -> (HostLinks, Vec<ShardHostLink>) {
     let (to_host, from_shards) = sync_channel(TO_HOST_DEPTH);
     let (back, returned) = sync_channel(TO_SHARD_DEPTH * 2);
     let mut pools = Vec::new();

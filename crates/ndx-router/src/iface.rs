@@ -37,7 +37,7 @@ fn attr(name: &str, attr: &'static str) -> Result<String, IfaceError> {
 }
 
 /// Reads an interface's index, MAC address and MTU.
-pub fn info(name: &str) -> Result<IfaceInfo, IfaceError> {
+pub(crate) fn info(name: &str) -> Result<IfaceInfo, IfaceError> {
     if !PathBuf::from("/sys/class/net").join(name).exists() {
         return Err(IfaceError::Missing(name.into()));
     }
@@ -64,7 +64,7 @@ pub fn info(name: &str) -> Result<IfaceInfo, IfaceError> {
 /// An attached interface's link as the control thread last saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
-pub enum LinkState {
+pub(crate) enum LinkState {
     /// Administratively up with a carrier: frames are sent.
     Up = 0,
     /// Set down (`ip link set IF down`) or without a carrier: frames for it are dropped
@@ -77,7 +77,7 @@ pub enum LinkState {
 
 impl LinkState {
     /// The state's name in `ndx status --json` and the log.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             LinkState::Up => "up",
             LinkState::Down => "down",
@@ -85,6 +85,7 @@ impl LinkState {
         }
     }
 
+    #[cfg(test)]
     fn from_u8(v: u8) -> Self {
         match v {
             0 => LinkState::Up,
@@ -98,7 +99,7 @@ impl LinkState {
 /// with a reason when it is not up: gone when sysfs no longer has it under that index,
 /// down when its administrative flag is off or its operational state says there is no
 /// carrier.
-pub fn link_state(name: &str, ifindex: u32) -> (LinkState, &'static str) {
+pub(crate) fn link_state(name: &str, ifindex: u32) -> (LinkState, &'static str) {
     match attr(name, "ifindex")
         .ok()
         .and_then(|i| i.parse::<u32>().ok())
@@ -123,11 +124,11 @@ pub fn link_state(name: &str, ifindex: u32) -> (LinkState, &'static str) {
 /// Every attached interface's [`LinkState`], written by the control thread and read by the
 /// workers (relaxed loads, a few times per 10 ms).
 #[derive(Debug, Default)]
-pub struct LinkStates(Vec<(u32, AtomicU8)>);
+pub(crate) struct LinkStates(Vec<(u32, AtomicU8)>);
 
 impl LinkStates {
     /// All `ifindexes` up.
-    pub fn new(ifindexes: impl IntoIterator<Item = u32>) -> Self {
+    pub(crate) fn new(ifindexes: impl IntoIterator<Item = u32>) -> Self {
         Self(
             ifindexes
                 .into_iter()
@@ -137,14 +138,15 @@ impl LinkStates {
     }
 
     /// Records interface `ifindex`'s state.
-    pub fn set(&self, ifindex: u32, s: LinkState) {
+    pub(crate) fn set(&self, ifindex: u32, s: LinkState) {
         if let Some((_, a)) = self.0.iter().find(|(i, _)| *i == ifindex) {
             a.store(s as u8, Ordering::Relaxed);
         }
     }
 
     /// Interface `ifindex`'s state (up when unknown).
-    pub fn get(&self, ifindex: u32) -> LinkState {
+    #[cfg(test)]
+    pub(crate) fn get(&self, ifindex: u32) -> LinkState {
         self.0
             .iter()
             .find(|(i, _)| *i == ifindex)
@@ -154,7 +156,7 @@ impl LinkStates {
     }
 
     /// Replaces `out` with the indexes of the interfaces that are not up.
-    pub fn not_up(&self, out: &mut Vec<u32>) {
+    pub(crate) fn not_up(&self, out: &mut Vec<u32>) {
         out.clear();
         out.extend(
             self.0
@@ -166,7 +168,7 @@ impl LinkStates {
 }
 
 /// Number of receive queues (`/sys/class/net/IF/queues/rx-N`).
-pub fn rx_queues(name: &str) -> Result<u32, IfaceError> {
+pub(crate) fn rx_queues(name: &str) -> Result<u32, IfaceError> {
     let dir = PathBuf::from("/sys/class/net").join(name).join("queues");
     let n = std::fs::read_dir(&dir)
         .map_err(|e| IfaceError::Attr {
@@ -187,7 +189,7 @@ pub fn rx_queues(name: &str) -> Result<u32, IfaceError> {
 /// queue `q` with `q % shards == s`. Every queue gets at least one socket, every shard at
 /// least one socket per interface, and the first shard listed for a queue is its owner, to
 /// which the XDP program sends frames for shards without a socket there.
-pub fn queue_plan(shards: u32, queues: u32) -> Vec<Vec<u32>> {
+pub(crate) fn queue_plan(shards: u32, queues: u32) -> Vec<Vec<u32>> {
     (0..queues)
         .map(|q| {
             if shards >= queues {

@@ -23,7 +23,7 @@ use ndx_hcs::{
 use crate::config::{Config, L2Kind, L2OnStart, L2Settings};
 
 /// The layout file's name (in the first L2 directory).
-pub const LAYOUT_FILE: &str = "ndx-l2.layout";
+pub(crate) const LAYOUT_FILE: &str = "ndx-l2.layout";
 
 /// Why the L2 cannot be opened.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +47,7 @@ pub enum L2OpenError {
 }
 
 /// The file of shard `shard` in directory `dir`.
-pub fn shard_file(dir: &Path, shard: usize) -> PathBuf {
+pub(crate) fn shard_file(dir: &Path, shard: usize) -> PathBuf {
     dir.join(format!("shard-{shard}.l2"))
 }
 
@@ -139,7 +139,7 @@ fn settle_layout(cfg: &mut Config, l2: &L2Settings) -> Result<bool, L2OpenError>
 /// Opens every shard's store (files: recovering or emptying them as configured and as the
 /// layout allows; emulated: empty). May replace a random hash key in `cfg` by the one the
 /// stored records were written with, so call it before anything uses the key.
-pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
+pub(crate) fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
     let Some(l2) = cfg.l2.clone() else {
         return Ok(Vec::new());
     };
@@ -214,7 +214,7 @@ pub fn open(cfg: &mut Config) -> Result<Vec<ShardL2>, L2OpenError> {
 
 /// Default of `[cs.l2] write_backlog`: batches waiting for a free write slot at most, per
 /// shard (each a copy of up to B Data).
-pub const WRITE_BACKLOG: usize = 256;
+pub(crate) const WRITE_BACKLOG: usize = 256;
 
 /// A batch waiting for a write slot (owned copy; the buffers are reused).
 #[derive(Debug, Default)]
@@ -227,7 +227,7 @@ struct Pending {
 }
 
 /// One shard's L2 store and the bookkeeping between it and the forwarding core.
-pub struct ShardL2 {
+pub(crate) struct ShardL2 {
     store: Box<dyn L2Backend + Send>,
     /// Batches the store had no write slot for yet, oldest first.
     backlog: std::collections::VecDeque<Pending>,
@@ -283,7 +283,7 @@ impl ShardL2 {
     }
 
     /// Tells the shard which batches the store holds (after a recovery).
-    pub fn refill(&self, shard: &mut Shard) -> usize {
+    pub(crate) fn refill(&self, shard: &mut Shard) -> usize {
         let mut n = 0;
         self.store.for_each_indexed(&mut |k, b| {
             shard.on_l2_written(k, b, true);
@@ -295,7 +295,7 @@ impl ShardL2 {
     /// About once a second (call it as often as you like): checks the store's files
     /// (`L2Backend::check_files`: deleted while open, cut short) and tells the shard which
     /// batches left the store's index.
-    pub fn maintain(&mut self, now: u64, shard: &mut Shard) {
+    pub(crate) fn maintain(&mut self, now: u64, shard: &mut Shard) {
         if now < self.next_check {
             return;
         }
@@ -305,22 +305,23 @@ impl ShardL2 {
     }
 
     /// Submission-to-completion times of the reads so far.
-    pub fn read_latency(&self) -> &crate::stats::Histogram {
+    pub(crate) fn read_latency(&self) -> &crate::stats::Histogram {
         &self.read_latency
     }
 
     /// The store's counters.
-    pub fn counters(&self) -> ndx_hcs::L2Counters {
+    pub(crate) fn counters(&self) -> ndx_hcs::L2Counters {
         self.store.counters()
     }
 
     /// Operations queued or in flight.
-    pub fn in_flight(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn in_flight(&self) -> usize {
         self.store.in_flight()
     }
 
     /// Batches waiting for a write slot, and batches dropped because too many waited.
-    pub fn write_backlog(&self) -> (usize, u64) {
+    pub(crate) fn write_backlog(&self) -> (usize, u64) {
         (self.backlog.len(), self.dropped_writes)
     }
 
@@ -390,7 +391,7 @@ impl ShardL2 {
     /// Submits the reads and writes the action list asked for since the last call (reads
     /// that cannot be submitted complete at once as failures, which may add actions; they
     /// are executed too). Call before the action list is sent and cleared.
-    pub fn execute(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) {
+    pub(crate) fn execute(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) {
         let mut submitted = false;
         loop {
             let mut progressed = false;
@@ -488,7 +489,7 @@ impl ShardL2 {
     /// A clean stop: writes every staged batch (complete or not) and waits, up to `limit`,
     /// for the writes in flight and in the backlog to finish, so a restart finds them.
     /// Leaves whatever the completions produced in `actions` (the caller clears it).
-    pub fn finish(
+    pub(crate) fn finish(
         &mut self,
         now: u64,
         shard: &mut Shard,
@@ -507,7 +508,7 @@ impl ShardL2 {
     }
 
     /// The action list was sent and cleared.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.reads_done = 0;
         self.writes_done = 0;
     }
@@ -515,7 +516,7 @@ impl ShardL2 {
     /// Delivers finished reads and writes to the shard (answers from a read land in
     /// `actions`) and tells it which batches the store dropped. Never blocks. Returns the
     /// number of operations completed.
-    pub fn poll(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) -> usize {
+    pub(crate) fn poll(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) -> usize {
         if self.store.in_flight() == 0 && self.backlog.is_empty() {
             // Nothing can complete (every loop turn comes here); drops only follow writes and
             // failed reads, which are in flight until their completion is polled (and file

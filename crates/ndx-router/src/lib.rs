@@ -45,83 +45,22 @@
 
 // Internal modules: their items are `pub` for the crate; the crate's API is what this file
 // re-exports.
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod app;
 mod builder;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod caps;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod control;
-#[allow(
-    unreachable_pub,
-    dead_code,
-    reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
-)]
 mod faces;
 mod handle;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod host;
-#[allow(
-    unreachable_pub,
-    dead_code,
-    reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
-)]
 mod iface;
-#[allow(
-    unreachable_pub,
-    dead_code,
-    reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
-)]
 mod l2;
-#[allow(
-    unreachable_pub,
-    dead_code,
-    reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
-)]
 mod mgmt;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod plane;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod reload;
-#[allow(
-    unreachable_pub,
-    dead_code,
-    reason = "internal module: the API is the re-exports below; some accessors serve its tests only"
-)]
 mod rib;
 mod runtime;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod stats;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod watchdog;
-#[allow(
-    unreachable_pub,
-    reason = "internal module: the API is the re-exports below"
-)]
 mod worker;
 
 pub mod config;

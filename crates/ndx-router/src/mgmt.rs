@@ -22,7 +22,7 @@ use ndx_nfd::{
     Scope, StrategyChoice, face_persistency, face_scope, link_type, status,
 };
 
-use crate::app::{FaceCounters, HostCounters, tokened};
+use crate::app::{FaceCounters, tokened};
 use crate::config::AppConfig;
 use crate::faces::{Link, Origin};
 use crate::plane::Plane;
@@ -30,9 +30,7 @@ use crate::rib::{CHILD_INHERIT, Route, origin};
 
 /// What the host thread tells management about itself.
 #[derive(Debug, Default)]
-pub struct HostView {
-    /// The host thread's counters.
-    pub counters: HostCounters,
+pub(crate) struct HostView {
     /// Per app face counters.
     pub faces: Vec<(FaceId, FaceCounters)>,
 }
@@ -125,7 +123,7 @@ impl Op {
 
 /// The management handler.
 #[derive(Debug)]
-pub struct Mgmt {
+pub(crate) struct Mgmt {
     /// Recent face event notifications: (sequence number, Data, published at).
     notifications: std::collections::VecDeque<(u64, Vec<u8>, Instant)>,
     next_seq: u64,
@@ -176,7 +174,7 @@ fn strategy_of(name: &NameBuf) -> Option<StrategyKind> {
 
 impl Mgmt {
     /// A handler for a router started at `started`.
-    pub fn new(cfg: &AppConfig, started: SystemTime) -> Self {
+    pub(crate) fn new(cfg: &AppConfig, started: SystemTime) -> Self {
         Self {
             notifications: std::collections::VecDeque::new(),
             next_seq: 1,
@@ -193,13 +191,13 @@ impl Mgmt {
     }
 
     /// Commands refused (bad parameters, unauthorised, unknown verb).
-    pub fn refused(&self) -> u64 {
+    pub(crate) fn refused(&self) -> u64 {
         self.refused
     }
 
     /// Answers one packet the shards sent to the management face: the reply (a Data in an
     /// LpPacket echoing the request's PitToken), or `None` for what gets no answer.
-    pub fn handle(
+    pub(crate) fn handle(
         &mut self,
         plane: &mut Plane,
         bytes: &[u8],
@@ -309,7 +307,7 @@ impl Mgmt {
 
     /// Publishes a face event (created or destroyed): returns the notification Data for each
     /// waiting subscriber, with the shard to hand it to.
-    pub fn face_event(
+    pub(crate) fn face_event(
         &mut self,
         plane: &Plane,
         kind: u64,
@@ -344,7 +342,7 @@ impl Mgmt {
     }
 
     /// Forgets subscribers whose Interest expired.
-    pub fn expire_subscribers(&mut self) {
+    pub(crate) fn expire_subscribers(&mut self) {
         let now = Instant::now();
         self.subscribers.retain(|s| s.until > now);
     }
@@ -883,7 +881,7 @@ fn unset_strategy(plane: &mut Plane, p: ControlParameters) -> ControlResponse {
 /// `key`: the signature value is HMAC(key, signed portion), the signed portion being the
 /// name's components before the ParametersSha256DigestComponent, then ApplicationParameters
 /// and InterestSignatureInfo, as the v0.3 packet format defines it.
-pub fn hmac_ok(interest: &Interest<'_>, key: &[u8]) -> bool {
+pub(crate) fn hmac_ok(interest: &Interest<'_>, key: &[u8]) -> bool {
     let (Some(info), Some(value)) = (interest.signature_info(), interest.signature_value()) else {
         return false;
     };
@@ -933,7 +931,7 @@ fn signature_type(info: &[u8]) -> Option<u64> {
 }
 
 /// HMAC-SHA256 (RFC 2104).
-pub fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
+pub(crate) fn hmac_sha256(key: &[u8], msg: &[u8]) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut k = [0u8; 64];
     if key.len() > 64 {

@@ -16,7 +16,7 @@ use crate::worker::{IfaceInfo, NDN_MULTICAST};
 
 /// Why a control operation failed (sent back to the client as its message).
 #[derive(Debug, thiserror::Error)]
-pub enum PlaneError {
+pub(crate) enum PlaneError {
     /// A prefix that does not parse.
     #[error("bad prefix {0:?}: {1}")]
     Prefix(String, String),
@@ -51,7 +51,7 @@ impl From<RibError> for PlaneError {
 
 /// The control plane.
 #[derive(Debug)]
-pub struct Plane {
+pub(crate) struct Plane {
     /// The FIB writer.
     pub fib: Fib,
     /// The face table writer.
@@ -84,7 +84,7 @@ pub struct Plane {
 
 impl Plane {
     /// An empty plane for `cfg` (no faces, no routes) and the FIB reader for the shards.
-    pub fn new(cfg: &Config) -> (Self, FibReader, crate::faces::FaceReader) {
+    pub(crate) fn new(cfg: &Config) -> (Self, FibReader, crate::faces::FaceReader) {
         let (fib, reader) = Fib::new(cfg.hash_key, cfg.fib_stage1);
         let (faces, face_reader, ids) = Faces::new();
         let on_demand = crate::faces::OnDemand::new(cfg.on_demand);
@@ -117,7 +117,7 @@ impl Plane {
     }
 
     /// Finds a face by id (`7`, `face7`) or name.
-    pub fn face_id(&self, s: &str) -> Result<ndx_core::FaceId, PlaneError> {
+    pub(crate) fn face_id(&self, s: &str) -> Result<ndx_core::FaceId, PlaneError> {
         let t = self.faces.table();
         let by_id = s
             .strip_prefix("face")
@@ -132,12 +132,17 @@ impl Plane {
     }
 
     /// Milliseconds on the RIB's clock.
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         self.epoch.elapsed().as_millis() as u64
     }
 
     /// Adds (or updates the cost of) a static route and publishes the FIB.
-    pub fn add_route(&mut self, prefix: &str, face: &str, cost: u32) -> Result<(), PlaneError> {
+    pub(crate) fn add_route(
+        &mut self,
+        prefix: &str,
+        face: &str,
+        cost: u32,
+    ) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
         let face = self.face_id(face)?;
         let route = Route {
@@ -151,7 +156,7 @@ impl Plane {
     }
 
     /// Adds (or updates) any route and publishes the FIB.
-    pub fn register(&mut self, prefix: &NameBuf, route: Route) -> Result<(), PlaneError> {
+    pub(crate) fn register(&mut self, prefix: &NameBuf, route: Route) -> Result<(), PlaneError> {
         if self.faces.table().get(route.face).is_none() {
             return Err(PlaneError::NoFace(route.face.0.to_string()));
         }
@@ -162,7 +167,7 @@ impl Plane {
 
     /// Removes routes of `prefix` through `face` (all when `None`) of `origin` (all when
     /// `None`) and publishes the FIB.
-    pub fn unregister(
+    pub(crate) fn unregister(
         &mut self,
         prefix: &NameBuf,
         face: Option<FaceId>,
@@ -180,14 +185,18 @@ impl Plane {
 
     /// Removes every origin's route through a face (or, with no face, the whole prefix)
     /// and publishes the FIB.
-    pub fn remove_route(&mut self, prefix: &str, face: Option<&str>) -> Result<(), PlaneError> {
+    pub(crate) fn remove_route(
+        &mut self,
+        prefix: &str,
+        face: Option<&str>,
+    ) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
         let face = face.map(|f| self.face_id(f)).transpose()?;
         self.unregister(&p, face, None)
     }
 
     /// Drops the routes whose expiration period ran out; true if any did.
-    pub fn expire_routes(&mut self) -> bool {
+    pub(crate) fn expire_routes(&mut self) -> bool {
         let now = self.now_ms();
         if self.rib.next_expiry().is_none_or(|t| t > now) {
             return false;
@@ -198,7 +207,11 @@ impl Plane {
     }
 
     /// Sets the strategy for a prefix and below and publishes the FIB.
-    pub fn set_strategy(&mut self, prefix: &str, kind: StrategyKind) -> Result<(), PlaneError> {
+    pub(crate) fn set_strategy(
+        &mut self,
+        prefix: &str,
+        kind: StrategyKind,
+    ) -> Result<(), PlaneError> {
         let p = parse_prefix(prefix)?;
         let r = self.rib.set_strategy(&mut self.fib, &p.as_name(), kind);
         self.publish_fib();
@@ -206,14 +219,14 @@ impl Plane {
     }
 
     /// Removes the strategy choice at a prefix; false if there was none.
-    pub fn unset_strategy(&mut self, prefix: &NameBuf) -> Result<bool, PlaneError> {
+    pub(crate) fn unset_strategy(&mut self, prefix: &NameBuf) -> Result<bool, PlaneError> {
         let r = self.rib.unset_strategy(&mut self.fib, &prefix.as_name());
         self.publish_fib();
         Ok(r?)
     }
 
     /// Adds a UDP or Ethernet face by command and publishes the face table.
-    pub fn add_face(
+    pub(crate) fn add_face(
         &mut self,
         name: &str,
         remote: &str,
@@ -249,7 +262,7 @@ impl Plane {
     }
 
     /// Records that face `id` was created (for face event notifications).
-    pub fn face_created(&mut self, id: FaceId) {
+    pub(crate) fn face_created(&mut self, id: FaceId) {
         if let Some(f) = self.faces.table().get(id) {
             self.face_events
                 .push((ndx_nfd::face_event_kind::CREATED, f.clone()));
@@ -258,7 +271,7 @@ impl Plane {
 
     /// Changes a face's forwarding properties and publishes the face table (the shards
     /// declare the new properties to their pipelines on their next refresh).
-    pub fn set_face_info(
+    pub(crate) fn set_face_info(
         &mut self,
         id: FaceId,
         info: ndx_core::FaceInfo,
@@ -269,13 +282,13 @@ impl Plane {
     }
 
     /// Removes a face, and every next hop through it, and publishes both tables.
-    pub fn remove_face(&mut self, face: &str) -> Result<(), PlaneError> {
+    pub(crate) fn remove_face(&mut self, face: &str) -> Result<(), PlaneError> {
         let id = self.face_id(face)?;
         self.remove_face_id(id)
     }
 
     /// Removes a face by id with every route through it, and publishes both tables.
-    pub fn remove_face_id(&mut self, id: FaceId) -> Result<(), PlaneError> {
+    pub(crate) fn remove_face_id(&mut self, id: FaceId) -> Result<(), PlaneError> {
         let face = self.faces.remove(id)?;
         if face.origin == Origin::OnDemand {
             self.on_demand.give_back(face.link.on_demand_address());
@@ -305,7 +318,7 @@ impl Plane {
     /// Removes every route through a face from the RIB and the FIB (published, or at
     /// [`Plane::end_batch`]), leaving the face in the table: a configuration reload removes
     /// faces in two steps, so the FIB is published once.
-    pub fn remove_face_routes(&mut self, id: FaceId) -> Result<(), PlaneError> {
+    pub(crate) fn remove_face_routes(&mut self, id: FaceId) -> Result<(), PlaneError> {
         let r = self.rib.remove_face(&mut self.fib, id);
         self.publish_fib();
         Ok(r?)
@@ -313,7 +326,7 @@ impl Plane {
 
     /// Removes the on-demand faces that received nothing for `udp.on_demand_idle_ms` (NFD's
     /// idle timeout), with their routes; returns how many went.
-    pub fn expire_idle_faces(&mut self, now: std::time::Instant) -> usize {
+    pub(crate) fn expire_idle_faces(&mut self, now: std::time::Instant) -> usize {
         let idle = std::time::Duration::from_millis(self.on_demand.limits().idle_ms);
         let (loads, _) = self.face_loads();
         let mut gone = Vec::new();
@@ -356,12 +369,12 @@ impl Plane {
     /// face removal still publishes at once). The control socket wraps the requests one poll
     /// read in a batch and answers them after `end_batch`: publishing the FIB copies its
     /// chunk table, which dominated the cost of a route change.
-    pub fn begin_batch(&mut self) {
+    pub(crate) fn begin_batch(&mut self) {
         self.fib_batch = true;
     }
 
     /// Ends a batch, publishing the FIB if it changed.
-    pub fn end_batch(&mut self) {
+    pub(crate) fn end_batch(&mut self) {
         self.fib_batch = false;
         if std::mem::take(&mut self.fib_dirty) {
             self.fib.publish();
@@ -369,7 +382,7 @@ impl Plane {
     }
 
     /// Counters summed over shards, and per shard.
-    pub fn counters(&self) -> (Snapshot, Vec<Snapshot>) {
+    pub(crate) fn counters(&self) -> (Snapshot, Vec<Snapshot>) {
         let per: Vec<Snapshot> = self.stats.iter().map(|s| s.read()).collect();
         let mut total = Snapshot::default();
         for s in &per {
@@ -379,7 +392,7 @@ impl Plane {
     }
 
     /// Everything `ndx status` shows, as JSON.
-    pub fn status(&self) -> Value {
+    pub(crate) fn status(&self) -> Value {
         let (total, per) = self.counters();
         let obj = |s: &Snapshot| {
             Value::Object(
@@ -409,7 +422,7 @@ impl Plane {
 
     /// Each face's load summed over shards ([`ndx_core::FaceLoad`]), and each shard's PIT
     /// share.
-    pub fn face_loads(&self) -> (HashMap<FaceId, FaceLoad>, Vec<u32>) {
+    pub(crate) fn face_loads(&self) -> (HashMap<FaceId, FaceLoad>, Vec<u32>) {
         let mut loads: HashMap<FaceId, FaceLoad> = HashMap::new();
         let mut shares = Vec::new();
         for s in &self.stats {
@@ -429,7 +442,7 @@ impl Plane {
     }
 
     /// The face table as JSON, with each face's load (see [`face_loads`](Self::face_loads)).
-    pub fn faces_json(&self) -> Value {
+    pub(crate) fn faces_json(&self) -> Value {
         self.faces_json_with(&self.face_loads().0)
     }
 
@@ -459,7 +472,7 @@ impl Plane {
     }
 
     /// Every FIB route, in name order.
-    pub fn fib_routes(&self) -> Vec<ndx_core::Route> {
+    pub(crate) fn fib_routes(&self) -> Vec<ndx_core::Route> {
         let mut routes = self.fib.routes();
         routes.sort_by(|a, b| {
             a.prefix
@@ -473,7 +486,7 @@ impl Plane {
     /// The FIB as JSON, each next hop with the origins of the routes that put it there
     /// (`inherited` when it comes from an ancestor's CHILD_INHERIT route, `internal` for the
     /// router's own management route).
-    pub fn routes_json(&self) -> Value {
+    pub(crate) fn routes_json(&self) -> Value {
         let routes = self.fib_routes();
         Value::Array(
             routes
@@ -513,7 +526,7 @@ impl Plane {
     }
 
     /// The RIB as JSON: every route with its origin, cost, flags and remaining lifetime.
-    pub fn rib_json(&self) -> Value {
+    pub(crate) fn rib_json(&self) -> Value {
         let now = self.now_ms();
         Value::Array(
             self.rib
@@ -537,7 +550,7 @@ impl Plane {
 }
 
 /// The layer-2 path of an Ethernet face (known without resolution).
-pub fn ether_path(link: &Link, ifaces: &[IfaceInfo]) -> Option<L2Path> {
+pub(crate) fn ether_path(link: &Link, ifaces: &[IfaceInfo]) -> Option<L2Path> {
     let (ifindex, dst) = match *link {
         Link::Ether { ifindex, mac } => (ifindex, mac),
         Link::EtherMulticast { ifindex } => (ifindex, NDN_MULTICAST),

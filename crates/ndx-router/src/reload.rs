@@ -50,7 +50,7 @@ pub const LIVE_KEYS: &[&str] = &[
 
 /// The settings shard workers take from a reload while they run.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LiveSettings {
+pub(crate) struct LiveSettings {
     /// `[fairness]`.
     pub fairness: Fairness,
     /// `tables.max_lifetime_ms`.
@@ -65,7 +65,7 @@ pub struct LiveSettings {
 
 impl LiveSettings {
     /// The live settings of a configuration.
-    pub fn of(cfg: &Config) -> Self {
+    pub(crate) fn of(cfg: &Config) -> Self {
         Self {
             fairness: cfg.shard.fairness,
             max_lifetime_ms: cfg.shard.max_lifetime_ms,
@@ -80,14 +80,14 @@ impl LiveSettings {
 /// each publication (every 10 ms) and takes the settings only when it moved, so the packet
 /// path never takes the lock.
 #[derive(Debug)]
-pub struct Live {
+pub(crate) struct Live {
     settings: Mutex<LiveSettings>,
     generation: AtomicU64,
 }
 
 impl Live {
     /// Settings at generation 0.
-    pub fn new(settings: LiveSettings) -> Arc<Self> {
+    pub(crate) fn new(settings: LiveSettings) -> Arc<Self> {
         Arc::new(Self {
             settings: Mutex::new(settings),
             generation: AtomicU64::new(0),
@@ -95,17 +95,17 @@ impl Live {
     }
 
     /// How many times the settings were replaced.
-    pub fn generation(&self) -> u64 {
+    pub(crate) fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
 
     /// The settings now.
-    pub fn get(&self) -> LiveSettings {
+    pub(crate) fn get(&self) -> LiveSettings {
         *self.settings.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Replaces the settings (the workers take them within 10 ms).
-    pub fn set(&self, s: LiveSettings) {
+    pub(crate) fn set(&self, s: LiveSettings) {
         *self.settings.lock().unwrap_or_else(|p| p.into_inner()) = s;
         self.generation.fetch_add(1, Ordering::Release);
     }
@@ -277,7 +277,7 @@ impl ReloadReport {
 /// The reload state a router keeps: the configuration as applied, where it came from, and
 /// the live settings shared with the workers.
 #[derive(Debug)]
-pub struct Reloader {
+pub(crate) struct Reloader {
     /// The file reloads read when the request names none (`ndx run -c FILE`).
     pub file: Option<PathBuf>,
     /// `ndx run --shards N`: overrides `router.shards` of every file read, as at start.
@@ -289,7 +289,7 @@ pub struct Reloader {
 impl Reloader {
     /// The state of a router started with `cfg` (as read from its file, before start-up
     /// adjusted it).
-    pub fn new(cfg: &Config) -> Self {
+    pub(crate) fn new(cfg: &Config) -> Self {
         Self {
             file: None,
             shards: None,
@@ -299,18 +299,18 @@ impl Reloader {
     }
 
     /// The live settings, for the workers.
-    pub fn live(&self) -> Arc<Live> {
+    pub(crate) fn live(&self) -> Arc<Live> {
         self.live.clone()
     }
 
     /// The configuration as last applied.
     #[cfg(test)]
-    pub fn applied(&self) -> &Config {
+    pub(crate) fn applied(&self) -> &Config {
         &self.applied
     }
 
     /// Reads `file` (or the file the router was started with) and applies it.
-    pub fn reload_file(
+    pub(crate) fn reload_file(
         &mut self,
         plane: &mut Plane,
         file: Option<&Path>,
@@ -329,7 +329,7 @@ impl Reloader {
 
     /// Applies `cfg` (read from `file`, which the report names): plans everything, then
     /// applies, or changes nothing.
-    pub fn reload(
+    pub(crate) fn reload(
         &mut self,
         plane: &mut Plane,
         cfg: Config,
@@ -344,7 +344,7 @@ impl Reloader {
     /// The control socket's `reload` request (`file`: optional path): the report, or
     /// `ok: false` with the error and, for keys needing a restart, `restart` listing them.
     /// Logs what happened.
-    pub fn handle(&mut self, plane: &mut Plane, file: Option<&str>) -> Value {
+    pub(crate) fn handle(&mut self, plane: &mut Plane, file: Option<&str>) -> Value {
         let r = self.reload_file(plane, file.map(Path::new));
         log_outcome(&r);
         match r {
@@ -389,7 +389,7 @@ fn check_file(file: &Path) -> Result<(), ConfigError> {
 }
 
 /// Logs a reload's outcome: the summary and each change, or why it was refused.
-pub fn log_outcome(r: &Result<ReloadReport, ReloadError>) {
+pub(crate) fn log_outcome(r: &Result<ReloadReport, ReloadError>) {
     match r {
         Ok(report) => {
             for line in report.render().lines() {
@@ -402,7 +402,7 @@ pub fn log_outcome(r: &Result<ReloadReport, ReloadError>) {
 
 /// Every key that differs between `old` and `new` and only a restart can change, by its
 /// name in the file (`router.shards`, `interface[0].queues`, `cs.l2`).
-pub fn restart_keys(old: &Config, new: &Config) -> Vec<String> {
+pub(crate) fn restart_keys(old: &Config, new: &Config) -> Vec<String> {
     // Every field of `Config`, named: a new key does not compile until it is decided here
     // (restart), in `live_changes` (live) or in `plan` (faces, routes, strategies).
     let Config {
@@ -651,7 +651,7 @@ struct FaceChange {
 
 /// A checked reload, ready to apply.
 #[derive(Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     file: PathBuf,
     faces_add: Vec<FaceChange>,
     faces_change: Vec<FaceChange>,
@@ -725,7 +725,12 @@ fn route_text(prefix: &NameBuf, face: &str, cost: u32) -> String {
 /// out every change; nothing is touched. Refuses keys that need a restart, faces that would
 /// take the link or the name of a face made by command, and prefixes that would hold more
 /// next hops than a FIB entry has.
-pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Plan, ReloadError> {
+pub(crate) fn plan(
+    old: &Config,
+    new: &Config,
+    plane: &Plane,
+    file: &Path,
+) -> Result<Plan, ReloadError> {
     let keys = restart_keys(old, new);
     if !keys.is_empty() {
         return Err(ReloadError::Restart {
@@ -952,7 +957,7 @@ pub fn plan(old: &Config, new: &Config, plane: &Plane, file: &Path) -> Result<Pl
 /// Applies a plan: the face table, then the RIB (the FIB published once), then removals,
 /// then the live settings. Returns what changed; what failed although planned (a FIB that
 /// refuses an entry) is in `warnings`, the rest is applied.
-pub fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
+pub(crate) fn apply(plan: Plan, plane: &mut Plane, live: &Live) -> ReloadReport {
     let mut report = ReloadReport {
         file: plan.file.clone(),
         settings: plan.settings.clone(),

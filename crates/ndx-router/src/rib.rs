@@ -19,11 +19,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use ndx_codec::{Name, NameBuf};
 use ndx_core::{FaceId, Fib, NextHop, StrategyKind};
 
-pub use ndx_nfd::route_flags::{CAPTURE, CHILD_INHERIT};
+pub(crate) use ndx_nfd::route_flags::{CAPTURE, CHILD_INHERIT};
 
 /// Route origins (NFD's numbers, from `ndx-nfd`) with their display names.
-pub mod origin {
-    pub use ndx_nfd::origin::*;
+pub(crate) mod origin {
+    pub(crate) use ndx_nfd::origin::*;
 
     /// Names and numbers of the origins NFD names.
     const NAMES: [(&str, u64); 7] = [
@@ -37,7 +37,7 @@ pub mod origin {
     ];
 
     /// The name of an origin for display (its number when NFD names none).
-    pub fn name(o: u64) -> String {
+    pub(crate) fn name(o: u64) -> String {
         NAMES
             .iter()
             .find(|(_, n)| *n == o)
@@ -47,7 +47,7 @@ pub mod origin {
 
 /// One route: a next hop for a prefix, from one origin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Route {
+pub(crate) struct Route {
     /// The face.
     pub face: FaceId,
     /// Who installed it.
@@ -62,7 +62,7 @@ pub struct Route {
 
 /// A prefix and its routes.
 #[derive(Debug, Clone)]
-pub struct RibEntry {
+pub(crate) struct RibEntry {
     /// The prefix.
     pub name: NameBuf,
     /// Its routes, one per (face, origin).
@@ -84,7 +84,7 @@ struct Installed {
 
 /// Why a RIB operation failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum RibError {
+pub(crate) enum RibError {
     /// The FIB refused a next hop (e.g. a hash collision under the router's key).
     #[error("{0}")]
     Fib(String),
@@ -96,7 +96,7 @@ pub enum RibError {
 /// A change a routing daemon must hear of (NFD's readvertisement to NLSR: routes of origin
 /// client, and the daemon's own `/localhost/nlsr` registration).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Readvertise {
+pub(crate) enum Readvertise {
     /// A client route was added or its cost changed.
     Register {
         /// The prefix.
@@ -119,7 +119,7 @@ pub enum Readvertise {
 
 /// The RIB.
 #[derive(Debug, Default)]
-pub struct Rib {
+pub(crate) struct Rib {
     /// Readvertisement events since the owner last took them ([`Rib::take_readvertise`]).
     readvertise: Vec<Readvertise>,
     entries: BTreeMap<Vec<u8>, RibEntry>,
@@ -139,13 +139,18 @@ fn key(name: &Name<'_>) -> Vec<u8> {
 
 impl Rib {
     /// An empty RIB.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Adds (or updates) the route of `origin` through `route.face` for `prefix`, and
     /// updates the FIB (not published).
-    pub fn add(&mut self, fib: &mut Fib, prefix: &Name<'_>, route: Route) -> Result<(), RibError> {
+    pub(crate) fn add(
+        &mut self,
+        fib: &mut Fib,
+        prefix: &Name<'_>,
+        route: Route,
+    ) -> Result<(), RibError> {
         let k = key(prefix);
         let e = self.entries.entry(k.clone()).or_insert_with(|| RibEntry {
             name: prefix.to_buf(),
@@ -186,12 +191,12 @@ impl Rib {
     }
 
     /// The readvertisement events since the last call.
-    pub fn take_readvertise(&mut self) -> Vec<Readvertise> {
+    pub(crate) fn take_readvertise(&mut self) -> Vec<Readvertise> {
         std::mem::take(&mut self.readvertise)
     }
 
     /// Every client route, as registrations (a daemon that just came up hears of them all).
-    pub fn client_routes(&self) -> Vec<Readvertise> {
+    pub(crate) fn client_routes(&self) -> Vec<Readvertise> {
         self.entries
             .values()
             .flat_map(|e| {
@@ -231,7 +236,7 @@ impl Rib {
 
     /// Removes the routes for `prefix` through `face` (all faces when `None`) of `origin`
     /// (all origins when `None`); updates the FIB. `Err(NoRoute)` when nothing matched.
-    pub fn remove(
+    pub(crate) fn remove(
         &mut self,
         fib: &mut Fib,
         prefix: &Name<'_>,
@@ -264,7 +269,7 @@ impl Rib {
     }
 
     /// Removes every route through `face` (a face that went away); updates the FIB.
-    pub fn remove_face(&mut self, fib: &mut Fib, face: FaceId) -> Result<(), RibError> {
+    pub(crate) fn remove_face(&mut self, fib: &mut Fib, face: FaceId) -> Result<(), RibError> {
         let Some(keys) = self.by_face.remove(&face) else {
             return Ok(());
         };
@@ -295,7 +300,7 @@ impl Rib {
 
     /// Removes the routes whose expiry is at or before `now`; updates the FIB. Returns how
     /// many expired.
-    pub fn expire(&mut self, fib: &mut Fib, now: u64) -> Result<usize, RibError> {
+    pub(crate) fn expire(&mut self, fib: &mut Fib, now: u64) -> Result<usize, RibError> {
         let mut n = 0;
         while let Some((t, k, face, origin)) = self.expiring.first().cloned()
             && t <= now
@@ -315,12 +320,12 @@ impl Rib {
     }
 
     /// The earliest expiry of any route (O(1): the index's first).
-    pub fn next_expiry(&self) -> Option<u64> {
+    pub(crate) fn next_expiry(&self) -> Option<u64> {
         self.expiring.first().map(|e| e.0)
     }
 
     /// Sets the strategy for `prefix` and below; updates the FIB.
-    pub fn set_strategy(
+    pub(crate) fn set_strategy(
         &mut self,
         fib: &mut Fib,
         prefix: &Name<'_>,
@@ -333,7 +338,11 @@ impl Rib {
 
     /// Removes the strategy choice at `prefix` (those below it stay); false if there was
     /// none. `/` cannot be unset (it goes back to best-route).
-    pub fn unset_strategy(&mut self, fib: &mut Fib, prefix: &Name<'_>) -> Result<bool, RibError> {
+    pub(crate) fn unset_strategy(
+        &mut self,
+        fib: &mut Fib,
+        prefix: &Name<'_>,
+    ) -> Result<bool, RibError> {
         let k = key(prefix);
         if self.strategies.remove(&k).is_none() {
             return Ok(false);
@@ -343,7 +352,7 @@ impl Rib {
     }
 
     /// Every strategy choice, `/` (best-route unless set) first.
-    pub fn strategies(&self) -> Vec<(NameBuf, StrategyKind)> {
+    pub(crate) fn strategies(&self) -> Vec<(NameBuf, StrategyKind)> {
         let mut v: Vec<(NameBuf, StrategyKind)> = Vec::new();
         if !self.strategies.contains_key(&Vec::new()) {
             v.push((NameBuf::new(), StrategyKind::BestRoute));
@@ -353,22 +362,18 @@ impl Rib {
     }
 
     /// Every RIB entry, in name order.
-    pub fn entries(&self) -> impl Iterator<Item = &RibEntry> {
+    pub(crate) fn entries(&self) -> impl Iterator<Item = &RibEntry> {
         self.entries.values()
     }
 
     /// The entry at exactly `prefix`.
-    pub fn entry(&self, prefix: &Name<'_>) -> Option<&RibEntry> {
+    pub(crate) fn entry(&self, prefix: &Name<'_>) -> Option<&RibEntry> {
         self.entries.get(prefix.as_bytes())
     }
 
-    /// Number of RIB entries (prefixes with at least one route).
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     /// True when there is no route.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 

@@ -266,7 +266,7 @@ impl Counter {
 
 /// The name the worker (the I/O layer) uses for [`Counter`] (kept so its many `add` calls
 /// read as before).
-pub use self::Counter as Io;
+pub(crate) use self::Counter as Io;
 
 /// The counters `ndx status` shows first, in this order (the others follow when non-zero).
 pub const HEADLINE: &[Counter] = &[
@@ -560,7 +560,7 @@ impl SharedHistogram {
 
 /// One shard's published counters.
 #[derive(Debug)]
-pub struct ShardStats {
+pub(crate) struct ShardStats {
     values: Vec<AtomicU64>,
     rx_burst: SharedHistogram,
     l2_read_latency: SharedHistogram,
@@ -571,7 +571,7 @@ pub struct ShardStats {
 
 /// A shard's per-face loads ([`ndx_core::FaceLoad`]) and the PIT share each face is held to.
 #[derive(Debug, Clone, Default)]
-pub struct FacesSnapshot {
+pub(crate) struct FacesSnapshot {
     /// The PIT share each face is held to now.
     pub pit_share: u32,
     /// Every face the shard has seen, with its load.
@@ -747,20 +747,20 @@ impl Snapshot {
 
 impl ShardStats {
     /// Publishes a worker's local counters.
-    pub fn publish(&self, s: &Snapshot) {
+    pub(crate) fn publish(&self, s: &Snapshot) {
         for (a, &v) in self.values.iter().zip(&s.0) {
             a.store(v, Ordering::Relaxed);
         }
     }
 
     /// Publishes a worker's local histograms.
-    pub fn publish_histograms(&self, h: &Histograms) {
+    pub(crate) fn publish_histograms(&self, h: &Histograms) {
         self.rx_burst.store(&h.rx_burst);
         self.l2_read_latency.store(&h.l2_read_latency);
     }
 
     /// The last published histograms.
-    pub fn read_histograms(&self) -> Histograms {
+    pub(crate) fn read_histograms(&self) -> Histograms {
         Histograms {
             rx_burst: self.rx_burst.load(),
             l2_read_latency: self.l2_read_latency.load(),
@@ -768,17 +768,17 @@ impl ShardStats {
     }
 
     /// Publishes a worker's per-face loads.
-    pub fn publish_faces(&self, f: FacesSnapshot) {
+    pub(crate) fn publish_faces(&self, f: FacesSnapshot) {
         *self.faces.lock().unwrap_or_else(|p| p.into_inner()) = f;
     }
 
     /// The last published per-face loads.
-    pub fn read_faces(&self) -> FacesSnapshot {
+    pub(crate) fn read_faces(&self) -> FacesSnapshot {
         self.faces.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
     /// Reads the last published values.
-    pub fn read(&self) -> Snapshot {
+    pub(crate) fn read(&self) -> Snapshot {
         Snapshot(
             self.values
                 .iter()

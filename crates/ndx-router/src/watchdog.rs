@@ -19,29 +19,29 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The environment variable of the test-only freeze hook.
-pub const FREEZE_ENV: &str = "NDX_TEST_FREEZE_SHARD";
+pub(crate) const FREEZE_ENV: &str = "NDX_TEST_FREEZE_SHARD";
 
 /// One heartbeat per shard.
 #[derive(Debug)]
-pub struct Heartbeats {
+pub(crate) struct Heartbeats {
     beats: Box<[AtomicU64]>,
 }
 
 impl Heartbeats {
     /// Heartbeats for `shards` shards, all at 0 (not started).
-    pub fn new(shards: usize) -> Arc<Self> {
+    pub(crate) fn new(shards: usize) -> Arc<Self> {
         Arc::new(Self {
             beats: (0..shards).map(|_| AtomicU64::new(0)).collect(),
         })
     }
 
     /// Whether every worker has entered its loop.
-    pub fn all_started(&self) -> bool {
+    pub(crate) fn all_started(&self) -> bool {
         self.beats.iter().all(|b| b.load(Ordering::Relaxed) > 0)
     }
 
     /// The current values, in shard order.
-    pub fn read(&self) -> Vec<u64> {
+    pub(crate) fn read(&self) -> Vec<u64> {
         self.beats
             .iter()
             .map(|b| b.load(Ordering::Relaxed))
@@ -49,7 +49,7 @@ impl Heartbeats {
     }
 
     /// Shard `shard`'s handle for its worker (with the test-only freeze hook, if set for it).
-    pub fn beat_for(self: &Arc<Self>, shard: usize) -> Beat {
+    pub(crate) fn beat_for(self: &Arc<Self>, shard: usize) -> Beat {
         Beat {
             all: self.clone(),
             shard,
@@ -61,7 +61,7 @@ impl Heartbeats {
 
 /// A worker's side of its heartbeat.
 #[derive(Debug)]
-pub struct Beat {
+pub(crate) struct Beat {
     all: Arc<Heartbeats>,
     shard: usize,
     n: u64,
@@ -71,7 +71,7 @@ pub struct Beat {
 impl Beat {
     /// Moves the heartbeat (the worker made progress). With the test-only freeze hook due,
     /// blocks instead until `stop` is set, without beating.
-    pub fn beat(&mut self, stop: &AtomicBool) {
+    pub(crate) fn beat(&mut self, stop: &AtomicBool) {
         if let Some(f) = &self.freeze
             && f.due()
         {
@@ -92,19 +92,19 @@ impl Beat {
 
 /// The control thread's memory of the heartbeats at its last watchdog check.
 #[derive(Debug)]
-pub struct Liveness {
+pub(crate) struct Liveness {
     last: Vec<u64>,
 }
 
 impl Liveness {
     /// Starts from the heartbeats' current values.
-    pub fn new(hb: &Heartbeats) -> Self {
+    pub(crate) fn new(hb: &Heartbeats) -> Self {
         Self { last: hb.read() }
     }
 
     /// The shards whose heartbeat did not move since the last call (or since [`Liveness::new`]);
     /// empty when every worker made progress.
-    pub fn stuck(&mut self, hb: &Heartbeats) -> Vec<usize> {
+    pub(crate) fn stuck(&mut self, hb: &Heartbeats) -> Vec<usize> {
         let now = hb.read();
         let stuck = now
             .iter()
@@ -122,7 +122,7 @@ impl Liveness {
 /// only while every shard makes progress, a `STATUS=` line every few seconds, and
 /// `STOPPING=1`. Does nothing outside systemd (no `NOTIFY_SOCKET`).
 #[derive(Debug)]
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     notifier: Option<crate::notify::Notifier>,
     hb: Arc<Heartbeats>,
     live: Liveness,
@@ -137,7 +137,7 @@ const STATUS_EVERY: Duration = Duration::from_secs(5);
 
 impl Supervisor {
     /// Watches `hb` and notifies through `notifier` (`None`: outside systemd).
-    pub fn new(notifier: Option<crate::notify::Notifier>, hb: Arc<Heartbeats>) -> Self {
+    pub(crate) fn new(notifier: Option<crate::notify::Notifier>, hb: Arc<Heartbeats>) -> Self {
         let now = Instant::now();
         Self {
             notifier,
@@ -152,7 +152,7 @@ impl Supervisor {
 
     /// Called on every control-loop turn; `summary` is the one-line `STATUS=` text, built only
     /// when it is sent.
-    pub fn turn(&mut self, now: Instant, summary: impl FnOnce() -> String) {
+    pub(crate) fn turn(&mut self, now: Instant, summary: impl FnOnce() -> String) {
         let Some(n) = &self.notifier else {
             return;
         };
@@ -203,7 +203,7 @@ impl Supervisor {
     }
 
     /// Sends `STOPPING=1` (when under systemd).
-    pub fn stopping(&self) {
+    pub(crate) fn stopping(&self) {
         if let Some(n) = &self.notifier {
             n.send("STOPPING=1");
         }

@@ -25,14 +25,14 @@ use crate::stats::{Histograms, Io, ShardStats, Snapshot};
 const IDLE_TURNS: u32 = 64;
 
 /// Frames per `Shard::process_burst` call.
-pub const BURST: usize = 32;
+pub(crate) const BURST: usize = 32;
 
 /// The NDN Ethernet multicast group.
-pub const NDN_MULTICAST: [u8; 6] = [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa];
+pub(crate) const NDN_MULTICAST: [u8; 6] = [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa];
 
 /// An interface as the workers see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IfaceInfo {
+pub(crate) struct IfaceInfo {
     /// Name.
     pub name: String,
     /// Index.
@@ -45,14 +45,14 @@ pub struct IfaceInfo {
 
 /// A control-plane event from a worker.
 #[derive(Debug)]
-pub enum Event {
+pub(crate) enum Event {
     /// A face created on demand (already in use by the shard that created it).
     NewFace(Face),
 }
 
 /// Worker settings.
 #[derive(Debug, Clone)]
-pub struct WorkerConfig {
+pub(crate) struct WorkerConfig {
     /// Most frames per RX burst.
     pub burst: usize,
     /// What to do between empty loop turns.
@@ -74,7 +74,7 @@ pub struct WorkerConfig {
 
 /// One of this shard's sockets.
 #[derive(Debug)]
-pub struct Ep {
+pub(crate) struct Ep {
     /// The socket.
     pub ep: Endpoint,
     /// Its interface.
@@ -86,7 +86,7 @@ pub struct Ep {
 impl Ep {
     /// A socket whose shard's CS may keep up to half of its share of the port's receive
     /// frames when `keep` (the other half keeps the fill ring fed).
-    pub fn new(ep: Endpoint, ifindex: u32, keep: bool) -> Self {
+    pub(crate) fn new(ep: Endpoint, ifindex: u32, keep: bool) -> Self {
         let keep_max = if keep {
             (ep.rx_frames() / ep.sockets() / 2) as usize
         } else {
@@ -108,7 +108,7 @@ impl Ep {
 /// A reassembled packet handed to the shard that owns it (fragments are steered by source,
 /// so the shard that reassembles is often not the owner; see DESIGN "The data path").
 #[derive(Debug)]
-pub struct Handoff {
+pub(crate) struct Handoff {
     /// The shard that sent it (its buffer goes back there).
     pub from: u8,
     /// The face it arrived on.
@@ -120,7 +120,7 @@ pub struct Handoff {
 /// The channels that carry reassembled packets between shards, and their buffer pool:
 /// buffers travel back to the shard that filled them, so steady state allocates nothing.
 #[derive(Debug)]
-pub struct Redispatch {
+pub(crate) struct Redispatch {
     /// Our shard's dispatch function (the same one the XDP program mirrors).
     pub dispatch: Dispatch,
     /// To each shard (`None` at our own index).
@@ -135,7 +135,7 @@ pub struct Redispatch {
 
 /// Everything a worker thread owns.
 #[derive(Debug)]
-pub struct Worker {
+pub(crate) struct Worker {
     /// Shard number.
     pub me: u8,
     /// This shard's sockets (at least one per interface).
@@ -157,7 +157,7 @@ pub struct Worker {
 /// A worker's packet-processing state (separate from its sockets so both can be borrowed at
 /// once).
 #[derive(Debug)]
-pub struct Core {
+pub(crate) struct Core {
     /// Shard number.
     pub me: u8,
     /// The forwarding core.
@@ -236,7 +236,7 @@ struct LocalFaces {
 
 impl Core {
     /// Packet-processing state for shard `me`.
-    pub fn new(
+    pub(crate) fn new(
         me: u8,
         shard: Shard,
         faces: FaceReader,
@@ -420,7 +420,7 @@ fn whole<'a>(f: &ndx_afxdp::Frame<'a>, segments: usize, copy: &'a mut Vec<u8>) -
 
 impl Worker {
     /// Runs until `stop` is set; returns the final counters.
-    pub fn run(mut self, stop: &AtomicBool) -> Snapshot {
+    pub(crate) fn run(mut self, stop: &AtomicBool) -> Snapshot {
         // The time-stamp counter, calibrated against `Instant` (a third of a vDSO call).
         let mut clock = ndx_mem::LoopClock::new();
         let mut rx: Vec<RxFrame> = Vec::with_capacity(self.core.cfg.burst);
