@@ -567,70 +567,32 @@ pub(crate) fn restart_keys(old: &Config, new: &Config) -> Vec<String> {
 /// The live settings that differ, as `key = value`.
 fn live_changes(old: &Config, new: &Config) -> Vec<String> {
     let mut out = Vec::new();
-    let mut d = |k: &str, changed: bool, v: String| {
-        if changed {
-            out.push(format!("{k} = {v}"));
-        }
-    };
-    d(
-        "router.idle",
-        old.idle != new.idle,
-        format!("{:?}", new.idle).to_lowercase(),
-    );
+    // `key`, the old and the new value: listed with the new one when they differ.
+    macro_rules! live {
+        ($($key:literal: $old:expr => $new:expr, $show:expr;)*) => {$(
+            if $old != $new {
+                out.push(format!("{} = {}", $key, $show));
+            }
+        )*};
+    }
+    let lower = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
     let (o, n) = (&old.shard, &new.shard);
-    d(
-        "tables.max_lifetime_ms",
-        o.max_lifetime_ms != n.max_lifetime_ms,
-        n.max_lifetime_ms.to_string(),
-    );
-    d(
-        "tables.unsolicited",
-        o.unsolicited != n.unsolicited,
-        format!("{:?}", n.unsolicited).to_lowercase(),
-    );
-    d(
-        "udp.on_demand",
-        old.udp_on_demand != new.udp_on_demand,
-        new.udp_on_demand.to_string(),
-    );
     let (a, b) = (old.on_demand, new.on_demand);
-    d("udp.on_demand_max", a.max != b.max, b.max.to_string());
-    d(
-        "udp.on_demand_per_address",
-        a.per_address != b.per_address,
-        b.per_address.to_string(),
-    );
-    d(
-        "udp.on_demand_idle_ms",
-        a.idle_ms != b.idle_ms,
-        b.idle_ms.to_string(),
-    );
     let (f, g) = (o.fairness, n.fairness);
-    d(
-        "fairness.pit_shares",
-        f.pit_shares != g.pit_shares,
-        g.pit_shares.to_string(),
-    );
-    d(
-        "fairness.pit_reserve",
-        f.pit_reserve != g.pit_reserve,
-        g.pit_reserve.to_string(),
-    );
-    d(
-        "fairness.pit_min",
-        f.pit_min != g.pit_min,
-        g.pit_min.to_string(),
-    );
-    d(
-        "fairness.nack_rate",
-        f.nack_rate != g.nack_rate,
-        g.nack_rate.to_string(),
-    );
-    d(
-        "fairness.nack_burst",
-        f.nack_burst != g.nack_burst,
-        g.nack_burst.to_string(),
-    );
+    live! {
+        "router.idle": old.idle => new.idle, lower(&new.idle);
+        "tables.max_lifetime_ms": o.max_lifetime_ms => n.max_lifetime_ms, n.max_lifetime_ms;
+        "tables.unsolicited": o.unsolicited => n.unsolicited, lower(&n.unsolicited);
+        "udp.on_demand": old.udp_on_demand => new.udp_on_demand, new.udp_on_demand;
+        "udp.on_demand_max": a.max => b.max, b.max;
+        "udp.on_demand_per_address": a.per_address => b.per_address, b.per_address;
+        "udp.on_demand_idle_ms": a.idle_ms => b.idle_ms, b.idle_ms;
+        "fairness.pit_shares": f.pit_shares => g.pit_shares, g.pit_shares;
+        "fairness.pit_reserve": f.pit_reserve => g.pit_reserve, g.pit_reserve;
+        "fairness.pit_min": f.pit_min => g.pit_min, g.pit_min;
+        "fairness.nack_rate": f.nack_rate => g.nack_rate, g.nack_rate;
+        "fairness.nack_burst": f.nack_burst => g.nack_burst, g.nack_burst;
+    }
     out
 }
 
