@@ -4,6 +4,8 @@
 //! - `cargo xtask test`: install what the tests need (when missing), then run every check CI
 //!   runs: rustfmt, clippy with `-D warnings`, rustdoc with `-D warnings`, the systemd unit
 //!   files' checks, and all tests.
+//! - `cargo xtask doclinks`: fail when a document names a repository file that does not exist
+//!   (also part of `cargo xtask test`).
 //! - `cargo xtask systemd`: check `configs/systemd/` (also part of `cargo xtask test`).
 //! - `cargo xtask fuzz [SECONDS]`: install cargo-fuzz if needed and run every fuzz target.
 //! - `cargo xtask bpf [--check]`: rebuild the committed BPF objects from their C (or check
@@ -14,6 +16,7 @@
 //!   `ndx man`).
 
 mod bpf;
+mod doclinks;
 mod install;
 
 use std::env;
@@ -27,6 +30,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("demo") => demo(),
         Some("test") => test(),
+        Some("doclinks") => doclinks::check(),
         Some("fuzz") => fuzz(args.get(1).map(String::as_str)),
         Some("bpf") => match args.get(1).map(String::as_str) {
             None => bpf::build(),
@@ -57,6 +61,7 @@ const USAGE: &str = "usage: cargo xtask <task>
 tasks:
   demo            build ndx, then forward a file through it in throwaway network namespaces (root)
   test            install missing test prerequisites, then fmt + clippy + doc + all tests
+  doclinks        fail when a doc links to (or backticks) a repository file that does not exist
   systemd         build ndx, then check configs/systemd (systemd-analyze verify, sysusers, tmpfiles)
   fuzz [SECONDS]  run every cargo-fuzz target for SECONDS each (default 60; needs nightly)
   bpf             rebuild the committed BPF objects (crates/*/bpf/*.o) from their C with clang
@@ -240,6 +245,7 @@ fn test() -> Result {
     setup()?;
     let cargo = cargo();
     run(&cargo, &["fmt", "--all", "--", "--check"], &[])?;
+    doclinks::check()?;
     bpf::check()?;
     install::check()?;
     run(

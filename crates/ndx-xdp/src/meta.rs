@@ -1,5 +1,5 @@
 //! The metadata the program writes in front of every frame it redirects, and the limits of
-//! the XSKMAP layout (`/tmp/notes/dataplane-interface.md`, the data-path contract).
+//! the XSKMAP layout (the data-path contract, described in `crates/ndx-xdp/bpf/README.md`).
 
 /// Receive queues addressed by the XSKMAP.
 pub const MAX_QUEUES: usize = 64;
