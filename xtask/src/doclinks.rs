@@ -268,7 +268,9 @@ fn scan_line(line: &str, n: usize, links: bool, refs: &mut Vec<Reference>) {
     let mut prose = String::new();
     for (k, piece) in line.split('`').enumerate() {
         if k % 2 == 1 {
-            if let Some(t) = code_path(piece) {
+            // The text of a link (`` [`x.md`](dir/x.md) ``) is checked through its target.
+            let link_text = prose.ends_with('[');
+            if let Some(t) = code_path(piece).filter(|_| !link_text) {
                 refs.push(Reference { line: n, target: t, kind: Kind::Code });
             }
             prose.push(' ');
@@ -380,7 +382,8 @@ mod tests {
         let md = "See [the map](ARCHITECTURE.md#code-map) and `crates/a/src/x.rs:12`.\n\
                   ```\n[not](a link.md) `crates/b.rs`\n```\n\
                   [web](https://example.invalid/x.md) [anchor](#here) `Interest/Data`\n\
-                  [ref]: benches/results/x.md\n`src/{a,b}.rs` and `README.md`, `--flag=a/b.rs`\n";
+                  [ref]: benches/results/x.md\n`src/{a,b}.rs` and `README.md`, `--flag=a/b.rs`\n\
+                  [`y.md`](y.md)\n";
         let refs = scan_markdown(md);
         let got: Vec<(usize, &str, Kind)> =
             refs.iter().map(|r| (r.line, r.target.as_str(), r.kind)).collect();
@@ -392,6 +395,7 @@ mod tests {
                 (6, "benches/results/x.md", Kind::Link),
                 (7, "src/{a,b}.rs", Kind::Code),
                 (7, "README.md", Kind::Code),
+                (8, "y.md", Kind::Link),
             ]
         );
     }
