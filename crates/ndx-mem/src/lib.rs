@@ -72,7 +72,7 @@ static ADVISE: AtomicBool = AtomicBool::new(true);
 
 /// Turns the huge-page advice for later large allocations on or off (on by default). Off,
 /// large allocations are still separate mappings but get base pages: the reference point of
-/// the benches, and `[memory] huge_pages = false` in the router's configuration.
+/// the benches, and `tables.huge_pages = false` in the router's configuration.
 pub fn set_huge_pages(on: bool) {
     ADVISE.store(on, Ordering::Relaxed);
 }
