@@ -53,7 +53,10 @@ pub(crate) fn check() -> Result {
             p = parent;
         }
     }
-    let tree = Tree { files: files.iter().cloned().collect(), dirs };
+    let tree = Tree {
+        files: files.iter().cloned().collect(),
+        dirs,
+    };
     let mut broken = Vec::new();
     let mut scanned = 0;
     for file in &files {
@@ -74,7 +77,12 @@ pub(crate) fn check() -> Result {
         scanned += 1;
         for r in refs {
             if let Some(why) = tree.resolve(file, &r) {
-                broken.push(format!("{}:{}: `{}` {why}", file.display(), r.line, r.target));
+                broken.push(format!(
+                    "{}:{}: `{}` {why}",
+                    file.display(),
+                    r.line,
+                    r.target
+                ));
             }
         }
     }
@@ -92,7 +100,13 @@ pub(crate) fn check() -> Result {
 
 fn tracked_files(root: &Path) -> Result<Vec<PathBuf>> {
     let out = Command::new("git")
-        .args(["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
         .current_dir(root)
         .output()
         .map_err(|e| format!("doclinks: cannot run git ls-files: {e}"))?;
@@ -271,7 +285,11 @@ fn scan_line(line: &str, n: usize, links: bool, refs: &mut Vec<Reference>) {
             // The text of a link (`` [`x.md`](dir/x.md) ``) is checked through its target.
             let link_text = prose.ends_with('[');
             if let Some(t) = code_path(piece).filter(|_| !link_text) {
-                refs.push(Reference { line: n, target: t, kind: Kind::Code });
+                refs.push(Reference {
+                    line: n,
+                    target: t,
+                    kind: Kind::Code,
+                });
             }
             prose.push(' ');
         } else {
@@ -294,7 +312,11 @@ fn scan_line(line: &str, n: usize, links: bool, refs: &mut Vec<Reference>) {
         let after = &rest[at + 2..];
         let end = after.find(')').unwrap_or(after.len());
         let inner = after[..end].trim();
-        let target = inner.trim_start_matches('<').split(['>', ' ']).next().unwrap_or("");
+        let target = inner
+            .trim_start_matches('<')
+            .split(['>', ' '])
+            .next()
+            .unwrap_or("");
         push_link(target, n, refs);
         rest = &after[end..];
     }
@@ -309,7 +331,11 @@ fn push_link(target: &str, n: usize, refs: &mut Vec<Reference>) {
     }
     let target = strip_suffixes(target);
     if !target.is_empty() {
-        refs.push(Reference { line: n, target, kind: Kind::Link });
+        refs.push(Reference {
+            line: n,
+            target,
+            kind: Kind::Link,
+        });
     }
 }
 
@@ -337,7 +363,9 @@ fn code_path(span: &str) -> Option<String> {
     {
         return None;
     }
-    let ok_chars = s.chars().all(|c| c.is_ascii_alphanumeric() || "._-/{},:#+~".contains(c));
+    let ok_chars = s
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._-/{},:#+~".contains(c));
     if !ok_chars {
         return None;
     }
@@ -385,8 +413,10 @@ mod tests {
                   [ref]: benches/results/x.md\n`src/{a,b}.rs` and `README.md`, `--flag=a/b.rs`\n\
                   [`y.md`](y.md)\n";
         let refs = scan_markdown(md);
-        let got: Vec<(usize, &str, Kind)> =
-            refs.iter().map(|r| (r.line, r.target.as_str(), r.kind)).collect();
+        let got: Vec<(usize, &str, Kind)> = refs
+            .iter()
+            .map(|r| (r.line, r.target.as_str(), r.kind))
+            .collect();
         assert_eq!(
             got,
             vec![
@@ -410,16 +440,30 @@ mod tests {
             "crates/a/src/x/mod.rs",
         ]);
         let doc = Path::new("crates/a/README.md");
-        let code = |s: &str| Reference { line: 1, target: s.into(), kind: Kind::Code };
-        let link = |s: &str| Reference { line: 1, target: s.into(), kind: Kind::Link };
+        let code = |s: &str| Reference {
+            line: 1,
+            target: s.into(),
+            kind: Kind::Code,
+        };
+        let link = |s: &str| Reference {
+            line: 1,
+            target: s.into(),
+            kind: Kind::Link,
+        };
         assert_eq!(t.resolve(doc, &code("src/lib.rs")), None);
-        assert_eq!(t.resolve(doc, &code("crates/a/src/x/{mod,lib}.rs")), Some("does not exist"));
+        assert_eq!(
+            t.resolve(doc, &code("crates/a/src/x/{mod,lib}.rs")),
+            Some("does not exist")
+        );
         assert_eq!(t.resolve(doc, &code("src/{lib,x/mod}.rs")), None);
         assert_eq!(t.resolve(doc, &code("src/gone.rs")), Some("does not exist"));
         // `other/` is not a directory anywhere: not taken for a path.
         assert_eq!(t.resolve(doc, &code("other/thing.rs")), None);
         assert_eq!(t.resolve(doc, &link("../../README.md")), None);
-        assert_eq!(t.resolve(doc, &link("../../../x.md")), Some("points outside the repository"));
+        assert_eq!(
+            t.resolve(doc, &link("../../../x.md")),
+            Some("points outside the repository")
+        );
         assert!(t.resolve(doc, &link("/work/x.md")).is_some());
         assert_eq!(t.resolve(doc, &code("DESIGN.md")), Some("does not exist"));
         assert_eq!(t.resolve(Path::new("README.md"), &link("crates/a/")), None);

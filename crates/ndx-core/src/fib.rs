@@ -27,12 +27,12 @@
 //! 16-bit tag, a name of up to 36 bytes inline, two next hops) to half of one, so at 10^6
 //! routes the route tables take 64 MiB instead of 128. At that size every lookup's line is a
 //! DRAM access that the burst's prefetch hides, but on this VM what the prefetches cost
-//! grows with the table's span (benches/README.md, eighteenth pass): the Interests of the
+//! grows with the table's span (`benches/results/forwarding-passes.md`, eighteenth pass): the Interests of the
 //! worst-case exchange took 212 ns instead of 256.
 //!
 //! Until the twelfth speed pass a chunk had 64-byte buckets of 7 (tag, index) slots in front
 //! of two-line entries: two dependent random lines per lookup, on two pages, and at 10^6
-//! routes on this VM each page costs a nested page walk (benches/README.md).
+//! routes on this VM each page costs a nested page walk (`benches/results/forwarding-passes.md`).
 //!
 //! # Lookup
 //! The two-stage lookup of So et al. (as NDN-DPDK): every prefix deeper than `M` components

@@ -748,7 +748,7 @@ pub struct Config {
     /// Per-shard table configuration (shard number filled in per shard).
     pub shard: ShardConfig,
     /// Whether the CS keeps the receive frames Data arrive in rather than copying them
-    /// (`cs.keep_frames`; bounded per port, see `ARCHITECTURE.md` "CS: kept frames").
+    /// (`cs.keep_frames`; bounded per port, see `benches/results/design-history.md` "CS: kept frames").
     pub keep_frames: bool,
     /// FIB first-stage depth.
     pub fib_stage1: usize,

@@ -1,4 +1,4 @@
-//! The host thread's bounds, end to end as root (ARCHITECTURE.md, "Bounds"): app connections
+//! The host thread's bounds, end to end as root (`crates/ndx-router/README.md`, "Bounds"): app connections
 //! past `[app] max_connections` are refused, and an app that does not read loses its own
 //! packets past `[app] queue_bytes` while the router keeps serving the others. Without root
 //! (or BPF) the tests print `skipping: <reason>`; with `NDX_REQUIRE_ROOT_TESTS=1` (CI) they

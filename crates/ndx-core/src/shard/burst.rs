@@ -6,7 +6,7 @@ use super::*;
 /// How many frames apart a burst's pipeline stages are: a frame's first-level prefetches are
 /// issued `LEAD` frames before its second level reads them, and so on (see `Shard::burst`).
 /// Prefetches spread one frame's worth at a time among other frames' work hide a random DRAM
-/// line where a group of 8 issued back to back did not (benches/README.md, twelfth pass).
+/// line where a group of 8 issued back to back did not (`benches/results/forwarding-passes.md`, twelfth pass).
 pub(super) const LEAD: usize = 1;
 
 /// How many frames ahead of its decode a frame's first bytes are prefetched: a frame the

@@ -34,7 +34,7 @@ impl Shard {
         let (cbp, mbf) = (interest.can_be_prefix(), interest.must_be_fresh());
 
         // Content store first, as NDN-DPDK's PIT-CS lookup: a hit is answered whatever the
-        // PIT and dead-nonce list hold (see ARCHITECTURE.md, "Interest pipeline order").
+        // PIT and dead-nonce list hold (see benches/results/design-history.md, "Interest pipeline order").
         if let Some(hit) = self.cs.lookup(now, &name, name_hash, cbp, mbf) {
             self.counters.cs_hits += 1;
             self.counters.data_out += 1;
