@@ -1,5 +1,7 @@
 //! Link, network and transport headers around NDN packets (no `unsafe`).
 //!
+//! [`walk`] (module [`layers`]) is the one header walker of the project, used by the router
+//! (through [`parse`], strict rules) and by `ndx dissect` (lenient rules, capture link types).
 //! [`parse`] reads Ethernet (with at most one 802.1Q tag) carrying IPv4/UDP,
 //! IPv6/UDP or bare NDN (EtherType 0x8624) and says where the NDN bytes are.
 //! The `build_*` functions write outgoing headers into a caller buffer with
@@ -7,8 +9,14 @@
 //! slices, e.g. LP headers + a Data from the content store). Nothing here
 //! panics on untrusted input: parsing is bounds-checked and returns `None`.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, SocketAddr};
 use std::ops::Range;
+
+pub mod layers;
+
+pub use layers::{
+    Carrier, ETHERTYPE_QINQ, Header, Layers, Link, Macs, Malformed, Rules, Skip, Stop, walk,
+};
 
 /// EtherType of NDN over Ethernet.
 pub const ETHERTYPE_NDN: u16 = 0x8624;
@@ -58,114 +66,35 @@ pub struct Parsed {
     pub payload: Range<usize>,
 }
 
-fn be16(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
-}
-
-fn mac(b: &[u8], at: usize) -> Option<[u8; 6]> {
-    b.get(at..at + 6)?.try_into().ok()
-}
-
 /// Parses a frame; `None` if it is not NDN-carrying Ethernet/IP/UDP as
 /// described above, truncated, an IPv4 fragment, or inconsistent.
 /// Never panics. `frame` may be just the first segment of a multi-buffer
 /// packet as long as it holds the headers; `total_len` is the whole length.
+///
+/// This is [`walk`] with [`Rules::STRICT`] on an Ethernet frame, any [`Stop`] being `None`.
 pub fn parse(frame: &[u8], total_len: usize) -> Option<Parsed> {
-    let dst_mac = mac(frame, 0)?;
-    let src_mac = mac(frame, 6)?;
-    let mut ethertype = be16(frame, 12)?;
-    let mut off = ETH_LEN;
-    let mut vlan = None;
-    if ethertype == ETHERTYPE_VLAN {
-        vlan = Some(be16(frame, 14)? & 0x0fff);
-        ethertype = be16(frame, 16)?;
-        off += 4;
-    }
-    let total_len = total_len.max(frame.len());
-    match ethertype {
-        ETHERTYPE_NDN => Some(Parsed {
-            encap: Encap::Ether,
-            dst_mac,
-            src_mac,
-            vlan,
-            src: None,
-            dst: None,
-            payload: off..total_len,
-        }),
-        ETHERTYPE_IPV4 => {
-            let ip = frame.get(off..off + IPV4_LEN)?;
-            if ip[0] >> 4 != 4 {
-                return None;
-            }
-            let ihl = usize::from(ip[0] & 0x0f) * 4;
-            let tot = usize::from(be16(ip, 2)?);
-            let frag = be16(ip, 6)?;
-            if ihl < IPV4_LEN || tot < ihl + UDP_LEN || off + tot > total_len || ip[9] != 17 {
-                return None;
-            }
-            if frag & 0x3fff != 0 {
-                return None; // fragment: MF set or non-zero offset
-            }
-            let s = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
-            let d = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
-            let u = off + ihl;
-            udp(frame, u, off + tot, IpAddr::V4(s), IpAddr::V4(d)).map(|(src, dst, payload)| {
-                Parsed {
-                    encap: Encap::UdpV4,
-                    dst_mac,
-                    src_mac,
-                    vlan,
-                    src: Some(src),
-                    dst: Some(dst),
-                    payload,
-                }
-            })
+    let l = layers::walk_with(frame, total_len, Link::Ethernet, &Rules::STRICT).ok()?;
+    let macs = l.macs?;
+    let (encap, src, dst) = match l.carrier {
+        Carrier::Ether => (Encap::Ether, None, None),
+        Carrier::Udp { src, dst } => {
+            let encap = if src.is_ipv4() {
+                Encap::UdpV4
+            } else {
+                Encap::UdpV6
+            };
+            (encap, Some(src), Some(dst))
         }
-        ETHERTYPE_IPV6 => {
-            let ip = frame.get(off..off + IPV6_LEN)?;
-            if ip[0] >> 4 != 6 || ip[6] != 17 {
-                return None;
-            }
-            let plen = usize::from(be16(ip, 4)?);
-            let end = off + IPV6_LEN + plen;
-            if end > total_len {
-                return None;
-            }
-            let s: [u8; 16] = ip[8..24].try_into().ok()?;
-            let d: [u8; 16] = ip[24..40].try_into().ok()?;
-            let (s, d) = (IpAddr::V6(Ipv6Addr::from(s)), IpAddr::V6(Ipv6Addr::from(d)));
-            udp(frame, off + IPV6_LEN, end, s, d).map(|(src, dst, payload)| Parsed {
-                encap: Encap::UdpV6,
-                dst_mac,
-                src_mac,
-                vlan,
-                src: Some(src),
-                dst: Some(dst),
-                payload,
-            })
-        }
-        _ => None,
-    }
-}
-
-fn udp(
-    frame: &[u8],
-    at: usize,
-    ip_end: usize,
-    s: IpAddr,
-    d: IpAddr,
-) -> Option<(SocketAddr, SocketAddr, Range<usize>)> {
-    let sport = be16(frame, at)?;
-    let dport = be16(frame, at + 2)?;
-    let ulen = usize::from(be16(frame, at + 4)?);
-    if ulen < UDP_LEN || at + ulen > ip_end {
-        return None;
-    }
-    Some((
-        SocketAddr::new(s, sport),
-        SocketAddr::new(d, dport),
-        at + UDP_LEN..at + ulen,
-    ))
+    };
+    Some(Parsed {
+        encap,
+        dst_mac: macs.dst,
+        src_mac: macs.src,
+        vlan: l.vlan,
+        src,
+        dst,
+        payload: l.payload,
+    })
 }
 
 /// One's-complement sum accumulator (RFC 1071) over byte slices of any

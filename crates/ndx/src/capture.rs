@@ -1,9 +1,11 @@
 //! Capture files: classic pcap and pcapng readers over the file's bytes, and link-layer
 //! decapsulation down to the NDN payload (EtherType 0x8624, or UDP on the NDN ports over
-//! IPv4/IPv6). Zero-copy and panic-free on any input: every read is bounds-checked and every
+//! IPv4/IPv6) through the router's own header walker (`ndx_afxdp::wire::walk`, lenient rules). Zero-copy and panic-free on any input: every read is bounds-checked and every
 //! malformed record is reported with its file offset.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
+
+use ndx_afxdp::wire::{self, Carrier, Link, Rules, Stop};
 
 /// Link types (LINKTYPE_*) understood by [`decapsulate`].
 pub(crate) mod linktype {
@@ -324,188 +326,57 @@ pub(crate) struct Payload<'a> {
     pub(crate) truncated: bool,
 }
 
-/// Why a frame's headers could not be walked.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("malformed {what} header at frame offset {offset}")]
-pub(crate) struct DecapError {
-    what: &'static str,
-    offset: usize,
-}
-
-const ETHERTYPE_NDN: u16 = 0x8624;
+/// Why a frame's headers could not be walked ("malformed IPv4 header at frame offset 14").
+pub(crate) type DecapError = wire::Malformed;
 
 /// Finds the NDN payload of a frame: `Ok(None)` for other traffic (and for IP fragments
-/// after the first, which carry no UDP header).
+/// after the first, which carry no UDP header). The headers are walked by
+/// [`wire::walk`] with [`Rules::LENIENT`]; UDP counts when either port is in `udp_ports`.
 pub(crate) fn decapsulate<'a>(
     frame: &Frame<'a>,
     udp_ports: &[u16],
 ) -> Result<Option<Payload<'a>>, DecapError> {
-    let d = frame.data;
-    let err = |what, offset| DecapError { what, offset };
-    let (ethertype, at, macs) = match frame.link_type {
-        linktype::ETHERNET => {
-            let mut et = u16_at(d, 12, true).ok_or(err("Ethernet", 0))?;
-            let mut at = 14;
-            while et == 0x8100 || et == 0x88a8 {
-                et = u16_at(d, at + 2, true).ok_or(err("VLAN", at))?;
-                at += 4;
-            }
-            let dst: [u8; 6] = d
-                .get(0..6)
-                .and_then(|m| m.try_into().ok())
-                .ok_or(err("Ethernet", 0))?;
-            let src: [u8; 6] = d
-                .get(6..12)
-                .and_then(|m| m.try_into().ok())
-                .ok_or(err("Ethernet", 0))?;
-            (et, at, Some((src, dst)))
-        }
-        linktype::LINUX_SLL => (u16_at(d, 14, true).ok_or(err("SLL", 0))?, 16, None),
-        linktype::LINUX_SLL2 => (u16_at(d, 0, true).ok_or(err("SLL2", 0))?, 20, None),
-        linktype::NULL => {
-            let family = u32_at(d, 0, false).ok_or(err("loopback", 0))?;
-            let family = if family > 0xFFFF {
-                family.swap_bytes()
-            } else {
-                family
-            };
-            let et = match family {
-                2 => 0x0800,
-                10 | 24 | 28 | 30 => 0x86dd,
-                _ => return Ok(None),
-            };
-            (et, 4, None)
-        }
-        linktype::RAW | linktype::IPV4 | linktype::IPV6 => {
-            let et = match d.first().map(|b| b >> 4) {
-                Some(4) => 0x0800,
-                Some(6) => 0x86dd,
-                _ => return Ok(None),
-            };
-            (et, 0, None)
-        }
+    let link = match frame.link_type {
+        linktype::ETHERNET => Link::Ethernet,
+        linktype::LINUX_SLL => Link::LinuxSll,
+        linktype::LINUX_SLL2 => Link::LinuxSll2,
+        linktype::NULL => Link::Null,
+        linktype::RAW | linktype::IPV4 | linktype::IPV6 => Link::Raw,
         _ => return Ok(None),
     };
-    match ethertype {
-        ETHERTYPE_NDN => {
-            let (src, dst) = macs.unwrap_or(([0; 6], [0; 6]));
-            let bytes = d.get(at..).unwrap_or(&[]);
-            Ok(Some(Payload {
-                bytes,
-                offset: at,
-                encap: Encap::Ethernet { src, dst },
-                truncated: frame.orig_len as usize > d.len(),
-            }))
-        }
-        0x0800 => ipv4(d, at, udp_ports),
-        0x86dd => ipv6(d, at, udp_ports),
-        _ => Ok(None),
-    }
-}
-
-fn ipv4<'a>(d: &'a [u8], at: usize, ports: &[u16]) -> Result<Option<Payload<'a>>, DecapError> {
-    let err = |offset| DecapError {
-        what: "IPv4",
-        offset,
+    let d = frame.data;
+    let layers = match wire::walk(d, frame.orig_len as usize, link, &Rules::LENIENT) {
+        Ok(l) => l,
+        Err(Stop::Malformed(e)) => return Err(e),
+        Err(Stop::Skipped(_)) => return Ok(None),
     };
-    let vihl = *d.get(at).ok_or(err(at))?;
-    let ihl = usize::from(vihl & 0x0F) * 4;
-    if vihl >> 4 != 4 || ihl < 20 {
-        return Err(err(at));
-    }
-    let total = usize::from(u16_at(d, at + 2, true).ok_or(err(at))?);
-    let frag = u16_at(d, at + 6, true).ok_or(err(at))?;
-    let proto = *d.get(at + 9).ok_or(err(at))?;
-    let src = Ipv4Addr::from(
-        <[u8; 4]>::try_from(d.get(at + 12..at + 16).ok_or(err(at))?).map_err(|_| err(at))?,
-    );
-    let dst = Ipv4Addr::from(
-        <[u8; 4]>::try_from(d.get(at + 16..at + 20).ok_or(err(at))?).map_err(|_| err(at))?,
-    );
-    if proto != 17 || frag & 0x1FFF != 0 {
-        return Ok(None);
-    }
-    let end = (at + total).max(at + ihl);
-    udp(d, at + ihl, end, IpAddr::V4(src), IpAddr::V4(dst), ports)
-}
-
-fn ipv6<'a>(d: &'a [u8], at: usize, ports: &[u16]) -> Result<Option<Payload<'a>>, DecapError> {
-    let err = |offset| DecapError {
-        what: "IPv6",
-        offset,
-    };
-    if d.get(at).map(|b| b >> 4) != Some(6) {
-        return Err(err(at));
-    }
-    let payload_len = usize::from(u16_at(d, at + 4, true).ok_or(err(at))?);
-    let mut next = *d.get(at + 6).ok_or(err(at))?;
-    let src = Ipv6Addr::from(
-        <[u8; 16]>::try_from(d.get(at + 8..at + 24).ok_or(err(at))?).map_err(|_| err(at))?,
-    );
-    let dst = Ipv6Addr::from(
-        <[u8; 16]>::try_from(d.get(at + 24..at + 40).ok_or(err(at))?).map_err(|_| err(at))?,
-    );
-    let end = at + 40 + payload_len;
-    let mut h = at + 40;
-    // Extension headers: hop-by-hop, routing, destination options, fragment.
-    for _ in 0..8 {
-        match next {
-            0 | 43 | 60 => {
-                let n = *d.get(h).ok_or(err(h))?;
-                let len = (usize::from(*d.get(h + 1).ok_or(err(h))?) + 1) * 8;
-                next = n;
-                h += len;
+    let encap = match layers.carrier {
+        Carrier::Ether => {
+            let m = layers.macs.unwrap_or(wire::Macs {
+                dst: [0; 6],
+                src: [0; 6],
+            });
+            Encap::Ethernet {
+                src: m.src,
+                dst: m.dst,
             }
-            44 => {
-                let n = *d.get(h).ok_or(err(h))?;
-                let off = u16_at(d, h + 2, true).ok_or(err(h))?;
-                if off & 0xFFF8 != 0 {
-                    return Ok(None); // not the first fragment
-                }
-                next = n;
-                h += 8;
-            }
-            _ => break,
         }
-    }
-    if next != 17 {
-        return Ok(None);
-    }
-    udp(d, h, end, IpAddr::V6(src), IpAddr::V6(dst), ports)
-}
-
-fn udp<'a>(
-    d: &'a [u8],
-    at: usize,
-    ip_end: usize,
-    src_ip: IpAddr,
-    dst_ip: IpAddr,
-    ports: &[u16],
-) -> Result<Option<Payload<'a>>, DecapError> {
-    let err = DecapError {
-        what: "UDP",
-        offset: at,
+        Carrier::Udp { src, dst } => {
+            if !udp_ports.contains(&src.port()) && !udp_ports.contains(&dst.port()) {
+                return Ok(None);
+            }
+            Encap::Udp {
+                src: (src.ip(), src.port()),
+                dst: (dst.ip(), dst.port()),
+            }
+        }
     };
-    let sport = u16_at(d, at, true).ok_or(err.clone())?;
-    let dport = u16_at(d, at + 2, true).ok_or(err.clone())?;
-    let len = usize::from(u16_at(d, at + 4, true).ok_or(err.clone())?);
-    if len < 8 {
-        return Err(err);
-    }
-    if !ports.contains(&sport) && !ports.contains(&dport) {
-        return Ok(None);
-    }
-    let want_end = (at + len).min(ip_end.max(at + 8));
-    let end = want_end.min(d.len());
-    let bytes = d.get(at + 8..end).unwrap_or(&[]);
+    let p = layers.payload;
     Ok(Some(Payload {
-        bytes,
-        offset: at + 8,
-        encap: Encap::Udp {
-            src: (src_ip, sport),
-            dst: (dst_ip, dport),
-        },
-        truncated: end < want_end,
+        bytes: d.get(p.start..p.end.min(d.len())).unwrap_or(&[]),
+        offset: p.start,
+        encap,
+        truncated: layers.truncated,
     }))
 }
 
