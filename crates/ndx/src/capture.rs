@@ -383,6 +383,7 @@ pub(crate) fn decapsulate<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn udp4_frame(payload: &[u8], sport: u16, dport: u16) -> Vec<u8> {
         let mut f = vec![0xaa; 6];
@@ -563,6 +564,323 @@ mod tests {
                 .filter(|f| matches!(decapsulate(f, &[6363]), Ok(Some(_))))
                 .count();
             assert!(ndn >= 10, "{file}: {ndn} NDN frames");
+        }
+    }
+
+    /// `decapsulate` as it was before the shared walker (frozen: the oracle for "same output").
+    mod before {
+        use super::super::{Encap, Frame, Payload, linktype, u16_at, u32_at};
+        use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+        #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+        #[error("malformed {what} header at frame offset {offset}")]
+        pub(super) struct DecapError {
+            what: &'static str,
+            offset: usize,
+        }
+
+        const ETHERTYPE_NDN: u16 = 0x8624;
+
+        pub(super) fn decapsulate<'a>(
+            frame: &Frame<'a>,
+            udp_ports: &[u16],
+        ) -> Result<Option<Payload<'a>>, DecapError> {
+            let d = frame.data;
+            let err = |what, offset| DecapError { what, offset };
+            let (ethertype, at, macs) = match frame.link_type {
+                linktype::ETHERNET => {
+                    let mut et = u16_at(d, 12, true).ok_or(err("Ethernet", 0))?;
+                    let mut at = 14;
+                    while et == 0x8100 || et == 0x88a8 {
+                        et = u16_at(d, at + 2, true).ok_or(err("VLAN", at))?;
+                        at += 4;
+                    }
+                    let dst: [u8; 6] = d
+                        .get(0..6)
+                        .and_then(|m| m.try_into().ok())
+                        .ok_or(err("Ethernet", 0))?;
+                    let src: [u8; 6] = d
+                        .get(6..12)
+                        .and_then(|m| m.try_into().ok())
+                        .ok_or(err("Ethernet", 0))?;
+                    (et, at, Some((src, dst)))
+                }
+                linktype::LINUX_SLL => (u16_at(d, 14, true).ok_or(err("SLL", 0))?, 16, None),
+                linktype::LINUX_SLL2 => (u16_at(d, 0, true).ok_or(err("SLL2", 0))?, 20, None),
+                linktype::NULL => {
+                    let family = u32_at(d, 0, false).ok_or(err("loopback", 0))?;
+                    let family = if family > 0xFFFF {
+                        family.swap_bytes()
+                    } else {
+                        family
+                    };
+                    let et = match family {
+                        2 => 0x0800,
+                        10 | 24 | 28 | 30 => 0x86dd,
+                        _ => return Ok(None),
+                    };
+                    (et, 4, None)
+                }
+                linktype::RAW | linktype::IPV4 | linktype::IPV6 => {
+                    let et = match d.first().map(|b| b >> 4) {
+                        Some(4) => 0x0800,
+                        Some(6) => 0x86dd,
+                        _ => return Ok(None),
+                    };
+                    (et, 0, None)
+                }
+                _ => return Ok(None),
+            };
+            match ethertype {
+                ETHERTYPE_NDN => {
+                    let (src, dst) = macs.unwrap_or(([0; 6], [0; 6]));
+                    let bytes = d.get(at..).unwrap_or(&[]);
+                    Ok(Some(Payload {
+                        bytes,
+                        offset: at,
+                        encap: Encap::Ethernet { src, dst },
+                        truncated: frame.orig_len as usize > d.len(),
+                    }))
+                }
+                0x0800 => ipv4(d, at, udp_ports),
+                0x86dd => ipv6(d, at, udp_ports),
+                _ => Ok(None),
+            }
+        }
+
+        fn ipv4<'a>(
+            d: &'a [u8],
+            at: usize,
+            ports: &[u16],
+        ) -> Result<Option<Payload<'a>>, DecapError> {
+            let err = |offset| DecapError {
+                what: "IPv4",
+                offset,
+            };
+            let vihl = *d.get(at).ok_or(err(at))?;
+            let ihl = usize::from(vihl & 0x0F) * 4;
+            if vihl >> 4 != 4 || ihl < 20 {
+                return Err(err(at));
+            }
+            let total = usize::from(u16_at(d, at + 2, true).ok_or(err(at))?);
+            let frag = u16_at(d, at + 6, true).ok_or(err(at))?;
+            let proto = *d.get(at + 9).ok_or(err(at))?;
+            let src = Ipv4Addr::from(
+                <[u8; 4]>::try_from(d.get(at + 12..at + 16).ok_or(err(at))?)
+                    .map_err(|_| err(at))?,
+            );
+            let dst = Ipv4Addr::from(
+                <[u8; 4]>::try_from(d.get(at + 16..at + 20).ok_or(err(at))?)
+                    .map_err(|_| err(at))?,
+            );
+            if proto != 17 || frag & 0x1FFF != 0 {
+                return Ok(None);
+            }
+            let end = (at + total).max(at + ihl);
+            udp(d, at + ihl, end, IpAddr::V4(src), IpAddr::V4(dst), ports)
+        }
+
+        fn ipv6<'a>(
+            d: &'a [u8],
+            at: usize,
+            ports: &[u16],
+        ) -> Result<Option<Payload<'a>>, DecapError> {
+            let err = |offset| DecapError {
+                what: "IPv6",
+                offset,
+            };
+            if d.get(at).map(|b| b >> 4) != Some(6) {
+                return Err(err(at));
+            }
+            let payload_len = usize::from(u16_at(d, at + 4, true).ok_or(err(at))?);
+            let mut next = *d.get(at + 6).ok_or(err(at))?;
+            let src = Ipv6Addr::from(
+                <[u8; 16]>::try_from(d.get(at + 8..at + 24).ok_or(err(at))?)
+                    .map_err(|_| err(at))?,
+            );
+            let dst = Ipv6Addr::from(
+                <[u8; 16]>::try_from(d.get(at + 24..at + 40).ok_or(err(at))?)
+                    .map_err(|_| err(at))?,
+            );
+            let end = at + 40 + payload_len;
+            let mut h = at + 40;
+            // Extension headers: hop-by-hop, routing, destination options, fragment.
+            for _ in 0..8 {
+                match next {
+                    0 | 43 | 60 => {
+                        let n = *d.get(h).ok_or(err(h))?;
+                        let len = (usize::from(*d.get(h + 1).ok_or(err(h))?) + 1) * 8;
+                        next = n;
+                        h += len;
+                    }
+                    44 => {
+                        let n = *d.get(h).ok_or(err(h))?;
+                        let off = u16_at(d, h + 2, true).ok_or(err(h))?;
+                        if off & 0xFFF8 != 0 {
+                            return Ok(None); // not the first fragment
+                        }
+                        next = n;
+                        h += 8;
+                    }
+                    _ => break,
+                }
+            }
+            if next != 17 {
+                return Ok(None);
+            }
+            udp(d, h, end, IpAddr::V6(src), IpAddr::V6(dst), ports)
+        }
+
+        fn udp<'a>(
+            d: &'a [u8],
+            at: usize,
+            ip_end: usize,
+            src_ip: IpAddr,
+            dst_ip: IpAddr,
+            ports: &[u16],
+        ) -> Result<Option<Payload<'a>>, DecapError> {
+            let err = DecapError {
+                what: "UDP",
+                offset: at,
+            };
+            let sport = u16_at(d, at, true).ok_or(err.clone())?;
+            let dport = u16_at(d, at + 2, true).ok_or(err.clone())?;
+            let len = usize::from(u16_at(d, at + 4, true).ok_or(err.clone())?);
+            if len < 8 {
+                return Err(err);
+            }
+            if !ports.contains(&sport) && !ports.contains(&dport) {
+                return Ok(None);
+            }
+            let want_end = (at + len).min(ip_end.max(at + 8));
+            let end = want_end.min(d.len());
+            let bytes = d.get(at + 8..end).unwrap_or(&[]);
+            Ok(Some(Payload {
+                bytes,
+                offset: at + 8,
+                encap: Encap::Udp {
+                    src: (src_ip, sport),
+                    dst: (dst_ip, dport),
+                },
+                truncated: end < want_end,
+            }))
+        }
+    }
+
+    /// Seeds for the differential test: one frame per link type and encapsulation.
+    fn seeds() -> Vec<(u32, Vec<u8>)> {
+        let v4 = udp4_frame(&[0x05, 0x02, 0x07, 0x00], 56000, 6363);
+        let ip4 = v4[14..].to_vec();
+        let mut qinq = v4[..12].to_vec();
+        qinq.extend([0x88, 0xa8, 0, 3, 0x81, 0x00, 0, 5]);
+        qinq.extend(&v4[12..]);
+        let mut ndn = vec![
+            1, 0, 0x5e, 0, 0x17, 0xaa, 2, 2, 2, 2, 2, 2, 0x86, 0x24, 5, 0,
+        ];
+        ndn.extend([0; 4]);
+        let mut v6 = vec![0x60, 0, 0, 0, 0, 26, 0, 64];
+        v6.extend([0u8; 15]);
+        v6.push(1);
+        v6.extend([0u8; 15]);
+        v6.push(2);
+        v6.extend([44, 0, 0, 0, 0, 0, 0, 0]); // hop-by-hop, then a first fragment
+        v6.extend([17, 0, 0, 1, 0, 0, 0, 9]);
+        v6.extend([0x1a, 0x0b, 0x18, 0xdb, 0, 10, 0, 0, 0x05, 0x00]);
+        let mut eth6 = vec![0x33, 0x33, 0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 0x86, 0xdd];
+        eth6.extend(&v6);
+        let mut null = 30u32.to_le_bytes().to_vec();
+        null.extend(&v6);
+        let mut sll = vec![0; 14];
+        sll.extend([0x08, 0x00]);
+        sll.extend(&ip4);
+        let mut sll2 = vec![0x86, 0xdd];
+        sll2.extend([0; 18]);
+        sll2.extend(&v6);
+        // IPv4 total length shorter than its UDP header: payloads clamp to nothing.
+        let mut short = v4.clone();
+        short[16..18].copy_from_slice(&24u16.to_be_bytes());
+        vec![
+            (linktype::ETHERNET, short),
+            (linktype::ETHERNET, v4),
+            (linktype::ETHERNET, qinq),
+            (linktype::ETHERNET, ndn),
+            (linktype::ETHERNET, eth6),
+            (linktype::RAW, ip4),
+            (linktype::IPV6, v6),
+            (linktype::NULL, null),
+            (linktype::LINUX_SLL, sll),
+            (linktype::LINUX_SLL2, sll2),
+        ]
+    }
+
+    fn same(
+        new: Result<Option<Payload<'_>>, DecapError>,
+        old: Result<Option<Payload<'_>>, before::DecapError>,
+    ) -> Result<(), String> {
+        match (new, old) {
+            (Ok(None), Ok(None)) => Ok(()),
+            (Ok(Some(n)), Ok(Some(o)))
+                if (n.bytes, n.offset, &n.encap, n.truncated)
+                    == (o.bytes, o.offset, &o.encap, o.truncated) =>
+            {
+                Ok(())
+            }
+            (Err(n), Err(o)) if n.to_string() == o.to_string() => Ok(()),
+            (n, o) => Err(format!("now {n:?}, before {o:?}")),
+        }
+    }
+
+    #[test]
+    fn seeds_decapsulate_as_before() {
+        for (lt, data) in seeds() {
+            let f = Frame {
+                number: 1,
+                timestamp_ns: None,
+                link_type: lt,
+                data: &data,
+                orig_len: data.len() as u32,
+            };
+            let now = decapsulate(&f, &[6363]);
+            assert!(matches!(now, Ok(Some(_))), "link type {lt}: {now:?}");
+            same(now, before::decapsulate(&f, &[6363])).unwrap();
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Same payload, offset, encapsulation, truncation flag and error text as before the
+        /// shared walker, on mutated, cut and re-typed frames.
+        #[test]
+        fn decapsulate_matches_the_walker_it_replaced(
+            seed in any::<prop::sample::Index>(),
+            flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..4),
+            cut in 0usize..80,
+            extra in prop_oneof![Just(0u32), 0u32..100],
+            retype in prop_oneof![
+                3 => Just(None),
+                1 => prop::sample::select(vec![0u32, 1, 101, 113, 228, 229, 276, 147]).prop_map(Some),
+            ],
+        ) {
+            let all = seeds();
+            let (lt, mut data) = all[seed.index(all.len())].clone();
+            for (i, x) in &flips {
+                let i = i.index(data.len());
+                data[i] ^= x;
+            }
+            let orig_len = data.len() as u32 + extra;
+            data.truncate(data.len().saturating_sub(cut));
+            let f = Frame {
+                number: 1,
+                timestamp_ns: None,
+                link_type: retype.unwrap_or(lt),
+                data: &data,
+                orig_len,
+            };
+            for ports in [&[6363u16][..], &[56000], &[]] {
+                let r = same(decapsulate(&f, ports), before::decapsulate(&f, ports));
+                prop_assert!(r.is_ok(), "{:?}", r);
+            }
         }
     }
 }
