@@ -4,7 +4,8 @@
 //!   each socket is an [`Endpoint`] (`Send`) driven by one shard thread.
 //! - [`RxFrame`] + [`Exchange`]: hand a received frame to another shard without
 //!   copying, and get it back to recycle it.
-//! - [`wire`]: parse Ethernet/VLAN/IPv4/IPv6/UDP and build outgoing headers
+//! - [`wire`]: parse Ethernet/VLAN/IPv4/IPv6/UDP and build outgoing headers; [`wire::walk`],
+//!   the one link-layer walker (the router's strict rules, captures' lenient rules)
 //!   with correct checksums (no `unsafe`).
 //! - [`neigh`]: next-hop resolution over rtnetlink (route, source, gateway, MAC).
 //! - `xdp` and `reflector` (feature `redirect`): a minimal redirect-everything XDP
