@@ -15,9 +15,9 @@ use crate::error::{AppError, VerifyError};
 use crate::face::{Face, Peer};
 use crate::get::{Discovery, GetOptions, GetReport};
 use crate::progress::Progress;
-use crate::rng::Rng;
 use crate::rtt::{RttEstimator, RttStatsBuilder};
 use crate::window::Aimd;
+use ndx_codec::rng::Rng;
 
 mod discovery;
 
@@ -137,7 +137,7 @@ impl Consumer {
             face,
             peer,
             opts: opts.clone(),
-            rng: Rng::new(),
+            rng: Rng::from_entropy(),
         }
     }
 

@@ -25,7 +25,6 @@ mod object;
 mod producer;
 mod progress;
 mod register;
-mod rng;
 mod rtt;
 mod stream;
 mod traffic;

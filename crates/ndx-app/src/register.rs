@@ -8,7 +8,7 @@ use ndx_nfd::{ControlParameters, ControlResponse, Scope, command_interest, origi
 
 use crate::error::AppError;
 use crate::face::{Face, Peer};
-use crate::rng::Rng;
+use ndx_codec::rng::Rng;
 
 /// Commands sent before giving up (each with a fresh nonce and time).
 const ATTEMPTS: u32 = 3;
@@ -26,7 +26,7 @@ pub(crate) fn register(face: &mut Face, prefix: &NameBuf) -> Result<ControlRespo
         cost: Some(0),
         ..ControlParameters::default()
     };
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_entropy();
     let mut last_name = String::new();
     for _ in 0..ATTEMPTS {
         let now_ms = SystemTime::now()

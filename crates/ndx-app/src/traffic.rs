@@ -13,8 +13,8 @@ use crate::error::AppError;
 use crate::face::Face;
 use crate::get::DEFAULT_TARGET;
 use crate::producer::DEFAULT_MTU;
-use crate::rng::Rng;
 use crate::rtt::{RttStats, RttStatsBuilder};
+use ndx_codec::rng::Rng;
 
 /// Options of `ndx gen`.
 #[derive(Debug, Clone, clap::Args)]
@@ -141,7 +141,7 @@ pub fn generate(opts: &GenOptions) -> Result<GenReport, AppError> {
         ));
     }
     let (mut face, peer) = Face::open(&opts.target, opts.bind, opts.mtu)?;
-    let mut rng = Rng::new();
+    let mut rng = Rng::from_entropy();
     let lifetime = Duration::from_millis(opts.lifetime_ms);
     let start = Instant::now();
     let end = start + Duration::from_secs(opts.duration);

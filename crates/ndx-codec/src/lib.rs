@@ -55,6 +55,7 @@ mod name;
 mod order;
 mod packet;
 mod reassembly;
+pub mod rng;
 mod tlv;
 pub mod tree;
 pub mod types;

@@ -1,56 +1,8 @@
-//! A small seeded PRNG (xoshiro256** seeded by SplitMix64) and a Zipf sampler: every workload
-//! is a pure function of its seed.
+//! The workloads' randomness: the workspace's seeded PRNG ([`Rng`], xoshiro256** seeded by
+//! SplitMix64, from `ndx_codec::rng`) and a Zipf sampler. Every workload is a pure function of
+//! its seed.
 
-/// xoshiro256** generator, seeded through SplitMix64.
-#[derive(Debug, Clone)]
-pub struct Rng {
-    s: [u64; 4],
-}
-
-impl Rng {
-    /// A generator whose whole output is determined by `seed`.
-    pub fn new(seed: u64) -> Self {
-        let mut x = seed;
-        let mut next = || {
-            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = x;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
-        Self {
-            s: [next(), next(), next(), next()],
-        }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        let r = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        r
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Uniform in `0..n` (`n > 0`), without modulo bias worth measuring (128-bit multiply).
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-
-    /// Exponential with the given rate (mean `1 / rate`).
-    pub fn exp(&mut self, rate: f64) -> f64 {
-        -(1.0 - self.next_f64()).ln() / rate
-    }
-}
+pub use ndx_codec::rng::Rng;
 
 /// Zipf(alpha) over ranks `0..n` (rank 0 most popular): `p_i ∝ 1 / (i + 1)^alpha`.
 #[derive(Debug, Clone)]
