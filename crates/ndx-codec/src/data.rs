@@ -83,8 +83,7 @@ const FRESHNESS: u8 = 1 << 1;
 impl<'a> Data<'a> {
     /// Decodes a Data TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let t = crate::tlv::read_one(wire)?;
-        Self::from_read_tlv(t)
+        view::decode(wire)
     }
 
     /// Decodes a Data from an already-framed TLV (offsets stay those of the outer buffer).
@@ -93,27 +92,7 @@ impl<'a> Data<'a> {
     /// error) by the general decoder, from the start (see the `fast` module).
     #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        // A hand-built `Tlv` that fails the checks goes straight to the general decoder,
-        // which reports it; a checked one is as good as one the crate's reader produced.
-        if view::check_len(&t, Element::Data).is_ok() {
-            Self::from_read_tlv(t)
-        } else {
-            Self::from_tlv_general(t)
-        }
-    }
-
-    /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
-    /// whose value is the tail of its wire: of the checks of `view::check_len`, only the
-    /// 4 GiB bound can fail.
-    #[inline(always)]
-    pub(crate) fn from_read_tlv(t: Tlv<'a>) -> Result<Self> {
-        if t.typ == tt::DATA
-            && t.wire.len() <= u32::MAX as usize
-            && let Some(d) = Self::from_tlv_fast(&t)
-        {
-            return Ok(d);
-        }
-        Self::from_tlv_general(t)
+        view::from_tlv(t)
     }
 
     /// The fast path of [`from_tlv`](Self::from_tlv), for a Data TLV checked by
@@ -221,24 +200,7 @@ impl<'a> Data<'a> {
     /// The general decoder: every element order, every encoding, every error.
     #[inline(never)]
     pub(crate) fn from_tlv_general(t: Tlv<'a>) -> Result<Self> {
-        if t.typ != tt::DATA {
-            return Err(t.error(ErrorKind::Unexpected {
-                expected: Element::Data,
-                found: t.typ,
-            }));
-        }
-        view::check_len(&t, Element::Data)?;
-        let mut r = t.children();
-        if r.is_empty() {
-            return Err(t.error(ErrorKind::Missing(Element::Name)));
-        }
-        let first = r.read()?;
-        if first.typ != tt::NAME {
-            return Err(first.error(ErrorKind::Unexpected {
-                expected: Element::Name,
-                found: first.typ,
-            }));
-        }
+        let (first, mut r) = view::named::<Self>(&t)?;
         let name = Name::from_tlv(first)?;
         let mut d = Data::named(&t, first.value, name.len());
         let mut have_sig_info = false;
@@ -510,8 +472,9 @@ impl fmt::Debug for Data<'_> {
     }
 }
 
-impl<'a> fast::View<'a> for Data<'a> {
+impl<'a> view::View<'a> for Data<'a> {
     const TYPE: u64 = tt::DATA;
+    const ELEMENT: Element = Element::Data;
 
     #[inline(always)]
     fn fast(t: &Tlv<'a>) -> Option<Self> {

@@ -28,6 +28,7 @@
 use crate::error::Result;
 use crate::tlv::Tlv;
 use crate::types as tt;
+use crate::view::View;
 
 /// Splits the element of TLV-TYPE `typ` (one byte, 1..=252) off the start of `rest`: its
 /// TLV-VALUE and the bytes after it, for a minimal one- or three-byte TLV-LENGTH whose value
@@ -150,20 +151,7 @@ fn filling(buf: &[u8], offset: usize) -> Option<Tlv<'_>> {
     })
 }
 
-/// A view with a fast path and a general decoder ([`Interest`](crate::Interest),
-/// [`Data`](crate::Data), [`LpPacket`](crate::LpPacket)), for [`read_as`].
-pub(crate) trait View<'a>: Sized {
-    /// The TLV-TYPE of the packets it decodes.
-    const TYPE: u64;
-
-    /// The fast path, for a TLV of type [`TYPE`](Self::TYPE) checked by `view::check_len`.
-    fn fast(t: &Tlv<'a>) -> Option<Self>;
-
-    /// The general decoder.
-    fn general(t: Tlv<'a>) -> Result<Self>;
-}
-
-/// `from_read_tlv` of view `V` for the TLV of type `V::TYPE` with TLV-VALUE `value`, the
+/// [`from_read_tlv`](crate::view::from_read_tlv) of view `V` for the TLV of type `V::TYPE` with TLV-VALUE `value`, the
 /// tail of `wire` (at `offset` in the outermost buffer; at most `u32::MAX` bytes, as [`tlv`]
 /// reads it), its view wrapped by `wrap`: the fast path, then the general decoder when the
 /// fast path declines.

@@ -65,8 +65,7 @@ const LIFETIME: u8 = 1 << 7;
 impl<'a> Interest<'a> {
     /// Decodes an Interest TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let t = crate::tlv::read_one(wire)?;
-        Self::from_read_tlv(t)
+        view::decode(wire)
     }
 
     /// Decodes an Interest from an already-framed TLV (offsets stay those of the outer buffer).
@@ -75,27 +74,7 @@ impl<'a> Interest<'a> {
     /// error) by the general decoder, from the start (see the `fast` module).
     #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        // A hand-built `Tlv` that fails the checks goes straight to the general decoder,
-        // which reports it; a checked one is as good as one the crate's reader produced.
-        if view::check_len(&t, Element::Interest).is_ok() {
-            Self::from_read_tlv(t)
-        } else {
-            Self::from_tlv_general(t)
-        }
-    }
-
-    /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
-    /// whose value is the tail of its wire: of the checks of `view::check_len`, only the
-    /// 4 GiB bound can fail.
-    #[inline(always)]
-    pub(crate) fn from_read_tlv(t: Tlv<'a>) -> Result<Self> {
-        if t.typ == tt::INTEREST
-            && t.wire.len() <= u32::MAX as usize
-            && let Some(i) = Self::from_tlv_fast(&t)
-        {
-            return Ok(i);
-        }
-        Self::from_tlv_general(t)
+        view::from_tlv(t)
     }
 
     /// The fast path of [`from_tlv`](Self::from_tlv), for an Interest TLV checked by
@@ -187,24 +166,7 @@ impl<'a> Interest<'a> {
     /// The general decoder: every element order, every encoding, every error.
     #[inline(never)]
     pub(crate) fn from_tlv_general(t: Tlv<'a>) -> Result<Self> {
-        if t.typ != tt::INTEREST {
-            return Err(t.error(ErrorKind::Unexpected {
-                expected: Element::Interest,
-                found: t.typ,
-            }));
-        }
-        view::check_len(&t, Element::Interest)?;
-        let mut r = t.children();
-        if r.is_empty() {
-            return Err(t.error(ErrorKind::Missing(Element::Name)));
-        }
-        let first = r.read()?;
-        if first.typ != tt::NAME {
-            return Err(first.error(ErrorKind::Unexpected {
-                expected: Element::Name,
-                found: first.typ,
-            }));
-        }
+        let (first, mut r) = view::named::<Self>(&t)?;
         let (name, digests) = Name::from_components_counting(first.value, first.value_offset())?;
         if name.is_empty() {
             // ndn-cxx and NFD refuse Interests for the empty name.
@@ -592,8 +554,9 @@ impl<'a> ForwardingHint<'a> {
     }
 }
 
-impl<'a> fast::View<'a> for Interest<'a> {
+impl<'a> view::View<'a> for Interest<'a> {
     const TYPE: u64 = tt::INTEREST;
+    const ELEMENT: Element = Element::Interest;
 
     #[inline(always)]
     fn fast(t: &Tlv<'a>) -> Option<Self> {

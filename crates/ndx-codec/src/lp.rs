@@ -109,8 +109,7 @@ const OTHER: u8 = 1 << 6;
 impl<'a> LpPacket<'a> {
     /// Decodes an LpPacket TLV that fills `wire` exactly.
     pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        let t = crate::tlv::read_one(wire)?;
-        Self::from_read_tlv(t)
+        view::decode(wire)
     }
 
     /// Decodes an LpPacket from an already-framed TLV.
@@ -123,27 +122,7 @@ impl<'a> LpPacket<'a> {
     /// error) by the general decoder, from the start (see the `fast` module).
     #[inline(always)]
     pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        // A hand-built `Tlv` that fails the checks goes straight to the general decoder,
-        // which reports it; a checked one is as good as one the crate's reader produced.
-        if view::check_len(&t, Element::LpPacket).is_ok() {
-            Self::from_read_tlv(t)
-        } else {
-            Self::from_tlv_general(t)
-        }
-    }
-
-    /// [`from_tlv`](Self::from_tlv) for a TLV read by the crate's [`Reader`](crate::Reader),
-    /// whose value is the tail of its wire: of the checks of `view::check_len`, only the
-    /// 4 GiB bound can fail.
-    #[inline(always)]
-    pub(crate) fn from_read_tlv(t: Tlv<'a>) -> Result<Self> {
-        if t.typ == tt::LP_PACKET
-            && t.wire.len() <= u32::MAX as usize
-            && let Some(lp) = Self::from_tlv_fast(&t)
-        {
-            return Ok(lp);
-        }
-        Self::from_tlv_general(t)
+        view::from_tlv(t)
     }
 
     /// The fast path of [`from_tlv`](Self::from_tlv), for an LpPacket TLV checked by
@@ -260,13 +239,7 @@ impl<'a> LpPacket<'a> {
     /// The general decoder: every field order, every encoding, every error.
     #[inline(never)]
     pub(crate) fn from_tlv_general(t: Tlv<'a>) -> Result<Self> {
-        if t.typ != tt::LP_PACKET {
-            return Err(t.error(ErrorKind::Unexpected {
-                expected: Element::LpPacket,
-                found: t.typ,
-            }));
-        }
-        view::check_len(&t, Element::LpPacket)?;
+        view::outer::<Self>(&t)?;
         let (h, fragment, has_acks) = Self::fields(&t)?;
         let count = h.frag_count.unwrap_or(1);
         if count == 0 {
@@ -577,9 +550,11 @@ impl<'a> LpPacket<'a> {
             ));
         }
         match t.typ {
-            tt::INTEREST => crate::Interest::from_read_tlv(t).map(|i| Some(Packet::Interest(i))),
+            tt::INTEREST => {
+                view::from_read_tlv::<crate::Interest<'_>>(t).map(|i| Some(Packet::Interest(i)))
+            }
             tt::DATA if self.nack.is_none() => {
-                crate::Data::from_read_tlv(t).map(|d| Some(Packet::Data(d)))
+                view::from_read_tlv::<crate::Data<'_>>(t).map(|d| Some(Packet::Data(d)))
             }
             tt::DATA => Err(t.error(ErrorKind::Unexpected {
                 expected: Element::Interest,
@@ -590,8 +565,9 @@ impl<'a> LpPacket<'a> {
     }
 }
 
-impl<'a> fast::View<'a> for LpPacket<'a> {
+impl<'a> view::View<'a> for LpPacket<'a> {
     const TYPE: u64 = tt::LP_PACKET;
+    const ELEMENT: Element = Element::LpPacket;
 
     #[inline(always)]
     fn fast(t: &Tlv<'a>) -> Option<Self> {

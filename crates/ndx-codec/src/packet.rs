@@ -7,6 +7,7 @@ use crate::interest::Interest;
 use crate::lp::LpPacket;
 use crate::tlv::{Reader, Tlv};
 use crate::types as tt;
+use crate::view;
 
 /// An NDN packet as found on a link: a bare Interest or Data, or an LpPacket.
 #[derive(Clone, Copy, Debug)]
@@ -69,9 +70,9 @@ impl<'a> Packet<'a> {
             return Err(Error::new(ErrorKind::TrailingBytes(rest.len()), r.offset()));
         }
         match t.typ {
-            tt::INTEREST => Interest::from_read_tlv(t).map(Packet::Interest),
-            tt::DATA => Data::from_read_tlv(t).map(Packet::Data),
-            tt::LP_PACKET => LpPacket::from_read_tlv(t).map(Packet::Lp),
+            tt::INTEREST => view::from_read_tlv::<Interest<'_>>(t).map(Packet::Interest),
+            tt::DATA => view::from_read_tlv::<Data<'_>>(t).map(Packet::Data),
+            tt::LP_PACKET => view::from_read_tlv::<LpPacket<'_>>(t).map(Packet::Lp),
             typ => Err(t.error(ErrorKind::NotAPacket(typ))),
         }
     }

@@ -7,9 +7,100 @@
 //! hot path, so their size is paid on every packet. Accessors rebuild the slices (one bounds
 //! check each). A view's TLV therefore cannot exceed `u32::MAX` bytes; the decoders refuse a
 //! longer one with [`ErrorKind::BadLength`].
+//!
+//! The views' decoders share their entry scaffolding, written once here: [`View`] is what a
+//! decoder states (its TLV-TYPE, its [`Element`], its fast path and its general decoder), and
+//! [`decode`], [`from_tlv`], [`from_read_tlv`], [`outer`] and [`named`] are the reading of
+//! the outer TLV, the checks of its type and length, the choice between the fast path and the
+//! general decoder, and the leading Name of an Interest or a Data, with their errors.
 
 use crate::error::{Element, ErrorKind, Result};
-use crate::tlv::Tlv;
+use crate::tlv::{Reader, Tlv};
+use crate::types as tt;
+
+/// A view with a fast path and a general decoder ([`Interest`](crate::Interest),
+/// [`Data`](crate::Data), [`LpPacket`](crate::LpPacket)): what its decoder states; the entry
+/// points below and `fast::read_as` are the rest.
+pub(crate) trait View<'a>: Sized {
+    /// The TLV-TYPE of the packets it decodes.
+    const TYPE: u64;
+
+    /// The element it decodes, as errors name it.
+    const ELEMENT: Element;
+
+    /// The fast path, for a TLV of type [`TYPE`](Self::TYPE) checked by [`check_len`]: the
+    /// view of a usual packet it has fully validated, `None` on any doubt.
+    fn fast(t: &Tlv<'a>) -> Option<Self>;
+
+    /// The general decoder: every element order, every encoding, every error (from any TLV,
+    /// starting with [`outer`]).
+    fn general(t: Tlv<'a>) -> Result<Self>;
+}
+
+/// Decodes the view `V` from a TLV that fills `wire` exactly (trailing bytes are an error).
+#[inline(always)]
+pub(crate) fn decode<'a, V: View<'a>>(wire: &'a [u8]) -> Result<V> {
+    from_read_tlv(crate::tlv::read_one(wire)?)
+}
+
+/// Decodes the view `V` from an already-framed TLV, perhaps hand-built (offsets stay those of
+/// the outer buffer): one that fails [`check_len`] goes straight to the general decoder,
+/// which reports it; a checked one is as good as one the crate's reader produced.
+#[inline(always)]
+pub(crate) fn from_tlv<'a, V: View<'a>>(t: Tlv<'a>) -> Result<V> {
+    if check_len(&t, V::ELEMENT).is_ok() {
+        from_read_tlv(t)
+    } else {
+        V::general(t)
+    }
+}
+
+/// [`from_tlv`] for a TLV read by the crate's [`Reader`], whose value is the tail of its wire
+/// (of the checks of [`check_len`], only the 4 GiB bound can fail): the fast path when the
+/// type is `V`'s, then the general decoder, from the start, when the fast path declines.
+#[inline(always)]
+pub(crate) fn from_read_tlv<'a, V: View<'a>>(t: Tlv<'a>) -> Result<V> {
+    if t.typ == V::TYPE
+        && t.wire.len() <= u32::MAX as usize
+        && let Some(v) = V::fast(&t)
+    {
+        return Ok(v);
+    }
+    V::general(t)
+}
+
+/// The general decoder's checks of the outer TLV: `V`'s TLV-TYPE
+/// ([`ErrorKind::Unexpected`]), then [`check_len`].
+#[inline(always)]
+pub(crate) fn outer<'a, V: View<'a>>(t: &Tlv<'a>) -> Result<()> {
+    if t.typ != V::TYPE {
+        return Err(t.error(ErrorKind::Unexpected {
+            expected: V::ELEMENT,
+            found: t.typ,
+        }));
+    }
+    check_len(t, V::ELEMENT)
+}
+
+/// [`outer`], then the Name an Interest or a Data starts with ([`ErrorKind::Missing`] when
+/// the value is empty, [`ErrorKind::Unexpected`] for another first element): the Name's TLV
+/// and a reader over the elements after it.
+#[inline(always)]
+pub(crate) fn named<'a, V: View<'a>>(t: &Tlv<'a>) -> Result<(Tlv<'a>, Reader<'a>)> {
+    outer::<V>(t)?;
+    let mut r = t.children();
+    if r.is_empty() {
+        return Err(t.error(ErrorKind::Missing(Element::Name)));
+    }
+    let name = r.read()?;
+    if name.typ != tt::NAME {
+        return Err(name.error(ErrorKind::Unexpected {
+            expected: Element::Name,
+            found: name.typ,
+        }));
+    }
+    Ok((name, r))
+}
 
 /// A byte range of a view's wire: `start..start + len`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
