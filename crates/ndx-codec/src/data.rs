@@ -80,21 +80,9 @@ pub struct Data<'a> {
 const CONTENT: u8 = 1;
 const FRESHNESS: u8 = 1 << 1;
 
+view::entry_points!(Data, tt::DATA, Element::Data, "a Data");
+
 impl<'a> Data<'a> {
-    /// Decodes a Data TLV that fills `wire` exactly.
-    pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        view::decode(wire)
-    }
-
-    /// Decodes a Data from an already-framed TLV (offsets stay those of the outer buffer).
-    ///
-    /// The usual element order is read by a straight-line fast path; anything else (and every
-    /// error) by the general decoder, from the start (see the `fast` module).
-    #[inline(always)]
-    pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        view::from_tlv(t)
-    }
-
     /// The fast path of [`from_tlv`](Self::from_tlv), for a Data TLV checked by
     /// `view::check_len`: Name (every component in the short form of [`fast::name_count`]),
     /// optional MetaInfo (see `meta_info_fast`), optional Content, SignatureInfo (SignatureType
@@ -298,18 +286,6 @@ impl<'a> Data<'a> {
         Ok(())
     }
 
-    /// The whole Data TLV.
-    #[inline]
-    pub fn wire(&self) -> &'a [u8] {
-        self.wire
-    }
-
-    /// Offset of the Data TLV in the outermost decoded buffer.
-    #[inline]
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
-
     /// The Name.
     #[inline]
     pub fn name(&self) -> Name<'a> {
@@ -472,35 +448,10 @@ impl fmt::Debug for Data<'_> {
     }
 }
 
-impl<'a> view::View<'a> for Data<'a> {
-    const TYPE: u64 = tt::DATA;
-    const ELEMENT: Element = Element::Data;
-
-    #[inline(always)]
-    fn fast(t: &Tlv<'a>) -> Option<Self> {
-        Self::from_tlv_fast(t)
-    }
-
-    #[inline(always)]
-    fn general(t: Tlv<'a>) -> Result<Self> {
-        Self::from_tlv_general(t)
-    }
-}
-
 /// Checks SignatureInfo `info`: a SignatureType element (a valid NonNegativeInteger) first,
 /// then well-formed elements.
 fn check_signature_info(info: Tlv<'_>) -> Result<()> {
-    let mut r = info.children();
-    if r.is_empty() {
-        return Err(info.error(ErrorKind::Missing(Element::SignatureType)));
-    }
-    let t = r.read()?;
-    if t.typ != tt::SIGNATURE_TYPE {
-        return Err(t.error(ErrorKind::Unexpected {
-            expected: Element::SignatureType,
-            found: t.typ,
-        }));
-    }
+    let (t, r) = info.first_child(tt::SIGNATURE_TYPE, Element::SignatureType)?;
     t.nni(Element::SignatureType)?;
     for e in r {
         e?;

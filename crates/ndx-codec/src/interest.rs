@@ -62,21 +62,9 @@ const SIGNATURE_INFO: u8 = 1 << 5;
 const SIGNATURE_VALUE: u8 = 1 << 6;
 const LIFETIME: u8 = 1 << 7;
 
+view::entry_points!(Interest, tt::INTEREST, Element::Interest, "an Interest");
+
 impl<'a> Interest<'a> {
-    /// Decodes an Interest TLV that fills `wire` exactly.
-    pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        view::decode(wire)
-    }
-
-    /// Decodes an Interest from an already-framed TLV (offsets stay those of the outer buffer).
-    ///
-    /// The usual element order is read by a straight-line fast path; anything else (and every
-    /// error) by the general decoder, from the start (see the `fast` module).
-    #[inline(always)]
-    pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        view::from_tlv(t)
-    }
-
     /// The fast path of [`from_tlv`](Self::from_tlv), for an Interest TLV checked by
     /// `view::check_len`: a non-empty Name (every component in the short form of
     /// [`fast::name_count`]), then optionally CanBePrefix, MustBeFresh, Nonce,
@@ -272,18 +260,6 @@ impl<'a> Interest<'a> {
     #[inline(always)]
     fn optional(&self, bit: u8, span: Span) -> Option<&'a [u8]> {
         self.has(bit).then(|| span.of(self.wire))
-    }
-
-    /// The whole Interest TLV.
-    #[inline]
-    pub fn wire(&self) -> &'a [u8] {
-        self.wire
-    }
-
-    /// Offset of the Interest TLV in the outermost decoded buffer.
-    #[inline]
-    pub fn offset(&self) -> usize {
-        self.offset
     }
 
     /// The Name.
@@ -551,21 +527,6 @@ impl<'a> ForwardingHint<'a> {
     /// The delegation names in wire order.
     pub fn names(self) -> impl Iterator<Item = Name<'a>> + 'a {
         Reader::with_base(self.value, self.base).filter_map(|e| Self::name_of(e.ok()?).ok())
-    }
-}
-
-impl<'a> view::View<'a> for Interest<'a> {
-    const TYPE: u64 = tt::INTEREST;
-    const ELEMENT: Element = Element::Interest;
-
-    #[inline(always)]
-    fn fast(t: &Tlv<'a>) -> Option<Self> {
-        Self::from_tlv_fast(t)
-    }
-
-    #[inline(always)]
-    fn general(t: Tlv<'a>) -> Result<Self> {
-        Self::from_tlv_general(t)
     }
 }
 

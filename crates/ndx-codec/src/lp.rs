@@ -72,6 +72,10 @@ impl CachePolicy {
 /// FragCount, PitToken, Nack, NextHopFaceId, and the Fragment's `u32` position; see the `view`
 /// module) decoded, and the rarer header fields re-read from the TLV by
 /// [`headers`](LpPacket::headers) when there are any.
+///
+/// Decoding rules (NDNLPv2): header fields precede Fragment; known fields other than Ack
+/// appear at most once; an unknown field is skipped when ignorable (800..=959 with the low two
+/// bits 00) and rejected otherwise; FragIndex < FragCount; PitToken is 1..=32 bytes.
 #[derive(Clone, Copy)]
 pub struct LpPacket<'a> {
     wire: &'a [u8],
@@ -106,25 +110,9 @@ const ACKS: u8 = 1 << 5;
 /// A header field not kept in the view is present ([`LpPacket::headers`] re-reads them).
 const OTHER: u8 = 1 << 6;
 
+view::entry_points!(LpPacket, tt::LP_PACKET, Element::LpPacket, "an LpPacket");
+
 impl<'a> LpPacket<'a> {
-    /// Decodes an LpPacket TLV that fills `wire` exactly.
-    pub fn decode(wire: &'a [u8]) -> Result<Self> {
-        view::decode(wire)
-    }
-
-    /// Decodes an LpPacket from an already-framed TLV.
-    ///
-    /// Rules (NDNLPv2): header fields precede Fragment; known fields other than Ack appear at
-    /// most once; an unknown field is skipped when ignorable (800..=959 with the low two bits
-    /// 00) and rejected otherwise; FragIndex < FragCount; PitToken is 1..=32 bytes.
-    ///
-    /// The usual header fields are read by a straight-line fast path; anything else (and every
-    /// error) by the general decoder, from the start (see the `fast` module).
-    #[inline(always)]
-    pub fn from_tlv(t: Tlv<'a>) -> Result<Self> {
-        view::from_tlv(t)
-    }
-
     /// The fast path of [`from_tlv`](Self::from_tlv), for an LpPacket TLV checked by
     /// `view::check_len`: optionally Sequence, FragIndex, FragCount, PitToken, Nack (empty
     /// or one NackReason), NextHopFaceId, IncomingFaceId, CongestionMark and Fragment (with a
@@ -370,18 +358,6 @@ impl<'a> LpPacket<'a> {
         Ok((h, fragment, has_acks))
     }
 
-    /// The whole LpPacket TLV.
-    #[inline]
-    pub fn wire(&self) -> &'a [u8] {
-        self.wire
-    }
-
-    /// Offset of the LpPacket in the outermost decoded buffer.
-    #[inline]
-    pub fn offset(&self) -> usize {
-        self.offset
-    }
-
     /// Whether flag `bit` is set.
     #[inline(always)]
     fn has(&self, bit: u8) -> bool {
@@ -562,21 +538,6 @@ impl<'a> LpPacket<'a> {
             })),
             typ => Err(t.error(ErrorKind::NotAPacket(typ))),
         }
-    }
-}
-
-impl<'a> view::View<'a> for LpPacket<'a> {
-    const TYPE: u64 = tt::LP_PACKET;
-    const ELEMENT: Element = Element::LpPacket;
-
-    #[inline(always)]
-    fn fast(t: &Tlv<'a>) -> Option<Self> {
-        Self::from_tlv_fast(t)
-    }
-
-    #[inline(always)]
-    fn general(t: Tlv<'a>) -> Result<Self> {
-        Self::from_tlv_general(t)
     }
 }
 

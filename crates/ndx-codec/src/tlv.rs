@@ -206,6 +206,26 @@ impl<'a> Tlv<'a> {
     pub fn error(&self, kind: ErrorKind) -> Error {
         Error::new(kind, self.offset)
     }
+
+    /// The child this element's value must start with, of TLV-TYPE `typ` (`what` in errors:
+    /// [`ErrorKind::Missing`] at this element when the value is empty,
+    /// [`ErrorKind::Unexpected`] at the child for another type), and a reader over the
+    /// children after it.
+    #[inline]
+    pub(crate) fn first_child(&self, typ: u64, what: Element) -> Result<(Tlv<'a>, Reader<'a>)> {
+        let mut r = self.children();
+        if r.is_empty() {
+            return Err(self.error(ErrorKind::Missing(what)));
+        }
+        let first = r.read()?;
+        if first.typ != typ {
+            return Err(first.error(ErrorKind::Unexpected {
+                expected: what,
+                found: first.typ,
+            }));
+        }
+        Ok((first, r))
+    }
 }
 
 /// A cursor over a sequence of TLV elements. Each element read is fully bounds-checked.

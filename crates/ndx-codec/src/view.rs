@@ -37,6 +37,60 @@ pub(crate) trait View<'a>: Sized {
     fn general(t: Tlv<'a>) -> Result<Self>;
 }
 
+/// A view's public entry points (`decode` and `from_tlv`), the accessors of the TLV it was
+/// decoded from (`wire` and `offset`, its fields of the same names) and its [`View`] impl,
+/// from what its decoder states: the view type, its TLV-TYPE and [`Element`], how the docs
+/// name it, and its `from_tlv_fast` and `from_tlv_general`.
+macro_rules! entry_points {
+    ($view:ident, $typ:expr, $element:expr, $what:literal) => {
+        impl<'a> $view<'a> {
+            #[doc = concat!("Decodes ", $what, " TLV that fills `wire` exactly.")]
+            pub fn decode(wire: &'a [u8]) -> $crate::Result<Self> {
+                $crate::view::decode(wire)
+            }
+
+            #[doc = concat!("Decodes ", $what, " from an already-framed TLV (offsets stay those")]
+            /// of the outer buffer).
+            ///
+            /// The usual element order is read by a straight-line fast path; anything else
+            /// (and every error) by the general decoder, from the start (see the `fast`
+            /// module).
+            #[inline(always)]
+            pub fn from_tlv(t: $crate::Tlv<'a>) -> $crate::Result<Self> {
+                $crate::view::from_tlv(t)
+            }
+
+            #[doc = concat!("The whole TLV of ", $what, ".")]
+            #[inline]
+            pub fn wire(&self) -> &'a [u8] {
+                self.wire
+            }
+
+            #[doc = concat!("Offset of ", $what, " TLV in the outermost decoded buffer.")]
+            #[inline]
+            pub fn offset(&self) -> usize {
+                self.offset
+            }
+        }
+
+        impl<'a> $crate::view::View<'a> for $view<'a> {
+            const TYPE: u64 = $typ;
+            const ELEMENT: $crate::Element = $element;
+
+            #[inline(always)]
+            fn fast(t: &$crate::Tlv<'a>) -> Option<Self> {
+                Self::from_tlv_fast(t)
+            }
+
+            #[inline(always)]
+            fn general(t: $crate::Tlv<'a>) -> $crate::Result<Self> {
+                Self::from_tlv_general(t)
+            }
+        }
+    };
+}
+pub(crate) use entry_points;
+
 /// Decodes the view `V` from a TLV that fills `wire` exactly (trailing bytes are an error).
 #[inline(always)]
 pub(crate) fn decode<'a, V: View<'a>>(wire: &'a [u8]) -> Result<V> {
@@ -88,18 +142,7 @@ pub(crate) fn outer<'a, V: View<'a>>(t: &Tlv<'a>) -> Result<()> {
 #[inline(always)]
 pub(crate) fn named<'a, V: View<'a>>(t: &Tlv<'a>) -> Result<(Tlv<'a>, Reader<'a>)> {
     outer::<V>(t)?;
-    let mut r = t.children();
-    if r.is_empty() {
-        return Err(t.error(ErrorKind::Missing(Element::Name)));
-    }
-    let name = r.read()?;
-    if name.typ != tt::NAME {
-        return Err(name.error(ErrorKind::Unexpected {
-            expected: Element::Name,
-            found: name.typ,
-        }));
-    }
-    Ok((name, r))
+    t.first_child(tt::NAME, Element::Name)
 }
 
 /// A byte range of a view's wire: `start..start + len`.
