@@ -346,10 +346,7 @@ impl Sim {
     }
 
     fn chance(&mut self) -> f64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+        (crate::strategy::next_random(&mut self.rng) >> 11) as f64 / (1u64 << 53) as f64
     }
 
     /// Runs for `duration` ns of virtual time.

@@ -136,7 +136,12 @@ fn usable<'a>(ctx: &'a Ctx<'_>, entry: &'a PitEntry) -> impl Iterator<Item = Nex
     })
 }
 
-fn next_random(rng: &mut u64) -> u64 {
+/// xorshift64 (13, 7, 17): the core's one-word generator, its state a non-zero `u64` seeded
+/// from the configuration (the shard's, for strategies and the Nonces of Nonce-less
+/// Interests; the simulator's). Kept apart from `ndx_codec::rng` on purpose: one word of
+/// state inside the hot structs, and the seeded streams that tests and simulations rely on.
+#[inline]
+pub(crate) fn next_random(rng: &mut u64) -> u64 {
     *rng ^= *rng << 13;
     *rng ^= *rng >> 7;
     *rng ^= *rng << 17;

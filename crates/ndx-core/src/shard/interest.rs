@@ -48,10 +48,7 @@ impl Shard {
 
         let nonce = interest.nonce().unwrap_or_else(|| {
             // A Nonce-less Interest (allowed on local faces) gets one.
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            self.rng as u32
+            crate::strategy::next_random(&mut self.rng) as u32
         });
         let key = pit_key(name_hash, cbp, mbf);
 
