@@ -17,6 +17,8 @@
 //!   scheme both ways, canonical order, prefix tests; two names are equal exactly when their
 //!   bytes are, so a name hashes as its bytes.
 //! - [`tree::walk`]: a depth-bounded walk over any packet's TLV tree, for dissectors.
+//! - [`rng`]: the workspace's one small non-cryptographic PRNG (seeded or entropy-seeded);
+//!   here because every crate depends on this one, not because it is about TLV.
 //!
 //! # The contract on untrusted input
 //!
