@@ -10,9 +10,10 @@
 mod support;
 mod topo;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use support::{Proc, python, skip, stdout_lines, wait_for};
@@ -51,12 +52,135 @@ fn same_bytes(out: &PathBuf, want: &[u8]) {
 
 /// `ndx get` of `prefix` into the scratch file `file`: asserts it succeeded (`what` names
 /// it) and fetched `want`; returns its output (for the segment counts).
-fn fetch(line: &Line, prefix: &str, file: &str, extra: &[&str], want: &[u8], what: &str) -> Output {
+fn fetch(line: &Line, prefix: &str, file: &str, want: &[u8], what: &str) -> Output {
+    fetch_with(line, prefix, file, &[], want, what)
+}
+
+/// [`fetch`] with more `ndx get` arguments (`extra`).
+fn fetch_with(
+    line: &Line,
+    prefix: &str,
+    file: &str,
+    extra: &[&str],
+    want: &[u8],
+    what: &str,
+) -> Output {
     let out = line.scratch.path(file);
     let got = line.get(prefix, &out, extra);
     ok(&got, what);
     same_bytes(&out, want);
     got
+}
+
+/// `ndx put` of `file` as version `version` of `prefix` in 1000-byte segments, fresh for ten
+/// minutes.
+fn put_version(line: &Line, prefix: &str, file: &Path, version: &str) -> Proc {
+    line.put(
+        prefix,
+        file,
+        &[
+            "-f",
+            "600000",
+            "--version",
+            version,
+            "--segment-size",
+            "1000",
+        ],
+    )
+}
+
+/// `[router]` keys `before`, then a CS of `capacity` 2048-byte slots with an L2 whose
+/// `[cs.l2]` keys (after `enabled = true`) are `l2`.
+fn l2_toml(before: &str, capacity: u32, l2: &str) -> String {
+    format!("{before}[cs]\ncapacity = {capacity}\nslot_size = 2048\n[cs.l2]\nenabled = true\n{l2}")
+}
+
+/// The `[cs.l2]` keys of a file store in `dir` of `size` in batches of 8, then `more`.
+fn l2_files(dir: &Path, size: &str, more: &str) -> String {
+    format!(
+        "dirs = [\"{}\"]\nsize = \"{size}\"\nbatch = 8\n{more}",
+        dir.display()
+    )
+}
+
+/// The start of the L2 tests: `None` when they skip; else a line of `shards` queues and an
+/// object of `segments` 1000-byte segments (`seed`).
+fn l2_line(shards: u32, segments: usize, seed: u64) -> Option<(Line, PathBuf, Vec<u8>)> {
+    if skip() {
+        return None;
+    }
+    let line = Line::new(Family::V4, shards, 1500);
+    let (file, data) = line.content("obj", segments * 1000, seed);
+    Some((line, file, data))
+}
+
+/// Starts a router of `shards` with the producer's UDP face and [`l2_toml`]`(before,
+/// capacity, l2)`; returns its configuration (to start it again) and the router.
+fn start_with_l2(
+    line: &Line,
+    shards: u32,
+    before: &str,
+    capacity: u32,
+    l2: &str,
+) -> (String, topo::Router) {
+    let config = line.udp_config(shards, &l2_toml(before, capacity, l2));
+    let router = line.start_router(&config);
+    (config, router)
+}
+
+/// An object evicted to L2 is served again with its producer gone: fetches `prefix` (served
+/// by `producer`, 1024 segments), waits for the evicted batches to be written, stops the
+/// producer, fetches again and asserts no Interest left. Returns the status after the second
+/// fetch.
+fn served_again_from_l2(
+    line: &Line,
+    router: &topo::Router,
+    producer: Proc,
+    prefix: &str,
+    data: &[u8],
+) -> serde_json::Value {
+    fetch(line, prefix, "got1", data, "first ndx get");
+    let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
+    drop(producer);
+    fetch(
+        line,
+        prefix,
+        "got2",
+        data,
+        "second ndx get (producer stopped)",
+    );
+    let after = router.settle(|s| total(s, "cs_hits") >= 1024);
+    assert_eq!(
+        total(&after, "interests_out"),
+        total(&before, "interests_out"),
+        "{}",
+        after["counters"]
+    );
+    after
+}
+
+/// Starts python-ndn's AF_PACKET producer of `file` under `prefix` on the producer's eth0
+/// (more arguments in `extra`); returns it, the lines it prints and its first one ("ready
+/// MAC").
+fn ether_producer(
+    line: &Line,
+    py: &str,
+    prefix: &str,
+    file: &Path,
+    extra: &[&str],
+) -> (Proc, Receiver<String>, String) {
+    let mut cmd = line.p.cmd(py);
+    cmd.arg(script("tests/peers/ether_producer.py"))
+        .args(["eth0", prefix])
+        .arg(file)
+        .arg("1000")
+        .args(extra);
+    let mut producer = Proc::spawn(cmd, "ether_producer.py");
+    let lines = stdout_lines(&mut producer);
+    let ready = lines
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the Ethernet producer did not start");
+    (producer, lines, ready)
 }
 
 /// One fetch of a multi-megabyte object over UDP through ndx; bytes and counters checked.
@@ -68,7 +192,7 @@ fn forward_over_udp(family: Family) {
     let (file, data) = line.content("obj", 3 << 20, 1);
     let router = line.start_udp_router("");
     let _producer = line.put("/t/obj", &file, &[]);
-    let got = fetch(&line, "/t/obj", "got", &[], &data, "ndx get");
+    let got = fetch(&line, "/t/obj", "got", &data, "ndx get");
     let n = segments(&got);
     assert_eq!(n, (3u64 << 20).div_ceil(8000));
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -125,26 +249,15 @@ fn forward_over_ethernet(echo_token: bool) {
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 300_000, 2);
-    let mut cmd = line.p.cmd(&py);
-    cmd.arg(script("tests/peers/ether_producer.py"))
-        .args(["eth0", "/t/eth"])
-        .arg(&file)
-        .arg("1000");
-    if !echo_token {
-        cmd.arg("--no-token");
-    }
-    let mut producer = Proc::spawn(cmd, "ether_producer.py");
-    let lines = stdout_lines(&mut producer);
-    let ready = lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the Ethernet producer did not start");
+    let extra: &[&str] = if echo_token { &[] } else { &["--no-token"] };
+    let (producer, lines, ready) = ether_producer(&line, &py, "/t/eth", &file, extra);
     let mut w = ready.split_whitespace();
     assert_eq!(w.next(), Some("ready"), "{ready}");
     let mac = w.next().expect("mac").to_owned();
     // XDP classification on with one shard: the XDP program's per-kind counters are checked.
     let router =
         line.start_router(&line.config(1, &format!("ether://{mac}"), "xdp_classify = \"always\""));
-    let got = fetch(&line, "/t/eth", "got", &[], &data, "ndx get");
+    let got = fetch(&line, "/t/eth", "got", &data, "ndx get");
     let n = segments(&got);
     assert_eq!(n, 300);
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -211,17 +324,8 @@ fn an_ethernet_face_added_at_run_time_forwards_at_once() {
     let Some(py) = python() else { return };
     let line = Line::new(Family::V4, 1, 1500);
     let (file, data) = line.content("obj", 100_000, 4);
-    let mut cmd = line.p.cmd(&py);
-    cmd.arg(script("tests/peers/ether_producer.py"))
-        .args(["eth0", "/e/rt"])
-        .arg(&file)
-        .arg("1000");
-    let mut producer = Proc::spawn(cmd, "ether_producer.py");
-    // Kept to the end: the producer prints a line per Interest.
-    let lines = stdout_lines(&mut producer);
-    let ready = lines
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the Ethernet producer did not start");
+    // The lines kept to the end: the producer prints a line per Interest.
+    let (producer, lines, ready) = ether_producer(&line, &py, "/e/rt", &file, &[]);
     let mac = ready.split_whitespace().nth(1).expect("mac").to_owned();
     let router = line.start_udp_router("");
     // Added by command, not by the configuration: its path is known at once (it used to stay
@@ -260,7 +364,7 @@ fn second_fetch_is_served_from_the_content_store() {
     // Fresh for a minute: the second fetch's discovery (MustBeFresh) is answered by the CS
     // however slow the machine.
     let producer = line.put("/t/cs", &file, &["-f", "60000", "--version", "5"]);
-    let got = fetch(&line, "/t/cs", "got1", &[], &data, "first ndx get");
+    let got = fetch(&line, "/t/cs", "got1", &data, "first ndx get");
     let n = segments(&got);
     let before = router.settle(|s| total(s, "data_out") >= n);
     // The producer is gone: only ndx's CS can answer now.
@@ -300,26 +404,13 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
     }
     const KEEP_MAX: u64 = 384;
     let line = Line::new(Family::V4, 1, 1500);
-    let extra = "frames = 1024\n[cs]\ncapacity = 1024\nslot_size = 2048\n";
-    let router =
-        line.start_router(&line.config(1, &format!("udp://{}", line.producer_endpoint()), extra));
+    let router = line.start_udp_router("frames = 1024\n[cs]\ncapacity = 1024\nslot_size = 2048\n");
     // `Line::get` keeps at most 32 Data in flight: with 384 receive frames left to the
     // kernel the fill ring never runs dry.
     // 200 segments: all stay in the CS, each in the frame it arrived in.
     let (small, small_data) = line.content("small", 200 * 1000, 5);
-    let producer = line.put(
-        "/t/keep",
-        &small,
-        &["-f", "600000", "--version", "1", "--segment-size", "1000"],
-    );
-    let got = fetch(
-        &line,
-        "/t/keep/v=1",
-        "got1",
-        &[],
-        &small_data,
-        "first ndx get",
-    );
+    let producer = put_version(&line, "/t/keep", &small, "1");
+    let got = fetch(&line, "/t/keep/v=1", "got1", &small_data, "first ndx get");
     let n = segments(&got);
     let first = router.settle(|s| total(s, "cs_kept") >= n);
     let c = &first["counters"];
@@ -340,7 +431,6 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
         &line,
         "/t/keep/v=1",
         "got2",
-        &[],
         &small_data,
         "second ndx get (producer stopped)",
     );
@@ -359,19 +449,8 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
     // 2048 segments: the CS reaches its bound of kept frames and copies, then keeps again
     // as evictions give frames back.
     let (big, big_data) = line.content("big", 2048 * 1000, 6);
-    let _producer = line.put(
-        "/t/keep",
-        &big,
-        &["-f", "600000", "--version", "2", "--segment-size", "1000"],
-    );
-    let got = fetch(
-        &line,
-        "/t/keep/v=2",
-        "got3",
-        &[],
-        &big_data,
-        "third ndx get",
-    );
+    let _producer = put_version(&line, "/t/keep", &big, "2");
+    let got = fetch(&line, "/t/keep/v=2", "got3", &big_data, "third ndx get");
     let m = segments(&got);
     assert_eq!(m, 2048);
     let third = router.settle(|s| total(s, "cs_insertions") >= total(&second, "cs_insertions") + m);
@@ -391,14 +470,7 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
     assert_eq!(total(&third, "xsk_fill_starved"), 0, "{c}");
     // A clean stop: every kept frame goes back before the sockets close (the worker reports
     // any that did not).
-    let log = router.log.clone();
-    let stopped = router.proc.stop("INT");
-    let text = std::fs::read_to_string(log).unwrap_or_default();
-    assert!(
-        stopped.status.success(),
-        "ndx run exit on SIGINT: {:?}\n{text}",
-        stopped.status
-    );
+    let text = router.stop_cleanly();
     assert!(!text.contains("kept frames not returned"), "{text}");
 }
 
@@ -448,8 +520,7 @@ fn incomplete_fragment_set_times_out(shards: u32) {
         return;
     }
     let line = Line::new(Family::V4, 1, 1500);
-    let router =
-        line.start_router(&line.config(shards, &format!("udp://{}", line.producer_endpoint()), ""));
+    let router = line.start_router(&line.udp_config(shards, ""));
     send_from_consumer(&line, &LONE_FRAGMENT);
     let s = router.settle(|s| total(s, "rx_frames") >= 1);
     assert_eq!(total(&s, "reassembly_timeouts"), 0, "{}", s["counters"]);
@@ -459,13 +530,7 @@ fn incomplete_fragment_set_times_out(shards: u32) {
     assert_eq!(total(&s, "reassembly_errors"), 0, "{}", s["counters"]);
     assert_eq!(total(&s, "interests_in") + total(&s, "data_in"), 0);
     // The human-readable status lists it (non-zero counters are shown).
-    let out = Command::new(topo::NDX)
-        .args(["status", "-s"])
-        .arg(&router.sock)
-        .output()
-        .expect("ndx status runs");
-    ok(&out, "ndx status");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = router.status_table();
     assert!(
         text.lines().any(|l| l.starts_with("reassembly_timeouts")),
         "{text}"
@@ -576,7 +641,7 @@ fn jumbo_data_crosses_in_single_multi_buffer_frames() {
     // XDP classification on: the frags program parses and counts the jumbo Data.
     let router = line.start_udp_router("xdp_classify = \"always\"");
     let _producer = line.put("/t/jumbo", &file, &["-s", "8800", "--mtu", "9000"]);
-    let got = fetch(
+    let got = fetch_with(
         &line,
         "/t/jumbo",
         "got",
@@ -618,7 +683,7 @@ fn data_larger_than_the_downstream_mtu_leave_in_fragments() {
     let router = line.start_udp_router("");
     // 3000-byte segments: one 4 KiB UMEM frame each on the producer link.
     let _producer = line.put("/t/mixed", &file, &["-s", "3000", "--mtu", "9000"]);
-    let got = fetch(&line, "/t/mixed", "got", &[], &data, "ndx get");
+    let got = fetch(&line, "/t/mixed", "got", &data, "ndx get");
     let n = segments(&got);
     assert_eq!(n, 300_000u64.div_ceil(3000));
     let s = router.settle(|s| total(s, "data_out") >= n);
@@ -675,7 +740,7 @@ fn ping_and_tcp_still_work_through_the_attached_interface() {
     // The router's NDN traffic still flows next to it.
     let (file, data) = line.content("obj", 200_000, 6);
     let _producer = line.put("/t/side", &file, &[]);
-    fetch(&line, "/t/side", "got", &[], &data, "ndx get");
+    fetch(&line, "/t/side", "got", &data, "ndx get");
     let s = router.status();
     assert!(
         xdp(&s, "passed-not-ndn") >= 6,
@@ -735,13 +800,9 @@ fn two_shards_steer_data_back_by_pit_token() {
     }
     let line = Line::new(Family::V4, 2, 1500);
     let (file, data) = line.content("obj", 600_000, 7);
-    let router = line.start_router(&line.config(
-        2,
-        &format!("udp://{}", line.producer_endpoint()),
-        "dispatch = \"batch:4\"",
-    ));
+    let router = line.start_router(&line.udp_config(2, "dispatch = \"batch:4\""));
     let _producer = line.put("/t/shards", &file, &["-s", "1200", "--version", "3"]);
-    let got = fetch(&line, "/t/shards", "got", &[], &data, "ndx get");
+    let got = fetch(&line, "/t/shards", "got", &data, "ndx get");
     let n = segments(&got);
     let s = router.settle(|s| total(s, "data_out") >= n);
     eprintln!("{}\n{}", s["shards"], s["xdp"]);
@@ -793,7 +854,7 @@ fn first_interests_to_a_resolved_face_are_sent() {
         "the producer face never resolved: {}",
         router.status()["faces"]
     );
-    let got = fetch(&line, "/t/first", "got", &[], &data, "ndx get");
+    let got = fetch(&line, "/t/first", "got", &data, "ndx get");
     let s = router.settle(|s| total(s, "data_out") >= segments(&got));
     assert_eq!(total(&s, "unresolved_face"), 0, "{}", s["counters"]);
     assert_eq!(retransmissions(&got), 0);
@@ -805,27 +866,15 @@ fn first_interests_to_a_resolved_face_are_sent() {
 /// on the read answered from it), and again after a restart, from the recovered files.
 #[test]
 fn evicted_data_are_served_from_l2_also_after_a_restart() {
-    if skip() {
-        return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
     // 2048 segments of 1000 bytes: 256 whole batches of 8.
-    let (file, data) = line.content("obj", 2048 * 1000, 11);
+    let Some((line, file, data)) = l2_line(1, 2048, 11) else {
+        return;
+    };
     let l2dir = line.scratch.path("l2");
-    let extra = format!(
-        "[cs]\ncapacity = 64\nslot_size = 2048\n\
-         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"32MiB\"\nbatch = 8\n\
-         queue_depth = 16\n",
-        l2dir.display()
-    );
-    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
-    let router = line.start_router(&config);
-    let producer = line.put(
-        "/t/l2",
-        &file,
-        &["-f", "600000", "--version", "5", "--segment-size", "1000"],
-    );
-    let got = fetch(&line, "/t/l2/v=5", "got1", &[], &data, "first ndx get");
+    let l2 = l2_files(&l2dir, "32MiB", "queue_depth = 16\n");
+    let (config, router) = start_with_l2(&line, 1, "", 64, &l2);
+    let producer = put_version(&line, "/t/l2", &file, "5");
+    let got = fetch(&line, "/t/l2/v=5", "got1", &data, "first ndx get");
     let n = segments(&got);
     assert_eq!(n, 2048);
     // All but the batches still in L1 are written to L2 (the stage timeout flushes any
@@ -845,7 +894,6 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
         &line,
         "/t/l2/v=5",
         "got2",
-        &[],
         &data,
         "second ndx get (producer stopped)",
     );
@@ -863,12 +911,7 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
     assert_eq!(total(&after, "l2_corrupt"), 0, "{c}");
     assert_eq!(total(&after, "l2_read_failures"), 0, "{c}");
     // Stop cleanly, then start again on the same files.
-    let stopped = router.proc.stop("INT");
-    assert!(
-        stopped.status.success(),
-        "ndx run exit on SIGINT: {:?}",
-        stopped.status
-    );
+    router.stop_cleanly();
     let router = line.start_router(&config);
     let start = router.settle(|s| total(s, "l2_indexed") >= n / 8);
     assert!(
@@ -881,7 +924,6 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
         &line,
         "/t/l2/v=5",
         "got3",
-        &[],
         &data,
         "third ndx get (after a restart, producer stopped)",
     );
@@ -928,30 +970,18 @@ impl Drop for Tmpfs {
 /// that were written and keeps forwarding; nothing crashes.
 #[test]
 fn a_full_l2_disk_stops_writes_and_keeps_serving_what_was_written() {
-    if skip() {
+    let Some((line, file, data)) = l2_line(1, 1024, 12) else {
         return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
-    let (file, data) = line.content("obj", 1024 * 1000, 12);
+    };
     // 32 MiB of log on a 512 KiB file system (tmpfs also refuses O_DIRECT: buffered I/O).
     let disk = Tmpfs::mount(line.scratch.path("small"), "512k");
-    let extra = format!(
-        "[cs]\ncapacity = 64\nslot_size = 2048\n\
-         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"32MiB\"\nbatch = 8\n",
-        disk.0.display()
-    );
-    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
-    let router = line.start_router(&config);
-    let _producer = line.put(
-        "/t/full",
-        &file,
-        &["-f", "600000", "--version", "1", "--segment-size", "1000"],
-    );
+    let l2 = l2_files(&disk.0, "32MiB", "");
+    let (_, router) = start_with_l2(&line, 1, "", 64, &l2);
+    let _producer = put_version(&line, "/t/full", &file, "1");
     fetch(
         &line,
         "/t/full/v=1",
         "got1",
-        &[],
         &data,
         "ndx get while the L2 fills up",
     );
@@ -972,7 +1002,6 @@ fn a_full_l2_disk_stops_writes_and_keeps_serving_what_was_written() {
         &line,
         "/t/full/v=1",
         "got2",
-        &[],
         &data,
         "ndx get after the L2 filled up",
     );
@@ -1044,31 +1073,23 @@ fn damage_byte(path: &std::path::Path, offset: u64) {
 /// restart recovers exactly the records the running store still held.
 #[test]
 fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest() {
-    if skip() {
-        return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
     // 1024 segments of 1000 bytes: 128 batches of 8.
     let n = 1024;
-    let (file, data) = line.content("obj", n as usize * 1000, 16);
+    let Some((line, file, data)) = l2_line(1, n as usize, 16) else {
+        return;
+    };
     let l2dir = line.scratch.path("l2");
-    let extra = format!(
-        "[cs]\ncapacity = 64\nslot_size = 2048\n\
-         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"32MiB\"\nbatch = 8\n\
-         queue_depth = 16\nstage_timeout_ms = 200\n",
-        l2dir.display()
+    let l2 = l2_files(
+        &l2dir,
+        "32MiB",
+        "queue_depth = 16\nstage_timeout_ms = 200\n",
     );
-    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
-    let router = line.start_router(&config);
-    let _producer = line.put(
-        "/t/fault",
-        &file,
-        &["-f", "600000", "--version", "7", "--segment-size", "1000"],
-    );
-    fetch(&line, "/t/fault/v=7", "got1", &[], &data, "first ndx get");
+    let (config, router) = start_with_l2(&line, 1, "", 64, &l2);
+    let _producer = put_version(&line, "/t/fault", &file, "7");
+    fetch(&line, "/t/fault/v=7", "got1", &data, "first ndx get");
     router.settle(|s| total(s, "l2_writes_ok") >= (n - 64) / 8);
     // Served from L2 (the producer is still there; Interests parked on a read never leave).
-    fetch(&line, "/t/fault/v=7", "got2", &[], &data, "ndx get from L2");
+    fetch(&line, "/t/fault/v=7", "got2", &data, "ndx get from L2");
     let s = router.settle(|s| total(s, "l2_reads_ok") >= (n - 64) / 8);
     let c = &s["counters"];
     assert!(total(&s, "l2_reads_ok") >= (n - 64) / 8, "{c}");
@@ -1097,7 +1118,6 @@ fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest()
         &line,
         "/t/fault/v=7",
         "got3",
-        &[],
         &data,
         "ndx get over bit flips",
     );
@@ -1111,13 +1131,7 @@ fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest()
     );
     assert!(total(&a, "l2_served") > total(&s, "l2_served"), "{c}");
     assert_eq!(total(&a, "l2_degraded") + total(&a, "l2_writes_stopped"), 0);
-    let table = std::process::Command::new(topo::NDX)
-        .args(["status", "-s"])
-        .arg(&router.sock)
-        .output()
-        .expect("ndx status runs");
-    ok(&table, "ndx status");
-    let table = String::from_utf8_lossy(&table.stdout);
+    let table = router.status_table();
     assert!(
         table
             .lines()
@@ -1150,7 +1164,6 @@ fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest()
         &line,
         "/t/fault/v=7",
         "got4",
-        &[],
         &data,
         "ndx get over a cut file",
     );
@@ -1170,12 +1183,7 @@ fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest()
 
     // 3. Restart: exactly the records the store still indexed come back.
     let indexed = total(&end, "l2_indexed");
-    let stopped = router.proc.stop("INT");
-    assert!(
-        stopped.status.success(),
-        "ndx run exit: {:?}",
-        stopped.status
-    );
+    router.stop_cleanly();
     let router = line.start_router(&config);
     let r = router.settle(|r| total(r, "l2_indexed") >= indexed);
     assert_eq!(total(&r, "l2_indexed"), indexed, "{}", router.log());
@@ -1188,7 +1196,6 @@ fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest()
         &line,
         "/t/fault/v=7",
         "got5",
-        &[],
         &data,
         "ndx get after the restart",
     );
@@ -1200,37 +1207,13 @@ fn l2_records_damaged_on_disk_are_never_served_and_a_restart_recovers_the_rest()
 /// The emulated L2 (DRAM with a device delay, seed 000 §3.2) through the same data path.
 #[test]
 fn the_emulated_l2_serves_evicted_data() {
-    if skip() {
+    let Some((line, file, data)) = l2_line(1, 1024, 13) else {
         return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
-    let (file, data) = line.content("obj", 1024 * 1000, 13);
-    let extra = "[cs]\ncapacity = 64\nslot_size = 2048\n\
-                 [cs.l2]\nenabled = true\nbackend = \"emulated\"\ntau_gbps = 4\n\
-                 size = \"16MiB\"\nbatch = 8\n";
-    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), extra);
-    let router = line.start_router(&config);
-    let producer = line.put(
-        "/t/emu",
-        &file,
-        &["-f", "600000", "--version", "2", "--segment-size", "1000"],
-    );
-    fetch(&line, "/t/emu/v=2", "got1", &[], &data, "first ndx get");
-    let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
-    drop(producer);
-    let out2 = line.scratch.path("got2");
-    ok(
-        &line.get("/t/emu/v=2", &out2, &[]),
-        "second ndx get (producer stopped)",
-    );
-    same_bytes(&out2, &data);
-    let after = router.settle(|s| total(s, "cs_hits") >= 1024);
-    assert_eq!(
-        total(&after, "interests_out"),
-        total(&before, "interests_out"),
-        "{}",
-        after["counters"]
-    );
+    };
+    let emulated = "backend = \"emulated\"\ntau_gbps = 4\nsize = \"16MiB\"\nbatch = 8\n";
+    let (_, router) = start_with_l2(&line, 1, "", 64, emulated);
+    let producer = put_version(&line, "/t/emu", &file, "2");
+    let after = served_again_from_l2(&line, &router, producer, "/t/emu/v=2", &data);
     assert!(total(&after, "l2_reads_ok") >= (1024 - 64) / 8);
     assert!(router.log().contains("L2 emulated"), "{}", router.log());
 }
@@ -1240,41 +1223,15 @@ fn the_emulated_l2_serves_evicted_data() {
 /// back.
 #[test]
 fn two_shards_each_serve_their_batches_from_their_own_l2() {
-    if skip() {
+    let Some((line, file, data)) = l2_line(2, 1024, 14) else {
         return;
-    }
-    let line = Line::new(Family::V4, 2, 1500);
-    let (file, data) = line.content("obj", 1024 * 1000, 14);
+    };
     let l2dir = line.scratch.path("l2");
-    let extra = format!(
-        "dispatch = \"batch:8\"\n[cs]\ncapacity = 32\nslot_size = 2048\n\
-         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"16MiB\"\nbatch = 8\n",
-        l2dir.display()
-    );
-    let config = line.config(2, &format!("udp://{}", line.producer_endpoint()), &extra);
-    let router = line.start_router(&config);
-    let producer = line.put(
-        "/t/l2s",
-        &file,
-        &["-f", "600000", "--version", "4", "--segment-size", "1000"],
-    );
-    fetch(&line, "/t/l2s/v=4", "got1", &[], &data, "first ndx get");
-    let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
-    drop(producer);
-    let out2 = line.scratch.path("got2");
-    ok(
-        &line.get("/t/l2s/v=4", &out2, &[]),
-        "second ndx get (producer stopped)",
-    );
-    same_bytes(&out2, &data);
-    let after = router.settle(|s| total(s, "cs_hits") >= 1024);
+    let l2 = l2_files(&l2dir, "16MiB", "");
+    let (_, router) = start_with_l2(&line, 2, "dispatch = \"batch:8\"\n", 32, &l2);
+    let producer = put_version(&line, "/t/l2s", &file, "4");
+    let after = served_again_from_l2(&line, &router, producer, "/t/l2s/v=4", &data);
     eprintln!("{}", after["shards"]);
-    assert_eq!(
-        total(&after, "interests_out"),
-        total(&before, "interests_out"),
-        "{}",
-        after["counters"]
-    );
     let reads = per_shard(&after, "l2_reads_ok");
     let writes = per_shard(&after, "l2_writes_ok");
     assert!(
@@ -1294,36 +1251,19 @@ fn two_shards_each_serve_their_batches_from_their_own_l2() {
 /// timeout off), so the restarted router finds them.
 #[test]
 fn a_clean_stop_writes_the_staged_batches() {
-    if skip() {
-        return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
     // 1020 segments; L1 keeps the last 64, so 956 are evicted: 119 whole batches of 8 and
     // segments 952..=955 of batch 119, staged and incomplete.
-    let (file, data) = line.content("obj", 1020 * 1000, 15);
+    let Some((line, file, data)) = l2_line(1, 1020, 15) else {
+        return;
+    };
     let l2dir = line.scratch.path("l2");
-    let extra = format!(
-        "[cs]\ncapacity = 64\nslot_size = 2048\n\
-         [cs.l2]\nenabled = true\ndirs = [\"{}\"]\nsize = \"16MiB\"\nbatch = 8\n\
-         stage_timeout_ms = 0\n",
-        l2dir.display()
-    );
-    let config = line.config(1, &format!("udp://{}", line.producer_endpoint()), &extra);
-    let router = line.start_router(&config);
-    let _producer = line.put(
-        "/t/stop",
-        &file,
-        &["-f", "600000", "--version", "6", "--segment-size", "1000"],
-    );
-    fetch(&line, "/t/stop/v=6", "got", &[], &data, "ndx get");
+    let l2 = l2_files(&l2dir, "16MiB", "stage_timeout_ms = 0\n");
+    let (config, router) = start_with_l2(&line, 1, "", 64, &l2);
+    let _producer = put_version(&line, "/t/stop", &file, "6");
+    fetch(&line, "/t/stop/v=6", "got", &data, "ndx get");
     let s = router.settle(|s| total(s, "l2_writes_ok") >= 119);
     assert_eq!(total(&s, "l2_writes_ok"), 119, "{}", s["counters"]);
-    let stopped = router.proc.stop("INT");
-    assert!(
-        stopped.status.success(),
-        "ndx run exit: {:?}",
-        stopped.status
-    );
+    router.stop_cleanly();
     let router = line.start_router(&config);
     let s = router.settle(|s| total(s, "l2_indexed") >= 120);
     assert_eq!(

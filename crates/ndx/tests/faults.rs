@@ -127,9 +127,7 @@ impl Three {
     }
 
     fn start_router(&self) -> Router {
-        let cfg = self
-            .line
-            .config(1, &format!("udp://{}", self.line.producer_endpoint()), "")
+        let cfg = self.line.udp_config(1, "")
             + "[[interface]]\nname = \"x0\"\n\
                [[face]]\nname = \"side\"\nremote = \"udp://10.0.3.1:6363\"\n\
                [[route]]\nprefix = \"/q\"\nface = \"side\"\n";
@@ -221,47 +219,79 @@ fn failing_get(line: &Line) -> Output {
     )
 }
 
-#[test]
-fn interface_set_down_and_up_while_forwarding_on_the_others() {
+/// Waits (up to 5 s) until `ndx status` says `x0`'s state is `state`.
+fn wait_x0(router: &Router, state: &str) {
+    assert!(
+        wait_for(5, || iface(&router.status(), "x0")["state"] == state),
+        "{}",
+        router.status()["interfaces"]
+    );
+}
+
+/// The start of the interface tests: `None` when they skip; else a [`Three`] with `/q/obj`
+/// (`seed`) served in `q` and `ndx serve` in the producer namespace, its router started and
+/// `/q/obj` fetched through `x0` once. Returns it, the object's bytes, the two servers and the
+/// router.
+fn three_serving(seed: u64) -> Option<(Three, Vec<u8>, [Proc; 2], Router)> {
     if skip() {
-        return;
+        return None;
     }
     let t = Three::new();
-    let (file, data) = t.line.content("q", 200_000, 5);
-    let _q = t.put_q("/q/obj", &file);
-    let _serve = t.serve();
+    let (file, data) = t.line.content("q", 200_000, seed);
+    let servers = [t.put_q("/q/obj", &file), t.serve()];
     let router = t.start_router();
     fetch_ok(&t.line, "/q/obj", &data, "ndx get through x0");
-    assert_eq!(iface(&router.status(), "x0")["state"], "up");
+    Some((t, data, servers, router))
+}
 
-    let consumer = std::thread::scope(|s| {
-        let generator = s.spawn(|| gen_cmd(&t.line, 10).output().expect("ndx gen runs"));
+/// Runs `ndx gen` for `secs` seconds on c0/p0 while `cmd` takes `x0` away (until its state
+/// is `state`): traffic for it is dropped and counted, never kicked (`kicks` says where).
+/// `then` runs before the generator is joined; returns the generator's output.
+fn x0_lost_under_traffic(
+    t: &Three,
+    router: &Router,
+    secs: u64,
+    cmd: &[&str],
+    state: &str,
+    kicks: &str,
+    then: impl FnOnce(),
+) -> Output {
+    std::thread::scope(|s| {
+        let generator = s.spawn(|| gen_cmd(&t.line, secs).output().expect("ndx gen runs"));
         std::thread::sleep(Duration::from_secs(1));
-        t.line.r.run(&["ip", "link", "set", "x0", "down"]);
-        assert!(
-            wait_for(5, || iface(&router.status(), "x0")["state"] == "down"),
-            "{}",
-            router.status()["interfaces"]
-        );
-        // Traffic for the down interface is dropped and counted, never kicked.
+        t.line.r.run(cmd);
+        wait_x0(router, state);
+        // Traffic for the lost interface is dropped and counted, never kicked.
         let _ = failing_get(&t.line);
         let s1 = router.status();
         assert!(total(&s1, "tx_link_down") > 0, "{}", s1["counters"]);
         std::thread::sleep(Duration::from_millis(500));
         let s2 = router.status();
-        assert_eq!(
-            total(&s1, "tx_errors"),
-            total(&s2, "tx_errors"),
-            "kicks on a down interface"
-        );
-        t.line.r.run(&["ip", "link", "set", "x0", "up"]);
-        assert!(
-            wait_for(5, || iface(&router.status(), "x0")["state"] == "up"),
-            "{}",
-            router.status()["interfaces"]
-        );
+        assert_eq!(total(&s1, "tx_errors"), total(&s2, "tx_errors"), "{kicks}");
+        then();
         generator.join().expect("gen thread")
-    });
+    })
+}
+
+#[test]
+fn interface_set_down_and_up_while_forwarding_on_the_others() {
+    let Some((t, data, _servers, router)) = three_serving(5) else {
+        return;
+    };
+    assert_eq!(iface(&router.status(), "x0")["state"], "up");
+
+    let consumer = x0_lost_under_traffic(
+        &t,
+        &router,
+        10,
+        &["ip", "link", "set", "x0", "down"],
+        "down",
+        "kicks on a down interface",
+        || {
+            t.line.r.run(&["ip", "link", "set", "x0", "up"]);
+            wait_x0(&router, "up");
+        },
+    );
     no_loss(&consumer, "ndx gen on c0/p0 while x0 went down and up");
     let x0 = iface(&router.status(), "x0");
     assert_eq!(
@@ -287,37 +317,19 @@ fn interface_set_down_and_up_while_forwarding_on_the_others() {
 
 #[test]
 fn interface_deleted_while_forwarding_on_the_others() {
-    if skip() {
+    let Some((t, data, _servers, router)) = three_serving(6) else {
         return;
-    }
-    let t = Three::new();
-    let (file, data) = t.line.content("q", 200_000, 6);
-    let _q = t.put_q("/q/obj", &file);
-    let _serve = t.serve();
-    let router = t.start_router();
-    fetch_ok(&t.line, "/q/obj", &data, "ndx get through x0");
+    };
 
-    let consumer = std::thread::scope(|s| {
-        let generator = s.spawn(|| gen_cmd(&t.line, 9).output().expect("ndx gen runs"));
-        std::thread::sleep(Duration::from_secs(1));
-        t.line.r.run(&["ip", "link", "del", "x0"]);
-        assert!(
-            wait_for(5, || iface(&router.status(), "x0")["state"] == "gone"),
-            "{}",
-            router.status()["interfaces"]
-        );
-        let _ = failing_get(&t.line);
-        let s1 = router.status();
-        assert!(total(&s1, "tx_link_down") > 0, "{}", s1["counters"]);
-        std::thread::sleep(Duration::from_millis(500));
-        let s2 = router.status();
-        assert_eq!(
-            total(&s1, "tx_errors"),
-            total(&s2, "tx_errors"),
-            "kicks on a deleted interface"
-        );
-        generator.join().expect("gen thread")
-    });
+    let consumer = x0_lost_under_traffic(
+        &t,
+        &router,
+        9,
+        &["ip", "link", "del", "x0"],
+        "gone",
+        "kicks on a deleted interface",
+        || {},
+    );
     no_loss(&consumer, "ndx gen on c0/p0 while x0 was deleted");
     assert!(!router.exited(), "ndx run exited:\n{}", router.log());
     let x0 = iface(&router.status(), "x0");
@@ -325,10 +337,7 @@ fn interface_deleted_while_forwarding_on_the_others() {
     let log = router.log();
     assert!(log.contains("ndx: warning: x0: interface deleted"), "{log}");
     // A clean stop still works (the deleted interface's link and sockets are dead).
-    let logfile = router.log.clone();
-    let out = router.proc.stop("INT");
-    assert!(out.status.success(), "ndx run exited with {}", out.status);
-    assert!(topo::read(&logfile).contains("ndx: stopped after"));
+    assert!(router.stop_cleanly().contains("ndx: stopped after"));
     // The documented way back: create the interface again and restart ndx run.
     Three::link_q(&t.line, &t.q);
     let _router = t.start_router();

@@ -243,10 +243,11 @@ fn tail(p: &Path, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// `ndx route list --json` (bounded), or `None` when the router does not answer.
-fn try_routes(r: &Router) -> Option<Value> {
+/// `ndx ARGS --json` on `r`'s control socket (bounded), or `None` when the router does not
+/// answer.
+fn try_json(r: &Router, args: &[&str]) -> Option<Value> {
     let mut cmd = Command::new(NDX);
-    cmd.args(["route", "list", "--json", "-s"]).arg(&r.sock);
+    cmd.args(args).args(["--json", "-s"]).arg(&r.sock);
     let out = run_for(cmd, 10);
     if !out.status.success() {
         return None;
@@ -254,15 +255,14 @@ fn try_routes(r: &Router) -> Option<Value> {
     serde_json::from_slice(&out.stdout).ok()
 }
 
+/// `ndx route list --json` (bounded), or `None` when the router does not answer.
+fn try_routes(r: &Router) -> Option<Value> {
+    try_json(r, &["route", "list"])
+}
+
 /// `ndx status --json` (bounded), or `None`.
 fn try_status(r: &Router) -> Option<Value> {
-    let mut cmd = Command::new(NDX);
-    cmd.args(["status", "--json", "-s"]).arg(&r.sock);
-    let out = run_for(cmd, 10);
-    if !out.status.success() {
-        return None;
-    }
-    serde_json::from_slice(&out.stdout).ok()
+    try_json(r, &["status"])
 }
 
 /// One RIB route: prefix, face, origin.
@@ -359,7 +359,7 @@ impl<'p> Node<'p> {
             "ndx on {name} did not start:\n{}",
             router.log()
         );
-        Self::with(name, ns, dir, sock, Fw::Ndx(router), neighbour)
+        Self::with(pair, ns, name, neighbour, sock, Fw::Ndx(router))
     }
 
     /// `ndnd fw` in `ns` (UDP 6363, its unix socket in the scratch directory).
@@ -384,27 +384,28 @@ impl<'p> Node<'p> {
             read(&log)
         );
         Self::with(
-            name,
+            pair,
             ns,
-            dir,
+            name,
+            neighbour,
             sock,
             Fw::Ndnd { _proc: proc, log },
-            neighbour,
         )
     }
 
+    /// `name` in `ns` (its files in `pair`'s scratch directory), no daemon or producer yet.
     fn with(
-        name: &'static str,
+        pair: &'p Pair,
         ns: &'p Netns,
-        dir: &'p Scratch,
+        name: &'static str,
+        neighbour: &'static str,
         sock: PathBuf,
         fw: Fw,
-        neighbour: &'static str,
     ) -> Self {
         Self {
             name,
             ns,
-            dir,
+            dir: &pair.scratch,
             sock,
             fw,
             neighbour,
@@ -675,15 +676,13 @@ fn wait_route(
 ) -> RibRoute {
     let r = node.router();
     let mut found = Vec::new();
-    let t0 = Instant::now();
-    let ok = wait_for(secs, || {
-        found = nlsr_routes_for(r, name);
-        !found.is_empty()
-    });
-    eprintln!(
-        "{}: waited {:.1} s for a route to {name}",
-        node.name,
-        t0.elapsed().as_secs_f64()
+    let ok = wait_timed(
+        secs,
+        || {
+            found = nlsr_routes_for(r, name);
+            !found.is_empty()
+        },
+        |t| format!("{}: waited {t:.1} s for a route to {name}", node.name),
     );
     assert!(
         ok,
@@ -788,20 +787,32 @@ fn two_ndx_with_a_producer<'p>(
     a.start_put(bin, "/net/a/file", file);
     wait_announced(bin, &a, "/net/a/file", &[&a, &b]);
     // Propagation: at once after adjacency (SVS), at worst the 30 s periodic sync.
-    wait_route(bin, &b, "/net/a/file", A_IP, 60, &[&a, &b]);
-    assert_no_static(bin, &[&a, &b]);
-    cat(bin, &b, "/net/a/file", data, 60, &[&a, &b]);
+    routed_to_a_and_fetched(bin, &b, data, &[&a, &b]);
     (a, b)
+}
+
+/// `node` gets a route of origin nlsr to A for `/net/a/file` (within 60 s), no static route
+/// is left anywhere, and `node` fetches `data` there.
+fn routed_to_a_and_fetched(bin: &Path, node: &Node<'_>, data: &[u8], all: &[&Node<'_>]) {
+    wait_route(bin, node, "/net/a/file", A_IP, 60, all);
+    assert_no_static(bin, all);
+    cat(bin, node, "/net/a/file", data, 60, all);
+}
+
+/// [`wait_for`], logging how long it took (`say` writes the line from the seconds).
+fn wait_timed(secs: u64, f: impl FnMut() -> bool, say: impl FnOnce(f64) -> String) -> bool {
+    let t0 = Instant::now();
+    let ok = wait_for(secs, f);
+    eprintln!("{}", say(t0.elapsed().as_secs_f64()));
+    ok
 }
 
 /// Waits until B has no route of origin nlsr for `name` left.
 fn wait_withdrawn(bin: &Path, b: &Node<'_>, name: &str, secs: u64, why: &str, all: &[&Node<'_>]) {
-    let t0 = Instant::now();
-    let ok = wait_for(secs, || nlsr_routes_for(b.router(), name).is_empty());
-    eprintln!(
-        "{}: route for {name} gone {:.1} s after {why}",
-        b.name,
-        t0.elapsed().as_secs_f64()
+    let ok = wait_timed(
+        secs,
+        || nlsr_routes_for(b.router(), name).is_empty(),
+        |t| format!("{}: route for {name} gone {t:.1} s after {why}", b.name),
     );
     assert!(
         ok,
@@ -816,14 +827,22 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The start of every test here: `None` when it skips (no root, no ndnd); else ndnd, the
+/// guard that runs the tests one at a time, and a fresh [`Pair`].
+fn ndnd_pair() -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>, Pair)> {
+    if skip() {
+        return None;
+    }
+    let bin = ndnd()?;
+    let one = serial();
+    Some((bin, one, Pair::new()))
+}
+
 #[test]
 fn ndnd_dv_on_two_ndx_routers_routes_a_registered_prefix_and_withdraws_it() {
-    if skip() {
+    let Some((bin, _one, pair)) = ndnd_pair() else {
         return;
-    }
-    let Some(bin) = ndnd() else { return };
-    let _one = serial();
-    let pair = Pair::new();
+    };
     let (file, data) = pair.content("obj", 200_000, 38);
     let (mut a, b) = two_ndx_with_a_producer(&bin, &pair, &file, &data);
 
@@ -881,19 +900,14 @@ fn ndnd_dv_on_two_ndx_routers_routes_a_registered_prefix_and_withdraws_it() {
         drop(a.put.take());
         a.start_put(&bin, "/net/a/file", &file);
     }
-    wait_route(&bin, &b, "/net/a/file", A_IP, 60, &[&a, &b]);
-    assert_no_static(&bin, &[&a, &b]);
-    cat(&bin, &b, "/net/a/file", &data, 60, &[&a, &b]);
+    routed_to_a_and_fetched(&bin, &b, &data, &[&a, &b]);
 }
 
 #[test]
 fn ndnd_dv_withdraws_a_route_when_the_link_goes_down_and_restores_it_when_it_comes_back() {
-    if skip() {
+    let Some((bin, _one, pair)) = ndnd_pair() else {
         return;
-    }
-    let Some(bin) = ndnd() else { return };
-    let _one = serial();
-    let pair = Pair::new();
+    };
     let (file, data) = pair.content("obj", 200_000, 39);
     let (a, b) = two_ndx_with_a_producer(&bin, &pair, &file, &data);
 
@@ -923,12 +937,9 @@ fn ndnd_dv_withdraws_a_route_when_the_link_goes_down_and_restores_it_when_it_com
 
 #[test]
 fn ndnd_dv_on_ndx_next_to_ndnd_fw_with_ndnd_dv() {
-    if skip() {
+    let Some((bin, _one, pair)) = ndnd_pair() else {
         return;
-    }
-    let Some(bin) = ndnd() else { return };
-    let _one = serial();
-    let pair = Pair::new();
+    };
     let (file_a, data_a) = pair.content("obj-a", 200_000, 40);
     let (file_b, data_b) = pair.content("obj-b", 200_000, 41);
     let mut a = Node::ndnd_fw(&bin, &pair, &pair.a, "a", B_IP);
@@ -938,9 +949,7 @@ fn ndnd_dv_on_ndx_next_to_ndnd_fw_with_ndnd_dv() {
     // ndnd put on ndnd's forwarder (which readvertises it), ndnd cat on ndx.
     a.start_put(&bin, "/net/a/file", &file_a);
     wait_announced(&bin, &a, "/net/a/file", &[&a, &b]);
-    wait_route(&bin, &b, "/net/a/file", A_IP, 60, &[&a, &b]);
-    assert_no_static(&bin, &[&a, &b]);
-    cat(&bin, &b, "/net/a/file", &data_a, 60, &[&a, &b]);
+    routed_to_a_and_fetched(&bin, &b, &data_a, &[&a, &b]);
 
     // The other way: ndnd put on ndx (readvertised by ndx), ndnd cat on ndnd's forwarder.
     b.start_put(&bin, "/net/b/file", &file_b);

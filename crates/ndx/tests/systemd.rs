@@ -24,7 +24,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use support::{Netns, skip, tag, wait_for};
-use topo::{Family, Line, NDX, Router, has_xdp, ok, read, spawn_logged};
+use topo::{Family, Line, NDX, Router, has_xdp, ok, read};
 
 /// The unprivileged user the tests run ndx as.
 const NOBODY: u32 = 65534;
@@ -101,44 +101,32 @@ fn start(line: &Line, cfg: &str, env: &[(&str, &str)], prefix: &[&str]) -> Route
     };
     cmd.arg("run").arg("-c").arg(&path);
     cmd.envs(env.iter().copied());
-    let router = Router {
-        proc: spawn_logged(cmd, "ndx run", &log),
-        sock,
-        log,
-    };
-    let up = wait_for(60, || {
-        router.exited() || (router.sock.exists() && router.try_status().is_some())
-    });
-    assert!(
-        up && !router.exited(),
-        "ndx run did not start:\n{}",
-        router.log()
-    );
-    router
+    Router::launch(cmd, sock, log, 60)
 }
 
-/// The producer's MAC in the router namespace's neighbour table (ndx learns next hops there).
-fn resolve_producer(line: &Line) {
+/// The start of every test here: `None` when it skips; else a line of `shards` queues whose
+/// producer's MAC is in the router namespace's neighbour table (ndx learns next hops there),
+/// and its router's configuration: idle shards park, `extra` TOML follows under `[router]`.
+fn parked_line(shards: u32, extra: &str) -> Option<(Line, String)> {
+    if skip() {
+        return None;
+    }
+    let line = Line::new(Family::V4, shards, 1500);
     let _ = line
         .r
         .try_run(&["ping", "-4", "-c", "1", "-W", "5", &line.ip(2, 1)]);
+    let cfg = line.udp_config(shards, &format!("idle = \"park\"\n{extra}"));
+    Some((line, cfg))
 }
 
 #[test]
 fn ready_after_attach_then_watchdog_until_a_shard_freezes() {
-    if skip() {
+    let Some((line, cfg)) = parked_line(2, "") else {
         return;
-    }
-    let line = Line::new(Family::V4, 2, 1500);
-    resolve_producer(&line);
+    };
     let name = format!("ndxt-notify-{}", tag());
     let rx = notify_listener(&line.r, &name);
     let freeze = line.scratch.path("freeze-now");
-    let cfg = line.config(
-        2,
-        &format!("udp://{}", line.producer_endpoint()),
-        "idle = \"park\"",
-    );
     let notify = format!("@{name}");
     let hook = format!("1:{}", freeze.display());
     let router = start(
@@ -205,16 +193,9 @@ fn ready_after_attach_then_watchdog_until_a_shard_freezes() {
 
 #[test]
 fn an_unusable_notify_socket_is_a_warning() {
-    if skip() {
+    let Some((line, cfg)) = parked_line(1, "") else {
         return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
-    resolve_producer(&line);
-    let cfg = line.config(
-        1,
-        &format!("udp://{}", line.producer_endpoint()),
-        "idle = \"park\"",
-    );
+    };
     let nobody_there = format!("@ndxt-nobody-listens-{}", tag());
     let router = start(
         &line,
@@ -237,20 +218,16 @@ fn an_unusable_notify_socket_is_a_warning() {
 fn unit_capabilities() -> Vec<String> {
     let unit = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/systemd/ndx.service");
     let text = std::fs::read_to_string(&unit).unwrap();
-    let caps: Vec<String> = text
-        .lines()
-        .find_map(|l| l.strip_prefix("AmbientCapabilities="))
-        .expect("ndx.service sets AmbientCapabilities=")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
-    let bounding: Vec<String> = text
-        .lines()
-        .find_map(|l| l.strip_prefix("CapabilityBoundingSet="))
-        .expect("ndx.service sets CapabilityBoundingSet=")
-        .split_whitespace()
-        .map(str::to_owned)
-        .collect();
+    let list = |key: &str| -> Vec<String> {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("ndx.service sets {key}"))
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect()
+    };
+    let caps = list("AmbientCapabilities=");
+    let bounding = list("CapabilityBoundingSet=");
     assert_eq!(caps, bounding, "the bounding set is the ambient set");
     caps
 }
@@ -309,21 +286,16 @@ fn cap_bit(name: &str) -> u64 {
 /// A line laid out as the unit lays out the filesystem: the scratch directory stays root's
 /// (ProtectSystem=); `run/` belongs to the user (RuntimeDirectory=) and holds the control
 /// socket; `nfd` links to it (ndx.tmpfiles' `/run/nfd`) and the app socket is configured
-/// through the link. Returns the line and the configuration (`extra` under `[router]`).
-fn unprivileged_line(extra: &str) -> (Line, String) {
-    let line = Line::new(Family::V4, 1, 1500);
-    resolve_producer(&line);
+/// through the link. Returns the line and the configuration (`extra` under `[router]`), or
+/// `None` when the test skips.
+fn unprivileged_line(extra: &str) -> Option<(Line, String)> {
+    let (line, cfg) = parked_line(1, extra)?;
     let run = line.scratch.path("run");
     std::fs::create_dir(&run).unwrap();
     std::os::unix::fs::chown(&run, Some(NOBODY), Some(NOBODY)).unwrap();
     std::os::unix::fs::symlink(&run, line.scratch.path("nfd")).unwrap();
     let path = |p: PathBuf| p.display().to_string();
-    let cfg = line
-        .config(
-            1,
-            &format!("udp://{}", line.producer_endpoint()),
-            &format!("idle = \"park\"\n{extra}"),
-        )
+    let cfg = cfg
         .replace(
             &path(line.scratch.path("ndx.sock")),
             &path(run.join("ndx.sock")),
@@ -332,22 +304,30 @@ fn unprivileged_line(extra: &str) -> (Line, String) {
             &path(line.app_socket()),
             &path(line.scratch.path("nfd/nfd.sock")),
         );
-    (line, cfg)
+    Some((line, cfg))
+}
+
+/// The start of the tests of the unit's capabilities: `None` when they skip (no root, no
+/// setpriv); else the unit's capabilities and [`unprivileged_line`] (`extra` under `[router]`).
+fn unprivileged_setup(extra: &str) -> Option<(Vec<String>, Line, String)> {
+    if skip() {
+        return None;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        return support::tool_missing("setpriv (util-linux) is missing");
+    }
+    let caps = unit_capabilities();
+    let (line, cfg) = unprivileged_line(extra)?;
+    Some((caps, line, cfg))
 }
 
 #[test]
 fn forwards_as_an_unprivileged_user_with_the_units_capabilities() {
-    if skip() {
-        return;
-    }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        support::tool_missing::<()>("setpriv (util-linux) is missing");
-        return;
-    }
-    let caps = unit_capabilities();
     // The L2 store too (io_uring buffers are locked memory as well), in a directory the user
     // owns, as StateDirectory= gives it.
-    let (line, cfg) = unprivileged_line("");
+    let Some((caps, line, cfg)) = unprivileged_setup("") else {
+        return;
+    };
     let l2 = line.scratch.path("l2");
     std::fs::create_dir(&l2).unwrap();
     std::os::unix::fs::chown(&l2, Some(NOBODY), Some(NOBODY)).unwrap();
@@ -409,15 +389,9 @@ fn forwards_as_an_unprivileged_user_with_the_units_capabilities() {
 
 #[test]
 fn each_of_the_units_capabilities_is_needed() {
-    if skip() {
+    let Some((caps, line, cfg)) = unprivileged_setup("") else {
         return;
-    }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        support::tool_missing::<()>("setpriv (util-linux) is missing");
-        return;
-    }
-    let caps = unit_capabilities();
-    let (line, cfg) = unprivileged_line("");
+    };
     let path = line.scratch.path("ndx.toml");
     std::fs::write(&path, &cfg).unwrap();
     let ndx = ndx_for_nobody(&line);

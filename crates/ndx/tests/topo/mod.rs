@@ -182,10 +182,19 @@ impl Line {
         )
     }
 
+    /// [`Line::config`] with the face `producer` at the producer namespace's UDP endpoint.
+    pub fn udp_config(&self, shards: u32, extra: &str) -> String {
+        self.config(
+            shards,
+            &format!("udp://{}", self.producer_endpoint()),
+            extra,
+        )
+    }
+
     /// Starts a one-shard router whose face `producer` is the producer namespace's UDP
     /// endpoint (routing `/t`), with `extra` TOML under `[router]`.
     pub fn start_udp_router(&self, extra: &str) -> Router {
-        self.start_router(&self.config(1, &format!("udp://{}", self.producer_endpoint()), extra))
+        self.start_router(&self.udp_config(1, extra))
     }
 
     /// The router's app socket (where local applications connect).
@@ -212,22 +221,7 @@ impl Line {
         let log = self.scratch.path("ndx.log");
         let mut cmd = self.r.cmd(NDX);
         cmd.arg("run").arg("-c").arg(&cfg);
-        let router = Router {
-            proc: spawn_logged(cmd, "ndx run", &log),
-            sock,
-            log,
-        };
-        // The control socket is bound before the XDP programs are attached; the first status
-        // answer comes from the control loop, which runs once everything is attached.
-        let up = wait_for(30, || {
-            router.exited() || (router.sock.exists() && router.try_status().is_some())
-        });
-        assert!(
-            up && !router.exited(),
-            "ndx run did not start:\n{}",
-            router.log()
-        );
-        router
+        Router::launch(cmd, sock, log, 30)
     }
 
     /// `ndx put PREFIX` serving `file` in the producer namespace on port 6363 (more arguments
@@ -334,6 +328,49 @@ pub struct Router {
 }
 
 impl Router {
+    /// Spawns `cmd` (an `ndx run`) logging to `log` and waits (up to `secs`) until it answers
+    /// on its control socket `sock`; panics with its log when it does not.
+    pub fn launch(cmd: Command, sock: PathBuf, log: PathBuf, secs: u64) -> Router {
+        let router = Router {
+            proc: spawn_logged(cmd, "ndx run", &log),
+            sock,
+            log,
+        };
+        // The control socket is bound before the XDP programs are attached; the first status
+        // answer comes from the control loop, which runs once everything is attached.
+        let up = wait_for(secs, || {
+            router.exited() || (router.sock.exists() && router.try_status().is_some())
+        });
+        assert!(
+            up && !router.exited(),
+            "ndx run did not start:\n{}",
+            router.log()
+        );
+        router
+    }
+
+    /// `ndx status -s` (the human-readable table); asserts it succeeded.
+    pub fn status_table(&self) -> String {
+        let out = Command::new(NDX)
+            .args(["status", "-s"])
+            .arg(&self.sock)
+            .output()
+            .expect("ndx status runs");
+        ok(&out, "ndx status");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Stops it with SIGINT and asserts it exited cleanly; returns its log.
+    pub fn stop_cleanly(self) -> String {
+        let out = self.proc.stop("INT");
+        let log = read(&self.log);
+        assert!(
+            out.status.success(),
+            "ndx run exit on SIGINT: {:?}\n{log}",
+            out.status
+        );
+        log
+    }
     /// `ndx status --json`, or `None` when it fails.
     pub fn try_status(&self) -> Option<Value> {
         let out = Command::new(NDX)
