@@ -56,6 +56,11 @@ fn fetch(line: &Line, prefix: &str, file: &str, want: &[u8], what: &str) -> Outp
     fetch_with(line, prefix, file, &[], want, what)
 }
 
+/// The second [`fetch`] of `prefix` (into `got2`), its producer stopped.
+fn fetch_again(line: &Line, prefix: &str, want: &[u8]) -> Output {
+    fetch(line, prefix, "got2", want, "second ndx get (producer stopped)")
+}
+
 /// [`fetch`] with more `ndx get` arguments (`extra`).
 fn fetch_with(
     line: &Line,
@@ -142,13 +147,7 @@ fn served_again_from_l2(
     fetch(line, prefix, "got1", data, "first ndx get");
     let before = router.settle(|s| total(s, "l2_writes_ok") >= (1024 - 64) / 8);
     drop(producer);
-    fetch(
-        line,
-        prefix,
-        "got2",
-        data,
-        "second ndx get (producer stopped)",
-    );
+    fetch_again(line, prefix, data);
     let after = router.settle(|s| total(s, "cs_hits") >= 1024);
     assert_eq!(
         total(&after, "interests_out"),
@@ -369,12 +368,9 @@ fn second_fetch_is_served_from_the_content_store() {
     let before = router.settle(|s| total(s, "data_out") >= n);
     // The producer is gone: only ndx's CS can answer now.
     drop(producer);
-    let out2 = line.scratch.path("got2");
     // The versioned name: no discovery, whose RDR metadata Interest may legitimately go to
     // the (dead) producer once the metadata packet's 1 s freshness has passed.
-    let got = line.get("/t/cs/v=5", &out2, &[]);
-    ok(&got, "second ndx get (producer stopped)");
-    same_bytes(&out2, &data);
+    fetch_again(&line, "/t/cs/v=5", &data);
     let after = router.settle(|s| total(s, "cs_hits") >= total(&before, "cs_hits") + n);
     let hits = total(&after, "cs_hits") - total(&before, "cs_hits");
     assert!(
@@ -427,13 +423,7 @@ fn the_content_store_keeps_receive_frames_and_gives_them_back() {
     );
     drop(producer);
     // Served from the kept frames alone.
-    fetch(
-        &line,
-        "/t/keep/v=1",
-        "got2",
-        &small_data,
-        "second ndx get (producer stopped)",
-    );
+    fetch_again(&line, "/t/keep/v=1", &small_data);
     let second = router.settle(|s| total(s, "cs_hits") >= total(&first, "cs_hits") + n);
     let c = &second["counters"];
     assert!(
@@ -890,13 +880,7 @@ fn evicted_data_are_served_from_l2_also_after_a_restart() {
     drop(producer);
 
     // Second fetch: the producer is gone; L1 holds only the object's tail.
-    fetch(
-        &line,
-        "/t/l2/v=5",
-        "got2",
-        &data,
-        "second ndx get (producer stopped)",
-    );
+    fetch_again(&line, "/t/l2/v=5", &data);
     let after = router.settle(|s| total(s, "cs_hits") >= total(&before, "cs_hits") + n);
     let c = &after["counters"];
     eprintln!("second fetch (from L2): {c}");
