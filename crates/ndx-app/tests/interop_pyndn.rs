@@ -8,48 +8,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::ffi::OsStr;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Running, content, python, script};
+use common::ndnd_fw::Kill;
+use common::{Running, consumer_ok_line, content, lines, pyndn, python, skip};
 use ndx_app::{Consumer, GetOptions, Producer, PutOptions};
-use sha2::{Digest, Sha256};
-
-/// Skips (or fails under `NDX_REQUIRE_ROOT_TESTS=1`).
-fn skip(reason: &str) {
-    if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
-        panic!("NDX_REQUIRE_ROOT_TESTS=1 but {reason} (install: see crates/ndx-app/README.md)");
-    }
-    eprintln!("skipping: {reason}");
-}
-
-/// A child process killed (by its id) and reaped when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The child's stdout lines, on a channel.
-fn lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let out = child.stdout.take().expect("stdout piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
 
 fn temp_file(tag: &str, data: &[u8]) -> PathBuf {
     let p = std::env::temp_dir().join(format!("ndx-app-{tag}-{}", std::process::id()));
@@ -69,14 +35,13 @@ fn ndx_get_fetches_from_python_ndn_producer() {
     // port-unreachable closes it: the consumer's socket must exist before python starts.
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let url = format!("udp://{}", sock.local_addr().unwrap());
+    let args = [
+        OsStr::new("/ndx/interop/pyprod"),
+        file.as_os_str(),
+        OsStr::new("1000"),
+    ];
     let mut child = Kill(
-        Command::new(&py)
-            .arg(script("pyndn_producer.py"))
-            .args([url.as_str(), "/ndx/interop/pyprod"])
-            .arg(&file)
-            .arg("1000")
-            .env("NDN_CLIENT_TRANSPORT", &url)
-            .stdout(Stdio::piped())
+        pyndn(&py, "pyndn_producer.py", &url, &args)
             .spawn()
             .unwrap(),
     );
@@ -120,13 +85,9 @@ fn python_consumer_fetches_from_ndx_put(bind: &str) {
         std::process::id(),
         producer.addr.port()
     ));
+    let args = [OsStr::new("/ndx/interop/ndxprod"), out.as_os_str()];
     let mut child = Kill(
-        Command::new(&py)
-            .arg(script("pyndn_consumer.py"))
-            .args([url.as_str(), "/ndx/interop/ndxprod"])
-            .arg(&out)
-            .env("NDN_CLIENT_TRANSPORT", &url)
-            .stdout(Stdio::piped())
+        pyndn(&py, "pyndn_consumer.py", &url, &args)
             .spawn()
             .unwrap(),
     );
@@ -136,15 +97,7 @@ fn python_consumer_fetches_from_ndx_put(bind: &str) {
         .expect("python-ndn consumer printed nothing");
     let fetched = std::fs::read(&out).unwrap_or_default();
     let _ = std::fs::remove_file(&out);
-    let expect = format!(
-        "ok {} {}",
-        data.len(),
-        Sha256::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
-    assert_eq!(result, expect);
+    assert_eq!(result, consumer_ok_line(&data));
     assert!(fetched == data);
     let p = producer.finish();
     assert!(p.data_sent >= 200, "{p:?}");
