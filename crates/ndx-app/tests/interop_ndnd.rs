@@ -21,10 +21,9 @@ use std::ffi::OsStr;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use common::ndnd_fw::{Forwarder, Kill};
-use common::{Running, consumer_ok_line, content, lines, pyndn, python, skip};
+use common::{Running, consumer_ok_line, content, first_line, pyndn, python_or_skip, skip};
 use ndx_app::{
     Consumer, Endpoint, GenOptions, GetOptions, Producer, PutOptions, ServeOptions, generate,
 };
@@ -58,6 +57,22 @@ fn put_behind(fw: &Forwarder, prefix: &str, data: &[u8]) -> Running {
     let producer = Running::start(Producer::put(&opts, data).unwrap());
     fw.route(prefix, producer.addr);
     producer
+}
+
+/// `ndnd cat NAME` on `fw`'s socket: what it fetched (it must succeed).
+fn ndnd_cat(fw: &Forwarder, name: &str) -> Vec<u8> {
+    let out = fw
+        .client()
+        .args(["cat", name])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ndnd cat failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 fn get_opts(prefix: &str, port: u16) -> GetOptions {
@@ -96,18 +111,8 @@ fn ndnd_cat_through_ndnd_from_ndx_put() {
     let Some(fw) = forwarder("cat") else { return };
     let data = content(300_000, 22);
     let producer = put_behind(&fw, "/ndx/ndnd/b", &data);
-    let out = fw
-        .client()
-        .args(["cat", "/ndx/ndnd/b"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ndnd cat failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout == data, "ndnd cat got a different object");
+    let got = ndnd_cat(&fw, "/ndx/ndnd/b");
+    assert!(got == data, "ndnd cat got a different object");
     let p = producer.finish();
     assert!(p.pit_tokens_echoed > 0, "{p:?}");
     eprintln!("{p:?}");
@@ -166,10 +171,7 @@ fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
         Ok(b) => b,
         Err(r) => return skip(&r),
     };
-    let py = match python() {
-        Ok(p) => p,
-        Err(r) => return skip(&r),
-    };
+    let Some(py) = python_or_skip() else { return };
     let Some(ip) = non_loopback_v4() else {
         return skip("no non-loopback IPv4 address on this host");
     };
@@ -198,9 +200,7 @@ fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
         .spawn()
         .unwrap(),
     );
-    let result = lines(&mut child.0)
-        .recv_timeout(Duration::from_secs(120))
-        .expect("python-ndn consumer printed nothing");
+    let result = first_line(&mut child.0, 120, "python-ndn consumer printed nothing");
     assert_eq!(result, consumer_ok_line(&data), "python-ndn through ndnd");
     assert!(std::fs::read(&out).unwrap() == data, "fetched bytes differ");
     let p = producer.finish();
@@ -236,18 +236,8 @@ fn ndx_put_registers_on_ndnd_unix_socket_and_ndx_get_fetches() {
         "object fetched through ndnd's unix socket differs"
     );
     eprintln!("{report}");
-    let cat = fw
-        .client()
-        .args(["cat", "/ndx/ndnd/unix"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        cat.status.success(),
-        "ndnd cat failed: {}",
-        String::from_utf8_lossy(&cat.stderr)
-    );
-    assert!(cat.stdout == data, "ndnd cat got a different object");
+    let got = ndnd_cat(&fw, "/ndx/ndnd/unix");
+    assert!(got == data, "ndnd cat got a different object");
     let p = producer.finish();
     assert!(p.data_sent >= report.segments, "{p:?}");
     assert_eq!(p.fragments_sent, 0, "nothing is fragmented on a stream");

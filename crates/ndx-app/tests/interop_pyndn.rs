@@ -11,10 +11,9 @@ mod common;
 use std::ffi::OsStr;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::time::Duration;
 
 use common::ndnd_fw::Kill;
-use common::{Running, consumer_ok_line, content, lines, pyndn, python, skip};
+use common::{Running, consumer_ok_line, content, first_line, pyndn, python_or_skip};
 use ndx_app::{Consumer, GetOptions, Producer, PutOptions};
 
 fn temp_file(tag: &str, data: &[u8]) -> PathBuf {
@@ -25,10 +24,7 @@ fn temp_file(tag: &str, data: &[u8]) -> PathBuf {
 
 #[test]
 fn ndx_get_fetches_from_python_ndn_producer() {
-    let py = match python() {
-        Ok(p) => p,
-        Err(reason) => return skip(&reason),
-    };
+    let Some(py) = python_or_skip() else { return };
     let data = content(300_000, 11);
     let file = temp_file("pyprod", &data);
     // python-ndn's UDP face is a connected socket to its "forwarder" address, and an ICMP
@@ -45,10 +41,7 @@ fn ndx_get_fetches_from_python_ndn_producer() {
             .spawn()
             .unwrap(),
     );
-    let rx = lines(&mut child.0);
-    let ready = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("python-ndn producer did not start");
+    let ready = first_line(&mut child.0, 30, "python-ndn producer did not start");
     let mut words = ready.split_whitespace();
     assert_eq!(words.next(), Some("ready"), "{ready}");
     let peer: SocketAddr = words.next().unwrap().parse().unwrap();
@@ -68,10 +61,7 @@ fn ndx_get_fetches_from_python_ndn_producer() {
 }
 
 fn python_consumer_fetches_from_ndx_put(bind: &str) {
-    let py = match python() {
-        Ok(p) => p,
-        Err(reason) => return skip(&reason),
-    };
+    let Some(py) = python_or_skip() else { return };
     let data = content(200_000, 12);
     let mut opts = PutOptions::new(
         "/ndx/interop/ndxprod".parse().unwrap(),
@@ -91,10 +81,7 @@ fn python_consumer_fetches_from_ndx_put(bind: &str) {
             .spawn()
             .unwrap(),
     );
-    let rx = lines(&mut child.0);
-    let result = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("python-ndn consumer printed nothing");
+    let result = first_line(&mut child.0, 120, "python-ndn consumer printed nothing");
     let fetched = std::fs::read(&out).unwrap_or_default();
     let _ = std::fs::remove_file(&out);
     assert_eq!(result, consumer_ok_line(&data));

@@ -531,40 +531,25 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
         key.display()
     ));
     let app = unix(&line.app_socket());
-    let command =
-        |ns: &Netns, transport: &str, args: &[&str]| signed_command(ns, &py, transport, args);
+    // `rib register --name NAME ARGS...`, signed as ARGS say.
+    let register = |ns: &Netns, transport: &str, name: &str, args: &[&str]| {
+        let mut a = vec!["rib", "register", "--name", name];
+        a.extend_from_slice(args);
+        signed_command(ns, &py, transport, &a)
+    };
     let key_arg = key.display().to_string();
     let wrong_arg = wrong.display().to_string();
     // Unsigned (DigestSha256) or under another key: 403. Under the key: 200.
-    let (c, o) = command(&line.r, &app, &["rib", "register", "--name", "/k"]);
+    let (c, o) = register(&line.r, &app, "/k", &[]);
     assert_eq!(c, Some(403), "{o}");
-    let (c, o) = command(
-        &line.r,
-        &app,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/k",
-            "--hmac-key-file",
-            &wrong_arg,
-        ],
-    );
+    let (c, o) = register(&line.r, &app, "/k", &["--hmac-key-file", &wrong_arg]);
     assert_eq!(c, Some(403), "{o}");
     let producer = producer_face_id(&router);
-    let (c, o) = command(
+    let (c, o) = register(
         &line.r,
         &app,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/k",
-            "--face-id",
-            &producer,
-            "--hmac-key-file",
-            &key_arg,
-        ],
+        "/k",
+        &["--face-id", &producer, "--hmac-key-file", &key_arg],
     );
     assert_eq!(c, Some(200), "{o}");
     assert_eq!(rib_routes(&router, "/k").len(), 1);
@@ -572,19 +557,11 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
     // /localhop from a remote face (the consumer, over UDP): registers the prefix on that
     // face; /localhost from it gets nothing.
     let udp = format!("udp://{}", line.router_target());
-    let (c, o) = command(
+    let (c, o) = register(
         &line.c,
         &udp,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/hop",
-            "--scope",
-            "localhop",
-            "--hmac-key-file",
-            &key_arg,
-        ],
+        "/hop",
+        &["--scope", "localhop", "--hmac-key-file", &key_arg],
     );
     assert_eq!(c, Some(200), "{o}");
     let routes = rib_routes(&router, "/hop");
@@ -596,19 +573,11 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
             .is_some_and(|r| r.starts_with("udp://10.0.1.1:")),
         "{face}"
     );
-    let (c, o) = command(
+    let (c, o) = register(
         &line.c,
         &udp,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/hop2",
-            "--hmac-key-file",
-            &key_arg,
-            "--timeout",
-            "5",
-        ],
+        "/hop2",
+        &["--hmac-key-file", &key_arg, "--timeout", "5"],
     );
     assert_eq!(c, None, "{o}");
     assert!(rib_routes(&router, "/hop2").is_empty());
@@ -737,35 +706,22 @@ fn faces_update_turns_local_fields_on_for_the_requesting_app_face_only() {
     let Some((py, line)) = py_line() else { return };
     let router = line.start_udp_router("");
     let app = unix(&line.app_socket());
-    let code = |args: &[&str]| signed_command(&line.r, &py, &app, args);
+    // `faces update ARGS...` from this app's face.
+    let update = |args: &[&str]| {
+        let mut a = vec!["faces", "update"];
+        a.extend_from_slice(args);
+        signed_command(&line.r, &py, &app, &a)
+    };
     // On the requesting face (no FaceId): 200.
-    let (c, o) = code(&["faces", "update", "--flags", "1", "--mask", "1"]);
+    let (c, o) = update(&["--flags", "1", "--mask", "1"]);
     assert_eq!(c, Some(200), "{o}");
     // Local fields on a UDP face: 409. Flags without Mask: 409. No such face: 410.
     let producer = producer_face_id(&router);
-    let (c, o) = code(&[
-        "faces",
-        "update",
-        "--face-id",
-        &producer,
-        "--flags",
-        "1",
-        "--mask",
-        "1",
-    ]);
+    let (c, o) = update(&["--face-id", &producer, "--flags", "1", "--mask", "1"]);
     assert_eq!(c, Some(409), "{o}");
-    let (c, o) = code(&["faces", "update", "--flags", "1"]);
+    let (c, o) = update(&["--flags", "1"]);
     assert_eq!(c, Some(409), "{o}");
-    let (c, o) = code(&[
-        "faces",
-        "update",
-        "--face-id",
-        "99999",
-        "--flags",
-        "1",
-        "--mask",
-        "1",
-    ]);
+    let (c, o) = update(&["--face-id", "99999", "--flags", "1", "--mask", "1"]);
     assert_eq!(c, Some(410), "{o}");
     // While the app that asked stays connected, its face has local fields; another app's
     // face and the UDP face do not.

@@ -49,6 +49,11 @@ pub fn python() -> Result<PathBuf, String> {
     }
 }
 
+/// [`python`], or `None` after [`skip`] when there is none.
+pub fn python_or_skip() -> Option<PathBuf> {
+    python().map_err(|r| skip(&r)).ok()
+}
+
 /// A python-ndn script of `tests/interop`.
 pub fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -79,6 +84,13 @@ pub fn lines(child: &mut Child) -> mpsc::Receiver<String> {
         }
     });
     rx
+}
+
+/// The child's first stdout line within `secs` seconds; panics with `what` otherwise.
+pub fn first_line(child: &mut Child, secs: u64, what: &str) -> String {
+    lines(child)
+        .recv_timeout(Duration::from_secs(secs))
+        .expect(what)
 }
 
 /// What `pyndn_consumer.py` prints after fetching `data`: `ok LENGTH SHA256-HEX`.
