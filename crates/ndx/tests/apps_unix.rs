@@ -10,7 +10,10 @@
 //! The forwarder is `$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`; when it is absent the tests
 //! print `skipping: <reason>`, and fail instead under `NDX_REQUIRE_ROOT_TESTS=1` (CI).
 
-// ndnd's forwarder in a private directory, shared with ndx-app's interop tests.
+// Test content and ndnd's forwarder in a private directory, shared with ndx-app's tests.
+#[allow(unreachable_pub, reason = "a module of ndx-app's test fixtures")]
+#[path = "../../ndx-app/tests/common/content.rs"]
+mod content;
 #[allow(dead_code, unreachable_pub, reason = "ndx-app's tests use the rest")]
 #[path = "../../ndx-app/tests/common/ndnd_fw.rs"]
 mod ndnd_fw;
@@ -21,6 +24,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use content::content;
 use ndnd_fw::{Forwarder, Kill};
 use support::ndnd;
 
@@ -58,23 +62,11 @@ fn spawn_until_ready(args: &[&str], ready: &str) -> Kill {
     panic!("ndx {args:?} never printed {ready:?}; it printed {seen:?}");
 }
 
-fn content(len: usize) -> Vec<u8> {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 #[test]
 fn put_registers_and_get_fetches_through_ndnd_unix_socket() {
     let Some(bin) = ndnd() else { return };
     let fw = Forwarder::start(&bin, "cli-unix-putget", false);
-    let data = content(2_500_000);
+    let data = content(2_500_000, 0x2545_f491_4f6c_dd1d);
     let input = fw.dir.join("object.bin");
     let output = fw.dir.join("fetched.bin");
     std::fs::write(&input, &data).unwrap();

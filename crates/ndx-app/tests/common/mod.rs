@@ -6,7 +6,10 @@
     reason = "each test binary uses a different part of the fixtures"
 )]
 
+mod content;
 pub mod ndnd_fw;
+
+pub use content::content;
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
@@ -146,19 +149,6 @@ impl Drop for Running {
             let _ = h.join();
         }
     }
-}
-
-/// Deterministic test content.
-pub fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 type Mangle = dyn Fn(&mut Vec<u8>) + Send + Sync;
