@@ -17,17 +17,16 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 
-use common::{Running, content, python, script};
+use common::ndnd_fw::{Forwarder, Kill};
+use common::{Running, consumer_ok_line, content, first_line, pyndn, python_or_skip, skip};
 use ndx_app::{
     Consumer, Endpoint, GenOptions, GetOptions, Producer, PutOptions, ServeOptions, generate,
 };
-use sha2::{Digest, Sha256};
 
 const DEFAULT_NDND: &str = "/opt/ndx-interop/go/ndnd";
 
@@ -40,102 +39,40 @@ fn ndnd() -> Result<PathBuf, String> {
     }
 }
 
-fn skip(reason: &str) {
-    if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
-        panic!("NDX_REQUIRE_ROOT_TESTS=1 but {reason} (install: see crates/ndx-app/README.md)");
-    }
-    eprintln!("skipping: {reason}");
-}
-
-/// A child process killed (by its id) and reaped when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// One ndnd forwarder with a private UDP port and unix socket; stopped and cleaned up on drop.
-struct Forwarder {
-    bin: PathBuf,
-    dir: PathBuf,
-    sock: PathBuf,
-    port: u16,
-    _child: Kill,
-}
-
-impl Forwarder {
-    fn start(bin: &Path, tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ndx-app-ndnd-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        // A free port on both families (ndnd listens on 0.0.0.0 and [::]).
-        let port = UdpSocket::bind("[::]:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let sock = dir.join("fw.sock");
-        let yml = format!(
-            "core:\n  log_level: WARN\nfaces:\n  udp:\n    enabled_unicast: true\n    \
-             enabled_multicast: false\n    port_unicast: {port}\n    default_mtu: 1420\n  \
-             tcp:\n    enabled: false\n  unix:\n    enabled: true\n    socket_path: {}\n  \
-             websocket:\n    enabled: false\ntables:\n  content_store:\n    capacity: 64\n",
-            sock.display()
-        );
-        std::fs::write(dir.join("fw.yml"), yml).unwrap();
-        let log = std::fs::File::create(dir.join("fw.log")).unwrap();
-        let child = Kill(
-            Command::new(bin)
-                .args(["fw", "run"])
-                .arg(dir.join("fw.yml"))
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .unwrap(),
-        );
-        let t = Instant::now();
-        while !sock.exists() {
-            assert!(t.elapsed() < Duration::from_secs(20), "ndnd did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            bin: bin.to_path_buf(),
-            dir,
-            sock,
-            port,
-            _child: child,
+/// ndnd's forwarder with a UDP face, as `ndx-app-ndnd-<tag>`; `None` after [`skip`] when ndnd
+/// is missing.
+fn forwarder(tag: &str) -> Option<Forwarder> {
+    match ndnd() {
+        Ok(bin) => Some(Forwarder::start(&bin, &format!("app-ndnd-{tag}"), true)),
+        Err(r) => {
+            skip(&r);
+            None
         }
     }
-
-    fn client(&self) -> Command {
-        let mut c = Command::new(&self.bin);
-        c.env(
-            "NDN_CLIENT_TRANSPORT",
-            format!("unix://{}", self.sock.display()),
-        );
-        c
-    }
-
-    fn route(&self, prefix: &str, face: std::net::SocketAddr) {
-        let out = self
-            .client()
-            .args(["fw", "route-add"])
-            .arg(format!("prefix={prefix}"))
-            .arg(format!("face=udp://{face}"))
-            .arg("persistency=permanent")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "route-add failed: {out:?}");
-    }
 }
 
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// `ndx put` of `data` under `prefix` on a loopback UDP port, routed to from `fw`.
+fn put_behind(fw: &Forwarder, prefix: &str, data: &[u8]) -> Running {
+    let opts = PutOptions::new(prefix.parse().unwrap(), "127.0.0.1:0".parse().unwrap());
+    let producer = Running::start(Producer::put(&opts, data).unwrap());
+    fw.route(prefix, producer.addr);
+    producer
+}
+
+/// `ndnd cat NAME` on `fw`'s socket: what it fetched (it must succeed).
+fn ndnd_cat(fw: &Forwarder, name: &str) -> Vec<u8> {
+    let out = fw
+        .client()
+        .args(["cat", name])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "ndnd cat failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
 }
 
 fn get_opts(prefix: &str, port: u16) -> GetOptions {
@@ -151,18 +88,11 @@ fn get_opts(prefix: &str, port: u16) -> GetOptions {
 
 #[test]
 fn ndx_get_through_ndnd_from_ndx_put() {
-    let bin = match ndnd() {
-        Ok(b) => b,
-        Err(r) => return skip(&r),
+    let Some(fw) = forwarder("getput") else {
+        return;
     };
-    let fw = Forwarder::start(&bin, "getput");
     let data = content(2_000_000, 21);
-    let opts = PutOptions::new(
-        "/ndx/ndnd/a".parse().unwrap(),
-        "127.0.0.1:0".parse().unwrap(),
-    );
-    let producer = Running::start(Producer::put(&opts, &data).unwrap());
-    fw.route("/ndx/ndnd/a", producer.addr);
+    let producer = put_behind(&fw, "/ndx/ndnd/a", &data);
     let mut out = Vec::new();
     let report = Consumer::new(&get_opts("/ndx/ndnd/a", fw.port))
         .unwrap()
@@ -178,30 +108,11 @@ fn ndx_get_through_ndnd_from_ndx_put() {
 
 #[test]
 fn ndnd_cat_through_ndnd_from_ndx_put() {
-    let bin = match ndnd() {
-        Ok(b) => b,
-        Err(r) => return skip(&r),
-    };
-    let fw = Forwarder::start(&bin, "cat");
+    let Some(fw) = forwarder("cat") else { return };
     let data = content(300_000, 22);
-    let opts = PutOptions::new(
-        "/ndx/ndnd/b".parse().unwrap(),
-        "127.0.0.1:0".parse().unwrap(),
-    );
-    let producer = Running::start(Producer::put(&opts, &data).unwrap());
-    fw.route("/ndx/ndnd/b", producer.addr);
-    let out = fw
-        .client()
-        .args(["cat", "/ndx/ndnd/b"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "ndnd cat failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.stdout == data, "ndnd cat got a different object");
+    let producer = put_behind(&fw, "/ndx/ndnd/b", &data);
+    let got = ndnd_cat(&fw, "/ndx/ndnd/b");
+    assert!(got == data, "ndnd cat got a different object");
     let p = producer.finish();
     assert!(p.pit_tokens_echoed > 0, "{p:?}");
     eprintln!("{p:?}");
@@ -209,11 +120,9 @@ fn ndnd_cat_through_ndnd_from_ndx_put() {
 
 #[test]
 fn ndx_get_through_ndnd_from_ndnd_put() {
-    let bin = match ndnd() {
-        Ok(b) => b,
-        Err(r) => return skip(&r),
+    let Some(fw) = forwarder("ndndput") else {
+        return;
     };
-    let fw = Forwarder::start(&bin, "ndndput");
     let data = content(500_000, 23);
     let mut put = fw
         .client()
@@ -262,14 +171,11 @@ fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
         Ok(b) => b,
         Err(r) => return skip(&r),
     };
-    let py = match python() {
-        Ok(p) => p,
-        Err(r) => return skip(&r),
-    };
+    let Some(py) = python_or_skip() else { return };
     let Some(ip) = non_loopback_v4() else {
         return skip("no non-loopback IPv4 address on this host");
     };
-    let fw = Forwarder::start(&bin, "pycons");
+    let fw = Forwarder::start(&bin, "app-ndnd-pycons", true);
     let data = content(200_000, 24);
     let mut opts = PutOptions::new(
         "/ndx/ndnd/py".parse().unwrap(),
@@ -282,37 +188,20 @@ fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
     assert_eq!(opts.segment_size, 8000, "segments larger than ndnd's MTU");
     let producer = Running::start(Producer::put(&opts, &data).unwrap());
     fw.route("/ndx/ndnd/py", producer.addr);
-    let url = format!("unix://{}", fw.sock.display());
     let out = fw.dir.join("fetched");
     let mut child = Kill(
-        Command::new(&py)
-            .arg(script("pyndn_consumer.py"))
-            .args([url.as_str(), "/ndx/ndnd/py"])
-            .arg(&out)
-            .env("NDN_CLIENT_TRANSPORT", &url)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
+        pyndn(
+            &py,
+            "pyndn_consumer.py",
+            &fw.url(),
+            &[OsStr::new("/ndx/ndnd/py"), out.as_os_str()],
+        )
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap(),
     );
-    let stdout = child.0.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let line = BufReader::new(stdout).lines().next();
-        let _ = tx.send(line.and_then(Result::ok).unwrap_or_default());
-    });
-    let result = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("python-ndn consumer printed nothing");
-    let expect = format!(
-        "ok {} {}",
-        data.len(),
-        Sha256::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
-    assert_eq!(result, expect, "python-ndn through ndnd");
+    let result = first_line(&mut child.0, 120, "python-ndn consumer printed nothing");
+    assert_eq!(result, consumer_ok_line(&data), "python-ndn through ndnd");
     assert!(std::fs::read(&out).unwrap() == data, "fetched bytes differ");
     let p = producer.finish();
     assert!(p.fragments_sent > 0, "ndx put fragmented nothing: {p:?}");
@@ -323,11 +212,9 @@ fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
 /// the same socket (ndnd forwards between its two application faces), and `ndnd cat` too.
 #[test]
 fn ndx_put_registers_on_ndnd_unix_socket_and_ndx_get_fetches() {
-    let bin = match ndnd() {
-        Ok(b) => b,
-        Err(r) => return skip(&r),
+    let Some(fw) = forwarder("unixput") else {
+        return;
     };
-    let fw = Forwarder::start(&bin, "unixput");
     let data = content(1_500_000, 24);
     let mut opts = PutOptions::new(
         "/ndx/ndnd/unix".parse().unwrap(),
@@ -349,18 +236,8 @@ fn ndx_put_registers_on_ndnd_unix_socket_and_ndx_get_fetches() {
         "object fetched through ndnd's unix socket differs"
     );
     eprintln!("{report}");
-    let cat = fw
-        .client()
-        .args(["cat", "/ndx/ndnd/unix"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        cat.status.success(),
-        "ndnd cat failed: {}",
-        String::from_utf8_lossy(&cat.stderr)
-    );
-    assert!(cat.stdout == data, "ndnd cat got a different object");
+    let got = ndnd_cat(&fw, "/ndx/ndnd/unix");
+    assert!(got == data, "ndnd cat got a different object");
     let p = producer.finish();
     assert!(p.data_sent >= report.segments, "{p:?}");
     assert_eq!(p.fragments_sent, 0, "nothing is fragmented on a stream");
@@ -369,11 +246,9 @@ fn ndx_put_registers_on_ndnd_unix_socket_and_ndx_get_fetches() {
 /// `ndx serve` registers on ndnd's Unix socket and `ndx gen` loads it through the same socket.
 #[test]
 fn ndx_serve_and_gen_on_ndnd_unix_socket() {
-    let bin = match ndnd() {
-        Ok(b) => b,
-        Err(r) => return skip(&r),
+    let Some(fw) = forwarder("unixserve") else {
+        return;
     };
-    let fw = Forwarder::start(&bin, "unixserve");
     let mut s = ServeOptions::new(
         "/ndx/ndnd/serve".parse().unwrap(),
         "127.0.0.1:0".parse().unwrap(),

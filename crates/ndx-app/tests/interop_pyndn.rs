@@ -8,48 +8,13 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
+use std::ffi::OsStr;
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
 
-use common::{Running, content, python, script};
+use common::ndnd_fw::Kill;
+use common::{Running, consumer_ok_line, content, first_line, pyndn, python_or_skip};
 use ndx_app::{Consumer, GetOptions, Producer, PutOptions};
-use sha2::{Digest, Sha256};
-
-/// Skips (or fails under `NDX_REQUIRE_ROOT_TESTS=1`).
-fn skip(reason: &str) {
-    if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
-        panic!("NDX_REQUIRE_ROOT_TESTS=1 but {reason} (install: see crates/ndx-app/README.md)");
-    }
-    eprintln!("skipping: {reason}");
-}
-
-/// A child process killed (by its id) and reaped when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// The child's stdout lines, on a channel.
-fn lines(child: &mut Child) -> mpsc::Receiver<String> {
-    let out = child.stdout.take().expect("stdout piped");
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
-}
 
 fn temp_file(tag: &str, data: &[u8]) -> PathBuf {
     let p = std::env::temp_dir().join(format!("ndx-app-{tag}-{}", std::process::id()));
@@ -59,31 +24,24 @@ fn temp_file(tag: &str, data: &[u8]) -> PathBuf {
 
 #[test]
 fn ndx_get_fetches_from_python_ndn_producer() {
-    let py = match python() {
-        Ok(p) => p,
-        Err(reason) => return skip(&reason),
-    };
+    let Some(py) = python_or_skip() else { return };
     let data = content(300_000, 11);
     let file = temp_file("pyprod", &data);
     // python-ndn's UDP face is a connected socket to its "forwarder" address, and an ICMP
     // port-unreachable closes it: the consumer's socket must exist before python starts.
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     let url = format!("udp://{}", sock.local_addr().unwrap());
+    let args = [
+        OsStr::new("/ndx/interop/pyprod"),
+        file.as_os_str(),
+        OsStr::new("1000"),
+    ];
     let mut child = Kill(
-        Command::new(&py)
-            .arg(script("pyndn_producer.py"))
-            .args([url.as_str(), "/ndx/interop/pyprod"])
-            .arg(&file)
-            .arg("1000")
-            .env("NDN_CLIENT_TRANSPORT", &url)
-            .stdout(Stdio::piped())
+        pyndn(&py, "pyndn_producer.py", &url, &args)
             .spawn()
             .unwrap(),
     );
-    let rx = lines(&mut child.0);
-    let ready = rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("python-ndn producer did not start");
+    let ready = first_line(&mut child.0, 30, "python-ndn producer did not start");
     let mut words = ready.split_whitespace();
     assert_eq!(words.next(), Some("ready"), "{ready}");
     let peer: SocketAddr = words.next().unwrap().parse().unwrap();
@@ -103,10 +61,7 @@ fn ndx_get_fetches_from_python_ndn_producer() {
 }
 
 fn python_consumer_fetches_from_ndx_put(bind: &str) {
-    let py = match python() {
-        Ok(p) => p,
-        Err(reason) => return skip(&reason),
-    };
+    let Some(py) = python_or_skip() else { return };
     let data = content(200_000, 12);
     let mut opts = PutOptions::new(
         "/ndx/interop/ndxprod".parse().unwrap(),
@@ -120,31 +75,16 @@ fn python_consumer_fetches_from_ndx_put(bind: &str) {
         std::process::id(),
         producer.addr.port()
     ));
+    let args = [OsStr::new("/ndx/interop/ndxprod"), out.as_os_str()];
     let mut child = Kill(
-        Command::new(&py)
-            .arg(script("pyndn_consumer.py"))
-            .args([url.as_str(), "/ndx/interop/ndxprod"])
-            .arg(&out)
-            .env("NDN_CLIENT_TRANSPORT", &url)
-            .stdout(Stdio::piped())
+        pyndn(&py, "pyndn_consumer.py", &url, &args)
             .spawn()
             .unwrap(),
     );
-    let rx = lines(&mut child.0);
-    let result = rx
-        .recv_timeout(Duration::from_secs(120))
-        .expect("python-ndn consumer printed nothing");
+    let result = first_line(&mut child.0, 120, "python-ndn consumer printed nothing");
     let fetched = std::fs::read(&out).unwrap_or_default();
     let _ = std::fs::remove_file(&out);
-    let expect = format!(
-        "ok {} {}",
-        data.len(),
-        Sha256::digest(&data)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    );
-    assert_eq!(result, expect);
+    assert_eq!(result, consumer_ok_line(&data));
     assert!(fetched == data);
     let p = producer.finish();
     assert!(p.data_sent >= 200, "{p:?}");

@@ -8,66 +8,39 @@
 //! `/opt/ndx-interop/go/ndnd`); a missing tool prints `skipping: <reason>`, and fails under
 //! `NDX_REQUIRE_ROOT_TESTS=1` (CI).
 
+mod peers;
 mod support;
 mod topo;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
+use peers::{
+    assert_ok_saying, describe, first_line, line, ndnd_line, ndnd_tool, peer, py_line,
+    pyndn_udp_producer, run_peer, spawn_script, stdout, unix,
+};
 use serde_json::Value;
-use support::{Netns, Proc, ndnd, python, skip, stdout_lines, wait_for};
-use topo::{Family, Line, Router, total};
-
-/// A peer script of `tests/peers/`.
-fn peer(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/peers")
-        .join(name)
-}
-
-/// `unix://` URI of a socket path.
-fn unix(p: &Path) -> String {
-    format!("unix://{}", p.display())
-}
-
-/// Runs a peer script in `ns` on `transport`, to completion.
-fn run_peer(ns: &Netns, py: &str, script: &str, transport: &str, args: &[&str]) -> Output {
-    ns.cmd(py)
-        .arg(peer(script))
-        .args(args)
-        .env("NDN_CLIENT_TRANSPORT", transport)
-        .stdin(Stdio::null())
-        .output()
-        .expect("python runs")
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn describe(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status.code(),
-        stdout(o),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use support::{Netns, Proc, stdout_lines, wait_for};
+use topo::{Line, Router, total};
 
 /// A python-ndn producer on the router's app socket serving `file` under `prefix`; returns
 /// once it printed `ready` (its registration answered 200).
 fn app_producer(line: &Line, py: &str, prefix: &str, file: &Path, extra: &[&str]) -> Proc {
-    let mut cmd = line.r.cmd(py);
-    cmd.arg(peer("app_producer.py"))
-        .args([prefix, "--file"])
-        .arg(file)
-        .args(extra)
-        .env("NDN_CLIENT_TRANSPORT", unix(&line.app_socket()));
-    let mut p = Proc::spawn(cmd, "app_producer.py");
-    let ready = stdout_lines(&mut p)
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the python-ndn producer did not register within 30 s");
+    let mut args = vec![prefix, "--file", file.to_str().expect("UTF-8 path")];
+    args.extend_from_slice(extra);
+    let mut p = spawn_script(
+        &line.r,
+        py,
+        &peer("app_producer.py"),
+        &unix(&line.app_socket()),
+        &args,
+    );
+    let ready = first_line(
+        &mut p,
+        30,
+        "the python-ndn producer did not register within 30 s",
+    );
     assert!(ready.starts_with("ready "), "producer said: {ready}");
     p
 }
@@ -103,13 +76,46 @@ fn app_faces(router: &Router) -> usize {
         .count()
 }
 
+/// The id of the configured UDP face named `producer`, as text.
+fn producer_face_id(router: &Router) -> String {
+    router
+        .face("name", "producer")
+        .map(|f| f["id"].to_string())
+        .expect("the producer face")
+}
+
+/// The entry for `prefix` in table `table` (`routes`: the FIB, `rib`: the RIB) of
+/// `ndx route list`'s JSON.
+fn route_entry(router: &Router, table: &str, prefix: &str) -> Value {
+    router.routes()[table]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["prefix"] == prefix)
+        .unwrap_or_else(|| panic!("{prefix} in {table}"))
+        .clone()
+}
+
+/// Runs `signed_command.py` in `ns` on `transport`: the status code it printed (`None` when it
+/// printed none) and a description of the run.
+fn signed_command(ns: &Netns, py: &str, transport: &str, args: &[&str]) -> (Option<u32>, String) {
+    let o = run_peer(ns, py, "signed_command.py", transport, args);
+    let code = stdout(&o)
+        .strip_prefix("code ")
+        .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok());
+    (code, describe(&o))
+}
+
+/// Runs `fetch.py --one ARGS` in `ns`, to completion.
+fn fetch_one(ns: &Netns, py: &str, transport: &str, args: &[&str]) -> Output {
+    let mut a = vec!["--one"];
+    a.extend_from_slice(args);
+    run_peer(ns, py, "fetch.py", transport, &a)
+}
+
 #[test]
 fn python_ndn_producer_on_the_app_socket_is_fetched_over_udp_and_its_route_goes_with_it() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let (file, data) = line.content("obj", 300_000, 7);
     let router = line.start_udp_router("");
     let producer = app_producer(&line, &py, "/app/py", &file, &[]);
@@ -132,13 +138,7 @@ fn python_ndn_producer_on_the_app_socket_is_fetched_over_udp_and_its_route_goes_
     });
     assert!(gone, "route or face left: {}", router_routes(&router));
     let to = format!("udp://{}", line.router_target());
-    let o = run_peer(
-        &line.c,
-        &py,
-        "fetch.py",
-        &to,
-        &["--one", "/app/py/x", "--timeout", "20"],
-    );
+    let o = fetch_one(&line.c, &py, &to, &["/app/py/x", "--timeout", "20"]);
     assert!(
         stdout(&o).contains("nack") && stdout(&o).contains("NoRoute"),
         "{}",
@@ -150,11 +150,9 @@ fn python_ndn_producer_on_the_app_socket_is_fetched_over_udp_and_its_route_goes_
 
 #[test]
 fn ndnd_put_registers_on_the_app_socket_and_ndnd_cat_fetches_through_it() {
-    if skip() {
+    let Some((bin, line)) = ndnd_line() else {
         return;
-    }
-    let Some(bin) = ndnd() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    };
     let (file, data) = line.content("obj", 400_000, 11);
     let router = line.start_udp_router("");
     let transport = unix(&line.app_socket());
@@ -170,14 +168,7 @@ fn ndnd_put_registers_on_the_app_socket_and_ndnd_cat_fetches_through_it() {
         "ndnd put did not register: {}",
         router_routes(&router)
     );
-    let o = line
-        .r
-        .cmd(&bin)
-        .args(["cat", "/app/ndnd"])
-        .env("NDN_CLIENT_TRANSPORT", &transport)
-        .stdin(Stdio::null())
-        .output()
-        .expect("ndnd cat runs");
+    let o = ndnd_tool(&line.r, &bin, &transport, &["cat", "/app/ndnd"]);
     assert!(o.status.success(), "ndnd cat: {}", describe(&o));
     assert!(
         o.stdout == data,
@@ -220,11 +211,7 @@ fn dataset(o: &Output) -> Vec<Value> {
 
 #[test]
 fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let router = line.start_udp_router("");
 
     // Datasets: faces (the configured UDP face, the management face, this client's own app
@@ -277,14 +264,10 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
             .is_some_and(|s| s.contains("multicast")),
         "{t}"
     );
-    let fib = router.routes();
-    let t = fib["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["prefix"] == "/t")
-        .unwrap();
-    assert_eq!(t["strategy"], "multicast");
+    assert_eq!(
+        route_entry(&router, "routes", "/t")["strategy"],
+        "multicast"
+    );
     assert_eq!(
         code(&mgmt(
             &line,
@@ -298,10 +281,7 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
 
     // Register with a route's every parameter (on the configured UDP face: a route on the
     // client's own face would go with the client), see it in the RIB, let it expire.
-    let producer = router
-        .face("name", "producer")
-        .map(|f| f["id"].to_string())
-        .expect("the producer face");
+    let producer = producer_face_id(&router);
     let o = mgmt(
         &line,
         &py,
@@ -321,13 +301,7 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
         ],
     );
     assert_eq!(code(&o), 200, "{}", describe(&o));
-    let rib = router.routes()["rib"].clone();
-    let r = rib
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["prefix"] == "/r")
-        .expect("/r");
+    let r = route_entry(&router, "rib", "/r");
     assert_eq!(r["routes"][0]["origin"], "nlsr");
     assert_eq!(r["routes"][0]["cost"], 7);
     assert_eq!(r["routes"][0]["capture"], true);
@@ -341,28 +315,12 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
         410
     );
     // faces/create and faces/destroy of a UDP face.
-    let o = mgmt(
-        &line,
-        &py,
-        &[
-            "raw-command",
-            "faces",
-            "create",
-            &control_uri("udp4://10.0.2.9:6363"),
-        ],
-    );
+    let uri = control_uri("udp4://10.0.2.9:6363");
+    let create = || mgmt(&line, &py, &["raw-command", "faces", "create", &uri]);
+    let o = create();
     assert_eq!(code(&o), 200, "{}", describe(&o));
     assert!(router.face("remote", "udp://10.0.2.9:6363").is_some());
-    let o = mgmt(
-        &line,
-        &py,
-        &[
-            "raw-command",
-            "faces",
-            "create",
-            &control_uri("udp4://10.0.2.9:6363"),
-        ],
-    );
+    let o = create();
     assert_eq!(code(&o), 409, "{}", describe(&o));
 
     // Bad input: malformed ControlParameters, an empty one, a missing one, an unknown verb.
@@ -385,13 +343,11 @@ fn python_ndn_management_client_lists_and_sets_and_bad_input_gets_nfd_codes() {
     // /localhost/nfd from a UDP face: dropped in the shard and counted, never answered.
     let before = total(&router.status(), "drop_scope");
     let to = format!("udp://{}", line.router_target());
-    let o = run_peer(
+    let o = fetch_one(
         &line.c,
         &py,
-        "fetch.py",
         &to,
         &[
-            "--one",
             "/localhost/nfd/faces/list",
             "--can-be-prefix",
             "--lifetime",
@@ -419,11 +375,7 @@ fn pynfdc(line: &Line, py: &str, args: &[&str]) -> Output {
 
 #[test]
 fn pynfdc_lists_faces_routes_and_strategies_and_sets_a_strategy() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let router = line.start_udp_router("");
     let o = pynfdc(&line, &py, &["face"]);
     assert!(o.status.success(), "{}", describe(&o));
@@ -433,17 +385,9 @@ fn pynfdc_lists_faces_routes_and_strategies_and_sets_a_strategy() {
         "{faces}"
     );
     let o = pynfdc(&line, &py, &["route"]);
-    assert!(
-        o.status.success() && stdout(&o).contains("/t"),
-        "{}",
-        describe(&o)
-    );
+    assert_ok_saying(&o, "/t");
     let o = pynfdc(&line, &py, &["ss", "/t", "multicast"]);
-    assert!(
-        o.status.success() && stdout(&o).contains("200"),
-        "{}",
-        describe(&o)
-    );
+    assert_ok_saying(&o, "200");
     let o = pynfdc(&line, &py, &["strategy"]);
     assert!(o.status.success(), "{}", describe(&o));
     // Each prefix, then its strategy on the next line.
@@ -452,55 +396,31 @@ fn pynfdc_lists_faces_routes_and_strategies_and_sets_a_strategy() {
         "{}",
         describe(&o)
     );
-    let routes = router.routes();
-    let t = routes["routes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["prefix"] == "/t")
-        .unwrap();
-    assert_eq!(t["strategy"], "multicast");
-    let o = pynfdc(&line, &py, &["status"]);
-    assert!(
-        o.status.success() && stdout(&o).contains("ndx"),
-        "{}",
-        describe(&o)
+    assert_eq!(
+        route_entry(&router, "routes", "/t")["strategy"],
+        "multicast"
     );
+    let o = pynfdc(&line, &py, &["status"]);
+    assert_ok_saying(&o, "ndx");
     // A face by id (faces/query with a FaceQueryFilter).
     let o = pynfdc(&line, &py, &["face", "1"]);
-    assert!(
-        o.status.success() && stdout(&o).contains(&line.producer_endpoint()),
-        "{}",
-        describe(&o)
-    );
+    assert_ok_saying(&o, &line.producer_endpoint());
     // Create a face and a route through it, then remove both.
     let o = pynfdc(&line, &py, &["nf", "udp4://10.0.2.9:6363"]);
-    assert!(
-        o.status.success() && stdout(&o).contains("200"),
-        "{}",
-        describe(&o)
-    );
+    assert_ok_saying(&o, "200");
     let id = router
         .face("remote", "udp://10.0.2.9:6363")
         .map(|f| f["id"].to_string())
         .expect("the new face");
     let o = pynfdc(&line, &py, &["nr", "/n", &id]);
-    assert!(
-        o.status.success() && stdout(&o).contains("200"),
-        "{}",
-        describe(&o)
-    );
+    assert_ok_saying(&o, "200");
     // pynfdc sends no Origin: NFD's default, app.
     assert_eq!(
         rib_routes(&router, "/n"),
         vec![(id.parse().unwrap(), "app".to_owned())]
     );
     let o = pynfdc(&line, &py, &["rf", &id]);
-    assert!(
-        o.status.success() && stdout(&o).contains("200"),
-        "{}",
-        describe(&o)
-    );
+    assert_ok_saying(&o, "200");
     assert!(
         rib_routes(&router, "/n").is_empty(),
         "the face's route went with it"
@@ -518,11 +438,7 @@ fn control_uri(uri: &str) -> String {
 
 #[test]
 fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let router = line.start_udp_router("");
     let faces_before = topo::face_table(&router.status());
     let routes_before = router.routes();
@@ -550,37 +466,12 @@ fn a_thousand_app_connections_come_and_go_and_the_tables_are_as_before() {
     assert_eq!(host["app_faces"], 0);
 }
 
-/// ndx-app's python-ndn producer straight over UDP (no forwarder of its own): prints
-/// `ready IP:PORT VERSIONED-NAME`.
-fn udp_producer(line: &Line, py: &str, prefix: &str, file: &Path, seg: usize) -> (Proc, String) {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../ndx-app/tests/interop/pyndn_producer.py");
-    let to_ndx = format!("udp://{}", line.endpoint(2, 2, 6363));
-    let mut cmd = line.p.cmd(py);
-    cmd.arg(script)
-        .args([to_ndx.as_str(), prefix])
-        .arg(file)
-        .arg(seg.to_string())
-        .env("NDN_CLIENT_TRANSPORT", &to_ndx);
-    let mut producer = Proc::spawn(cmd, "pyndn_producer.py");
-    let ready = stdout_lines(&mut producer)
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the python-ndn producer did not start");
-    let mut w = ready.split_whitespace();
-    assert_eq!(w.next(), Some("ready"), "{ready}");
-    (producer, w.next().expect("address").to_owned())
-}
-
 #[test]
 fn ip_fragmented_udp_from_a_python_ndn_producer_crosses_ndx() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let (file, data) = line.content("obj", 120_000, 5);
     let router = line.start_udp_router("");
-    let (_producer, local) = udp_producer(&line, &py, "/ipfrag", &file, 8000);
+    let (_producer, local, _) = pyndn_udp_producer(&line, &py, "/ipfrag", &file, 8000);
     // Its prefix registration (dropped: /localhost from a UDP face) made ndx create an
     // on-demand face for it; route to that face.
     assert!(wait_for(10, || router.try_ctl(&["route", "add", "/ipfrag", &local])));
@@ -601,23 +492,18 @@ fn ip_fragmented_udp_from_a_python_ndn_producer_crosses_ndx() {
 
 #[test]
 fn a_3_kb_name_interest_from_python_ndn_over_udp_is_answered_through_ndx() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let (file, _) = line.content("obj", 1000, 3);
     // python-ndn over UDP neither fragments nor reassembles NDNLPv2: with IP fragmentation
     // (NFD's way) the 3 KB Data goes back to it in IP fragments.
     let router = line.start_udp_router("[udp]\nfragmentation = \"ip\"\n");
     let _producer = app_producer(&line, &py, "/big", &file, &["--answer-any"]);
     let to = format!("udp://{}", line.router_target());
-    let o = run_peer(
+    let o = fetch_one(
         &line.c,
         &py,
-        "fetch.py",
         &to,
-        &["--one", "/big/name", "--pad-to", "3000", "--timeout", "30"],
+        &["/big/name", "--pad-to", "3000", "--timeout", "30"],
     );
     let out = stdout(&o);
     assert!(
@@ -634,11 +520,7 @@ fn a_3_kb_name_interest_from_python_ndn_over_udp_is_answered_through_ndx() {
 
 #[test]
 fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_faces() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let key = line.scratch.path("command.key");
     std::fs::write(&key, "an ndx test key, 32 bytes long!!\n").unwrap();
     let wrong = line.scratch.path("wrong.key");
@@ -649,48 +531,25 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
         key.display()
     ));
     let app = unix(&line.app_socket());
-    let command = |ns: &Netns, transport: &str, args: &[&str]| {
-        let o = run_peer(ns, &py, "signed_command.py", transport, args);
-        let code = stdout(&o)
-            .strip_prefix("code ")
-            .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok());
-        (code, describe(&o))
+    // `rib register --name NAME ARGS...`, signed as ARGS say.
+    let register = |ns: &Netns, transport: &str, name: &str, args: &[&str]| {
+        let mut a = vec!["rib", "register", "--name", name];
+        a.extend_from_slice(args);
+        signed_command(ns, &py, transport, &a)
     };
     let key_arg = key.display().to_string();
     let wrong_arg = wrong.display().to_string();
     // Unsigned (DigestSha256) or under another key: 403. Under the key: 200.
-    let (c, o) = command(&line.r, &app, &["rib", "register", "--name", "/k"]);
+    let (c, o) = register(&line.r, &app, "/k", &[]);
     assert_eq!(c, Some(403), "{o}");
-    let (c, o) = command(
+    let (c, o) = register(&line.r, &app, "/k", &["--hmac-key-file", &wrong_arg]);
+    assert_eq!(c, Some(403), "{o}");
+    let producer = producer_face_id(&router);
+    let (c, o) = register(
         &line.r,
         &app,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/k",
-            "--hmac-key-file",
-            &wrong_arg,
-        ],
-    );
-    assert_eq!(c, Some(403), "{o}");
-    let producer = router
-        .face("name", "producer")
-        .map(|f| f["id"].to_string())
-        .expect("the producer face");
-    let (c, o) = command(
-        &line.r,
-        &app,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/k",
-            "--face-id",
-            &producer,
-            "--hmac-key-file",
-            &key_arg,
-        ],
+        "/k",
+        &["--face-id", &producer, "--hmac-key-file", &key_arg],
     );
     assert_eq!(c, Some(200), "{o}");
     assert_eq!(rib_routes(&router, "/k").len(), 1);
@@ -698,19 +557,11 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
     // /localhop from a remote face (the consumer, over UDP): registers the prefix on that
     // face; /localhost from it gets nothing.
     let udp = format!("udp://{}", line.router_target());
-    let (c, o) = command(
+    let (c, o) = register(
         &line.c,
         &udp,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/hop",
-            "--scope",
-            "localhop",
-            "--hmac-key-file",
-            &key_arg,
-        ],
+        "/hop",
+        &["--scope", "localhop", "--hmac-key-file", &key_arg],
     );
     assert_eq!(c, Some(200), "{o}");
     let routes = rib_routes(&router, "/hop");
@@ -722,19 +573,11 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
             .is_some_and(|r| r.starts_with("udp://10.0.1.1:")),
         "{face}"
     );
-    let (c, o) = command(
+    let (c, o) = register(
         &line.c,
         &udp,
-        &[
-            "rib",
-            "register",
-            "--name",
-            "/hop2",
-            "--hmac-key-file",
-            &key_arg,
-            "--timeout",
-            "5",
-        ],
+        "/hop2",
+        &["--hmac-key-file", &key_arg, "--timeout", "5"],
     );
     assert_eq!(c, None, "{o}");
     assert!(rib_routes(&router, "/hop2").is_empty());
@@ -742,10 +585,7 @@ fn a_command_key_requires_hmac_signed_commands_and_localhop_registers_remote_fac
 
 #[test]
 fn ndx_tools_attach_to_ndx_as_apps() {
-    if skip() {
-        return;
-    }
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some(line) = line() else { return };
     let (file, data) = line.content("obj", 500_000, 13);
     // The shard sleeps when idle and the host thread wakes it (idle = "park").
     let router = line.start_udp_router("idle = \"park\"");
@@ -809,24 +649,20 @@ fn ndx_tools_attach_to_ndx_as_apps() {
 
 #[test]
 fn face_event_notifications_follow_app_connections() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let _router = line.start_udp_router("");
     let app = unix(&line.app_socket());
-    let one = |args: &[&str]| {
-        let mut a = vec!["--one"];
-        a.extend_from_slice(args);
-        run_peer(&line.r, &py, "fetch.py", &app, &a)
-    };
     // A new subscriber gets the latest notification while it is fresh: its own face's.
-    let o = one(&[
-        "/localhost/nfd/faces/events",
-        "--can-be-prefix",
-        "--must-be-fresh",
-    ]);
+    let o = fetch_one(
+        &line.r,
+        &py,
+        &app,
+        &[
+            "/localhost/nfd/faces/events",
+            "--can-be-prefix",
+            "--must-be-fresh",
+        ],
+    );
     let name = stdout(&o)
         .split_whitespace()
         .nth(1)
@@ -839,9 +675,12 @@ fn face_event_notifications_follow_app_connections() {
     // Ask for two further: the asker's own connection is the next; the one after waits until
     // another app connects.
     let want = format!("/localhost/nfd/faces/events/seq={}", seq + 2);
-    let mut cmd = line.r.cmd(&py);
-    cmd.arg(peer("fetch.py"))
-        .args([
+    let mut waiting = spawn_script(
+        &line.r,
+        &py,
+        &peer("fetch.py"),
+        &app,
+        &[
             "--one",
             &want,
             "--lifetime",
@@ -850,9 +689,8 @@ fn face_event_notifications_follow_app_connections() {
             "0",
             "--timeout",
             "30",
-        ])
-        .env("NDN_CLIENT_TRANSPORT", &app);
-    let mut waiting = Proc::spawn(cmd, "fetch.py");
+        ],
+    );
     let lines = stdout_lines(&mut waiting);
     std::thread::sleep(Duration::from_millis(1500));
     let o = run_peer(&line.r, &py, "churn.py", &app, &["-n", "1"]);
@@ -865,64 +703,38 @@ fn face_event_notifications_follow_app_connections() {
 
 #[test]
 fn faces_update_turns_local_fields_on_for_the_requesting_app_face_only() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let router = line.start_udp_router("");
     let app = unix(&line.app_socket());
-    let code = |args: &[&str]| {
-        let o = run_peer(&line.r, &py, "signed_command.py", &app, args);
-        let c = stdout(&o)
-            .strip_prefix("code ")
-            .and_then(|r| r.split_whitespace().next()?.parse::<u32>().ok());
-        (c, describe(&o))
+    // `faces update ARGS...` from this app's face.
+    let update = |args: &[&str]| {
+        let mut a = vec!["faces", "update"];
+        a.extend_from_slice(args);
+        signed_command(&line.r, &py, &app, &a)
     };
     // On the requesting face (no FaceId): 200.
-    let (c, o) = code(&["faces", "update", "--flags", "1", "--mask", "1"]);
+    let (c, o) = update(&["--flags", "1", "--mask", "1"]);
     assert_eq!(c, Some(200), "{o}");
     // Local fields on a UDP face: 409. Flags without Mask: 409. No such face: 410.
-    let producer = router
-        .face("name", "producer")
-        .map(|f| f["id"].to_string())
-        .expect("the producer face");
-    let (c, o) = code(&[
-        "faces",
-        "update",
-        "--face-id",
-        &producer,
-        "--flags",
-        "1",
-        "--mask",
-        "1",
-    ]);
+    let producer = producer_face_id(&router);
+    let (c, o) = update(&["--face-id", &producer, "--flags", "1", "--mask", "1"]);
     assert_eq!(c, Some(409), "{o}");
-    let (c, o) = code(&["faces", "update", "--flags", "1"]);
+    let (c, o) = update(&["--flags", "1"]);
     assert_eq!(c, Some(409), "{o}");
-    let (c, o) = code(&[
-        "faces",
-        "update",
-        "--face-id",
-        "99999",
-        "--flags",
-        "1",
-        "--mask",
-        "1",
-    ]);
+    let (c, o) = update(&["--face-id", "99999", "--flags", "1", "--mask", "1"]);
     assert_eq!(c, Some(410), "{o}");
     // While the app that asked stays connected, its face has local fields; another app's
     // face and the UDP face do not.
-    let mut cmd = line.r.cmd(&py);
-    cmd.arg(peer("signed_command.py"))
-        .args([
+    let mut held = spawn_script(
+        &line.r,
+        &py,
+        &peer("signed_command.py"),
+        &app,
+        &[
             "faces", "update", "--flags", "1", "--mask", "1", "--hold", "20",
-        ])
-        .env("NDN_CLIENT_TRANSPORT", &app);
-    let mut held = Proc::spawn(cmd, "signed_command.py");
-    let answer = stdout_lines(&mut held)
-        .recv_timeout(Duration::from_secs(20))
-        .expect("no answer to faces/update");
+        ],
+    );
+    let answer = first_line(&mut held, 20, "no answer to faces/update");
     assert!(answer.starts_with("code 200"), "{answer}");
     let apps: Vec<Value> = router.status()["faces"]
         .as_array()

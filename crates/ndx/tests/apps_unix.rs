@@ -10,80 +10,25 @@
 //! The forwarder is `$NDX_NDND`, else `/opt/ndx-interop/go/ndnd`; when it is absent the tests
 //! print `skipping: <reason>`, and fail instead under `NDX_REQUIRE_ROOT_TESTS=1` (CI).
 
+// Test content and ndnd's forwarder in a private directory, shared with ndx-app's tests.
+#[allow(unreachable_pub, reason = "a module of ndx-app's test fixtures")]
+#[path = "../../ndx-app/tests/common/content.rs"]
+mod content;
+#[allow(dead_code, unreachable_pub, reason = "ndx-app's tests use the rest")]
+#[path = "../../ndx-app/tests/common/ndnd_fw.rs"]
+mod ndnd_fw;
 mod support;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use content::content;
+use ndnd_fw::{Forwarder, Kill};
 use support::ndnd;
 
 const NDX: &str = env!("CARGO_BIN_EXE_ndx");
-
-/// A child process killed (by its id) and reaped when dropped.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// ndnd's forwarder with only a Unix socket, in a private directory removed on drop.
-struct Forwarder {
-    dir: PathBuf,
-    sock: PathBuf,
-    _child: Kill,
-}
-
-impl Forwarder {
-    fn start(bin: &Path, tag: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("ndx-cli-unix-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let sock = dir.join("fw.sock");
-        let yml = format!(
-            "core:\n  log_level: WARN\nfaces:\n  udp:\n    enabled_unicast: false\n    \
-             enabled_multicast: false\n  tcp:\n    enabled: false\n  unix:\n    enabled: true\n    \
-             socket_path: {}\n  websocket:\n    enabled: false\n",
-            sock.display()
-        );
-        std::fs::write(dir.join("fw.yml"), yml).unwrap();
-        let log = std::fs::File::create(dir.join("fw.log")).unwrap();
-        let child = Kill(
-            Command::new(bin)
-                .args(["fw", "run"])
-                .arg(dir.join("fw.yml"))
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .spawn()
-                .unwrap(),
-        );
-        let t = Instant::now();
-        while !sock.exists() {
-            assert!(t.elapsed() < Duration::from_secs(20), "ndnd did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            dir,
-            sock,
-            _child: child,
-        }
-    }
-
-    fn url(&self) -> String {
-        format!("unix://{}", self.sock.display())
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// Starts `ndx args...` and waits (up to 20 s) for a stderr line starting with `ready`;
 /// panics with what it printed otherwise.
@@ -117,23 +62,11 @@ fn spawn_until_ready(args: &[&str], ready: &str) -> Kill {
     panic!("ndx {args:?} never printed {ready:?}; it printed {seen:?}");
 }
 
-fn content(len: usize) -> Vec<u8> {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 #[test]
 fn put_registers_and_get_fetches_through_ndnd_unix_socket() {
     let Some(bin) = ndnd() else { return };
-    let fw = Forwarder::start(&bin, "putget");
-    let data = content(2_500_000);
+    let fw = Forwarder::start(&bin, "cli-unix-putget", false);
+    let data = content(2_500_000, 0x2545_f491_4f6c_dd1d);
     let input = fw.dir.join("object.bin");
     let output = fw.dir.join("fetched.bin");
     std::fs::write(&input, &data).unwrap();
@@ -169,7 +102,7 @@ fn put_registers_and_get_fetches_through_ndnd_unix_socket() {
 #[test]
 fn serve_and_gen_through_ndnd_unix_socket() {
     let Some(bin) = ndnd() else { return };
-    let fw = Forwarder::start(&bin, "servegen");
+    let fw = Forwarder::start(&bin, "cli-unix-servegen", false);
     let url = fw.url();
     let _serve = spawn_until_ready(
         &["serve", "/ndx/cli/serve", "-n", "1200", "--forwarder", &url],

@@ -11,21 +11,20 @@
 //! `/opt/ndx-interop/go/ndnd`); when one is missing its test prints `skipping: <reason>`, and
 //! fails instead under `NDX_REQUIRE_ROOT_TESTS=1` (CI).
 
+mod peers;
 mod support;
 mod topo;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use support::{Proc, ndnd, python, skip, stdout_lines, wait_for};
-use topo::{Family, Line, spawn_logged, total};
-
-/// ndx-app's python-ndn interop scripts.
-fn pyndn_script(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../ndx-app/tests/interop/{name}"))
-}
+use peers::{
+    assert_forwarded, first_line, ndnd_line, ndnd_tool, py_line, pyndn_script, pyndn_udp_producer,
+    spawn_script, unix,
+};
+use support::{Proc, wait_for};
+use topo::{Line, spawn_logged, total};
 
 fn sha256_hex(path: &std::path::Path) -> String {
     let out = Command::new("sha256sum")
@@ -41,30 +40,12 @@ fn sha256_hex(path: &std::path::Path) -> String {
 
 #[test]
 fn python_ndn_consumer_fetches_from_python_ndn_producer_through_ndx() {
-    if skip() {
-        return;
-    }
-    let Some(py) = python() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    let Some((py, line)) = py_line() else { return };
     let (file, data) = line.content("obj", 200_000, 31);
     let router = line.start_udp_router("");
     // The producer's "forwarder" is ndx: its UDP socket is connected to ndx's address (its
     // prefix registration gets no answer from ndx, which python-ndn logs and goes on).
-    let to_ndx = format!("udp://{}", line.endpoint(2, 2, 6363));
-    let mut cmd = line.p.cmd(&py);
-    cmd.arg(pyndn_script("pyndn_producer.py"))
-        .args([to_ndx.as_str(), "/py/obj"])
-        .arg(&file)
-        .arg("1000")
-        .env("NDN_CLIENT_TRANSPORT", &to_ndx);
-    let mut producer = Proc::spawn(cmd, "pyndn_producer.py");
-    let ready = stdout_lines(&mut producer)
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the python-ndn producer did not start");
-    let mut w = ready.split_whitespace();
-    assert_eq!(w.next(), Some("ready"), "{ready}");
-    let local = w.next().expect("address").to_owned();
-    let versioned = w.next().expect("name").to_owned();
+    let (_producer, local, versioned) = pyndn_udp_producer(&line, &py, "/py/obj", &file, 1000);
     // The producer's registration Interest already made ndx create an on-demand face for it
     // (named after its address); a face is added only if not.
     let face = if router.try_ctl(&["face", "add", "pyprod", &format!("udp://{local}")]) {
@@ -76,15 +57,22 @@ fn python_ndn_consumer_fetches_from_python_ndn_producer_through_ndx() {
 
     let out = line.scratch.path("got");
     let to_router = format!("udp://{}", line.router_target());
-    let mut cmd = line.c.cmd(&py);
-    cmd.arg(pyndn_script("pyndn_consumer.py"))
-        .args([to_router.as_str(), "/py/obj"])
-        .arg(&out)
-        .env("NDN_CLIENT_TRANSPORT", &to_router);
-    let mut consumer = Proc::spawn(cmd, "pyndn_consumer.py");
-    let result = stdout_lines(&mut consumer)
-        .recv_timeout(Duration::from_secs(120))
-        .expect("the python-ndn consumer printed nothing");
+    let mut consumer = spawn_script(
+        &line.c,
+        &py,
+        &pyndn_script("pyndn_consumer.py"),
+        &to_router,
+        &[
+            to_router.as_str(),
+            "/py/obj",
+            out.to_str().expect("UTF-8 path"),
+        ],
+    );
+    let result = first_line(
+        &mut consumer,
+        120,
+        "the python-ndn consumer printed nothing",
+    );
     assert_eq!(
         result,
         format!("ok {} {}", data.len(), sha256_hex(&file)),
@@ -93,16 +81,13 @@ fn python_ndn_consumer_fetches_from_python_ndn_producer_through_ndx() {
     assert!(std::fs::read(&out).unwrap() == data);
     let n = 200;
     let s = router.settle(|s| total(s, "data_out") >= n);
-    assert!(total(&s, "interests_out") >= n, "{}", s["counters"]);
-    assert!(total(&s, "data_in") >= n, "{}", s["counters"]);
-    assert!(total(&s, "data_out") >= n, "{}", s["counters"]);
-    assert_eq!(total(&s, "drop_malformed"), 0, "{}", s["counters"]);
+    assert_forwarded(&s, &["interests_out", "data_in", "data_out"], n);
     eprintln!("fetched {versioned} through ndx: {}", s["counters"]);
 }
 
 /// Starts `ndnd fw` in `ns` (UDP 6363, unix socket `<name>.sock` in the scratch directory) and
 /// waits for its socket.
-fn ndnd_fw(bin: &PathBuf, line: &Line, ns: &support::Netns, name: &str) -> (Proc, PathBuf) {
+fn ndnd_fw(bin: &Path, line: &Line, ns: &support::Netns, name: &str) -> (Proc, PathBuf) {
     let sock = line.scratch.path(&format!("{name}.sock"));
     let yml = line.scratch.path(&format!("{name}.yml"));
     let log = line.scratch.path(&format!("{name}.log"));
@@ -133,39 +118,34 @@ fn ndnd_fw(bin: &PathBuf, line: &Line, ns: &support::Netns, name: &str) -> (Proc
 /// fragments, which ndnd reassembles.
 #[test]
 fn ndnd_cat_through_ndnd_and_ndx_from_ndx_put() {
-    if skip() {
+    let Some((bin, line)) = ndnd_line() else {
         return;
-    }
-    let Some(bin) = ndnd() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    };
     let (file, data) = line.content("obj", 400_000, 33);
     let router = line.start_udp_router("");
     let _producer = line.put("/t/cat", &file, &[]);
     let (_fw, sock) = ndnd_fw(&bin, &line, &line.c, "fw");
-    let client = format!("unix://{}", sock.display());
-    let route = line
-        .c
-        .cmd(&bin)
-        .args(["fw", "route-add", "prefix=/t"])
-        .arg(format!("face=udp://{}", line.router_target()))
-        .arg("persistency=permanent")
-        .env("NDN_CLIENT_TRANSPORT", &client)
-        .output()
-        .expect("ndnd fw route-add");
+    let client = unix(&sock);
+    let face = format!("face=udp://{}", line.router_target());
+    let route = ndnd_tool(
+        &line.c,
+        &bin,
+        &client,
+        &[
+            "fw",
+            "route-add",
+            "prefix=/t",
+            &face,
+            "persistency=permanent",
+        ],
+    );
     assert!(route.status.success(), "ndnd route-add: {route:?}");
     // `ndnd cat` gives up after a few short retries of its first Interest; on a loaded machine
     // (and with ndx dropping the very first Interest to a face, see the datapath test
     // first_interests_to_a_resolved_face_are_sent) it may need another go.
     let mut cat = None;
     for _ in 0..3 {
-        let out = line
-            .c
-            .cmd(&bin)
-            .args(["cat", "/t/cat"])
-            .env("NDN_CLIENT_TRANSPORT", &client)
-            .stdin(Stdio::null())
-            .output()
-            .expect("ndnd cat");
+        let out = ndnd_tool(&line.c, &bin, &client, &["cat", "/t/cat"]);
         let done = out.status.success();
         cat = Some(out);
         if done {
@@ -183,25 +163,21 @@ fn ndnd_cat_through_ndnd_and_ndx_from_ndx_put() {
     assert!(cat.stdout == data, "ndnd cat got a different object");
     let n = 400_000u64.div_ceil(8000);
     let s = router.settle(|s| total(s, "data_out") >= n);
-    assert!(total(&s, "data_in") >= n, "{}", s["counters"]);
-    assert!(total(&s, "data_out") >= n, "{}", s["counters"]);
-    assert_eq!(total(&s, "drop_malformed"), 0, "{}", s["counters"]);
+    assert_forwarded(&s, &["data_in", "data_out"], n);
 }
 
 /// `ndx get` → ndx → `ndnd fw` (producer namespace) → `ndnd put`.
 #[test]
 fn ndx_get_through_ndx_and_ndnd_from_ndnd_put() {
-    if skip() {
+    let Some((bin, line)) = ndnd_line() else {
         return;
-    }
-    let Some(bin) = ndnd() else { return };
-    let line = Line::new(Family::V4, 1, 1500);
+    };
     let (_, data) = line.content("obj", 1_000_000, 32);
     // ndnd's forwarder in the producer namespace, on UDP 6363 and a private unix socket.
     let (_fw, sock) = ndnd_fw(&bin, &line, &line.p, "fw");
     let mut put = line.p.cmd(&bin);
     put.args(["put", "/t/nd"])
-        .env("NDN_CLIENT_TRANSPORT", format!("unix://{}", sock.display()))
+        .env("NDN_CLIENT_TRANSPORT", unix(&sock))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -235,9 +211,7 @@ fn ndx_get_through_ndx_and_ndnd_from_ndnd_put() {
     }
     assert!(std::fs::read(&out).unwrap() == data, "object differs");
     let s = router.settle(|s| total(s, "data_out") > 0);
-    assert!(total(&s, "data_in") > 0, "{}", s["counters"]);
-    assert!(total(&s, "interests_out") > 0, "{}", s["counters"]);
-    assert_eq!(total(&s, "drop_malformed"), 0, "{}", s["counters"]);
+    assert_forwarded(&s, &["data_in", "interests_out"], 1);
     eprintln!("{}\n{}", String::from_utf8_lossy(&got.stderr), s["xdp"]);
     drop(put);
 }

@@ -1,19 +1,36 @@
-//! Shared test fixtures: a producer on a thread, and a lossy/mangling UDP relay.
+//! Shared test fixtures: a producer on a thread, a lossy/mangling UDP relay, python-ndn's
+//! scripts and ndnd's forwarder ([`ndnd_fw`]), and skipping when a tool is missing.
 #![allow(
     dead_code,
     unreachable_pub,
     reason = "each test binary uses a different part of the fixtures"
 )]
 
+mod content;
+pub mod ndnd_fw;
+
+pub use content::content;
+
+use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, mpsc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ndx_app::{AppError, Endpoint, Producer, ProducerReport};
+use sha2::{Digest, Sha256};
+
+/// Skips a test for `reason` (a missing tool): prints `skipping: <reason>`, or panics under
+/// `NDX_REQUIRE_ROOT_TESTS=1`.
+pub fn skip(reason: &str) {
+    if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() == Ok("1") {
+        panic!("NDX_REQUIRE_ROOT_TESTS=1 but {reason} (install: see crates/ndx-app/README.md)");
+    }
+    eprintln!("skipping: {reason}");
+}
 
 /// Where python-ndn is looked for when `$NDX_PYTHON` is not set.
 const DEFAULT_PYTHON: &str = "/opt/ndx-interop/venv/bin/python";
@@ -35,11 +52,60 @@ pub fn python() -> Result<PathBuf, String> {
     }
 }
 
+/// [`python`], or `None` after [`skip`] when there is none.
+pub fn python_or_skip() -> Option<PathBuf> {
+    python().map_err(|r| skip(&r)).ok()
+}
+
 /// A python-ndn script of `tests/interop`.
 pub fn script(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/interop")
         .join(name)
+}
+
+/// `python script(name) URL ARGS...` on transport `url`, its stdout piped.
+pub fn pyndn(py: &std::path::Path, name: &str, url: &str, args: &[&std::ffi::OsStr]) -> Command {
+    let mut c = Command::new(py);
+    c.arg(script(name))
+        .arg(url)
+        .args(args)
+        .env("NDN_CLIENT_TRANSPORT", url)
+        .stdout(Stdio::piped());
+    c
+}
+
+/// The child's stdout lines, on a channel.
+pub fn lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let out = child.stdout.take().expect("stdout piped");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// The child's first stdout line within `secs` seconds; panics with `what` otherwise.
+pub fn first_line(child: &mut Child, secs: u64, what: &str) -> String {
+    lines(child)
+        .recv_timeout(Duration::from_secs(secs))
+        .expect(what)
+}
+
+/// What `pyndn_consumer.py` prints after fetching `data`: `ok LENGTH SHA256-HEX`.
+pub fn consumer_ok_line(data: &[u8]) -> String {
+    format!(
+        "ok {} {}",
+        data.len(),
+        Sha256::digest(data)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    )
 }
 
 /// A producer running on its own thread; stopped on drop.
@@ -83,19 +149,6 @@ impl Drop for Running {
             let _ = h.join();
         }
     }
-}
-
-/// Deterministic test content.
-pub fn content(len: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 type Mangle = dyn Fn(&mut Vec<u8>) + Send + Sync;
