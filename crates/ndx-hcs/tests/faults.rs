@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -47,14 +46,7 @@ fn frame_len(b: u64) -> usize {
 /// Writes batch `b` of content 1 and waits for it; returns where it lives (or the failure).
 fn write(r: &mut Region, b: u64) -> Result<Location, WriteFailure> {
     let frames: Vec<Vec<u8>> = (0..SEGS).map(|i| frame(b, i, frame_len(b))).collect();
-    let segs: Vec<Segment<'_>> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Segment {
-            name_key: b * 100 + i as u64,
-            frame: f,
-        })
-        .collect();
+    let segs = common::segments(&frames, |i| b * 100 + i);
     let rec = BatchRecord {
         content_key: 1,
         batch: b,
@@ -95,16 +87,7 @@ fn read(r: &mut Region, loc: Location) -> Result<u64, ReadFailure> {
 }
 
 fn flip_bit(path: &Path, offset: u64, bit: u8) {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 1 << bit;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
+    common::xor_byte(path, offset, 1 << bit);
 }
 
 /// The indexed batches of content 1 among `0..n`, with their locations.

@@ -2,7 +2,6 @@
 //! is exercised as in production).
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use ndx_hcs::{
@@ -39,14 +38,7 @@ fn batch_frames(content: u64, batch: u64, n: usize, len: usize) -> Vec<Vec<u8>> 
 
 fn write(r: &mut Region, content: u64, batch: u64, n: usize, len: usize) -> Location {
     let frames = batch_frames(content, batch, n, len);
-    let segs: Vec<Segment<'_>> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Segment {
-            name_key: content ^ (batch * B as u64 + i as u64),
-            frame: f,
-        })
-        .collect();
+    let segs = common::segments(&frames, |i| content ^ (batch * B as u64 + i));
     let rec = BatchRecord {
         content_key: content,
         batch,
@@ -261,16 +253,7 @@ fn restart_rebuilds_the_index_and_serves_the_data() {
 }
 
 fn corrupt_byte(path: &Path, offset: u64) {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 0x5A;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
+    common::xor_byte(path, offset, 0x5A);
 }
 
 #[test]
