@@ -32,6 +32,18 @@ fn encoded_hex<T>(elements: &[T], each: fn(&T, &mut Vec<u8>)) -> String {
     to_hex(&ours)
 }
 
+/// Asserts that `decode_all` reads the python-ndn dataset `py` as `want`, and that `want`'s
+/// elements encode (with `encode_into`) to `py` byte for byte.
+fn assert_dataset<T: PartialEq + std::fmt::Debug>(
+    py: &str,
+    want: &[T],
+    decode_all: fn(&[u8]) -> Result<Vec<T>, MgmtError>,
+    encode_into: fn(&T, &mut Vec<u8>),
+) {
+    assert_eq!(decode_all(&hex(py)).unwrap(), want);
+    assert_eq!(encoded_hex(want, encode_into), py);
+}
+
 /// Asserts that `decode` reads the python-ndn vector `py` as `want`, and that `want` encodes
 /// (with `encode_into`) to `py` byte for byte.
 fn assert_vector<T: PartialEq + std::fmt::Debug>(
@@ -179,8 +191,12 @@ fn faces() -> Vec<FaceStatus> {
 #[test]
 fn face_status_dataset() {
     let want = faces();
-    assert_eq!(FaceStatus::decode_all(&hex(PY_FACES)).unwrap(), want);
-    assert_eq!(encoded_hex(&want, FaceStatus::encode_into), PY_FACES);
+    assert_dataset(
+        PY_FACES,
+        &want,
+        FaceStatus::decode_all,
+        FaceStatus::encode_into,
+    );
     // One element alone.
     let mut one = Vec::new();
     want[1].encode_into(&mut one);
@@ -220,8 +236,7 @@ fn rib_dataset() {
             ],
         },
     ];
-    assert_eq!(RibEntry::decode_all(&hex(PY_RIB)).unwrap(), want);
-    assert_eq!(encoded_hex(&want, RibEntry::encode_into), PY_RIB);
+    assert_dataset(PY_RIB, &want, RibEntry::decode_all, RibEntry::encode_into);
 }
 
 #[test]
@@ -236,8 +251,7 @@ fn fib_dataset() {
             nexthops: vec![(258, 10), (259, 20)],
         },
     ];
-    assert_eq!(FibEntry::decode_all(&hex(PY_FIB)).unwrap(), want);
-    assert_eq!(encoded_hex(&want, FibEntry::encode_into), PY_FIB);
+    assert_dataset(PY_FIB, &want, FibEntry::decode_all, FibEntry::encode_into);
 }
 
 #[test]
@@ -252,13 +266,11 @@ fn strategy_choice_dataset() {
             strategy: name("/localhost/nfd/strategy/multicast/v=4"),
         },
     ];
-    assert_eq!(
-        StrategyChoice::decode_all(&hex(PY_STRATEGIES)).unwrap(),
-        want
-    );
-    assert_eq!(
-        encoded_hex(&want, StrategyChoice::encode_into),
-        PY_STRATEGIES
+    assert_dataset(
+        PY_STRATEGIES,
+        &want,
+        StrategyChoice::decode_all,
+        StrategyChoice::encode_into,
     );
 }
 
