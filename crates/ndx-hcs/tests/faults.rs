@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ndx_hcs::{
     BLOCK, BatchRecord, Completion, DeviceOp, L2Backend, Location, READ_ERROR_LIMIT, ReadFailure,
-    Region, RegionConfig, Segment, SubmitError, WriteFailure,
+    Region, RegionConfig, SubmitError, WriteFailure,
 };
 
 mod common;
@@ -372,17 +372,10 @@ fn a_full_file_system_stops_writes_and_serving_goes_on_from_what_was_written() {
         assert_eq!((c.enospc, c.write_errors, c.io_errors), (1, 0, 1), "{c:?}");
         assert!(c.writes_stopped && !c.degraded, "{c:?}");
         // No more writes; everything written is still served.
-        let segs = [Segment {
-            name_key: 0,
-            frame: b"x",
-        }];
-        let rec = BatchRecord {
-            content_key: 1,
-            batch: 99,
-            content_name: b"",
-            segments: &segs,
-        };
-        assert_eq!(r.submit_write(&rec, 0), Err(SubmitError::WritesStopped));
+        assert_eq!(
+            common::submit_tiny(&mut r, 1, 99, 0),
+            Err(SubmitError::WritesStopped)
+        );
         for &(b, loc) in &written {
             assert_eq!(r.lookup(1, b), Some(loc));
             assert_eq!(read(&mut r, loc), Ok(b));

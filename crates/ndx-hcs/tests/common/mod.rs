@@ -6,7 +6,9 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use ndx_hcs::{OpenError, Region, RegionConfig, Segment};
+use ndx_hcs::{
+    BatchRecord, L2Backend, Location, OpenError, Region, RegionConfig, Segment, SubmitError,
+};
 
 /// A temporary directory in /var/tmp (disk-backed, so O_DIRECT is exercised as in
 /// production), named `prefix…`.
@@ -44,6 +46,27 @@ pub(crate) fn segments(frames: &[Vec<u8>], key: impl Fn(u64) -> u64) -> Vec<Segm
             frame: f,
         })
         .collect()
+}
+
+/// Submits a one-segment record (frame `x`, name key `name_key`, no content name) of batch
+/// `batch` of content `content_key`, request id 0.
+pub(crate) fn submit_tiny(
+    r: &mut Region,
+    content_key: u64,
+    batch: u64,
+    name_key: u64,
+) -> Result<Location, SubmitError> {
+    let segs = [Segment {
+        name_key,
+        frame: b"x",
+    }];
+    let rec = BatchRecord {
+        content_key,
+        batch,
+        content_name: b"",
+        segments: &segs,
+    };
+    r.submit_write(&rec, 0)
 }
 
 /// XORs the byte at `offset` of the file at `path` with `mask`, durably (a fault on the
