@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
@@ -78,19 +79,106 @@ fn settle(ep: &mut Endpoint, fr: &mut Vec<RxFrame>) -> (usize, usize) {
     (n, test)
 }
 
+/// One receive turn: takes a burst, shows each frame to `each`, releases it, and returns how
+/// many were test datagrams ([`ours`]).
+fn drain_ours(
+    ep: &mut Endpoint,
+    fr: &mut Vec<RxFrame>,
+    mut each: impl FnMut(&Endpoint, &RxFrame),
+) -> usize {
+    drain(ep, fr);
+    let mut n = 0;
+    for f in fr.drain(..) {
+        each(ep, &f);
+        n += usize::from(ours(ep.frame(&f).first(), f.len()).is_some());
+        ep.release(f);
+    }
+    n
+}
+
+/// The veth pair of a root test, or `None` when it skips ([`root_or_skip`]).
+fn root_pair(mtu: u32) -> Option<Pair> {
+    root_or_skip().then(|| Pair::new(mtu))
+}
+
+/// The one socket of a one-socket port on b0 (run inside b's namespace).
+fn open_b0() -> Endpoint {
+    Port::open("b0", 0, &small_cfg(1))
+        .unwrap()
+        .into_endpoints()
+        .remove(0)
+}
+
+/// Attaches a redirect program with `slots` sockets a queue on b0 (writing metadata or not)
+/// and puts `eps` in queue 0's slots 0, 1, ...; keep it alive as long as the test receives.
+fn redirect_b0(slots: u32, meta: bool, eps: &[&Endpoint]) -> RedirectProgram {
+    let mut prog = RedirectProgram::attach("b0", slots, meta).expect("attach");
+    for (slot, ep) in (0..).zip(eps) {
+        prog.insert(0, slot, &ep.as_raw_fd()).unwrap();
+    }
+    prog
+}
+
+/// [`open_b0`] with every frame of queue 0 redirected to it (no metadata).
+fn listen_b0() -> (Endpoint, RedirectProgram) {
+    let ep = open_b0();
+    let prog = redirect_b0(1, false, &[&ep]);
+    (ep, prog)
+}
+
+/// A stop flag and the clone a receiving thread polls.
+fn stop_flag() -> (Arc<AtomicBool>, Arc<AtomicBool>) {
+    let flag = Arc::new(AtomicBool::new(false));
+    (flag.clone(), flag)
+}
+
+/// Sends `n` datagrams from A ([`send_from_a`]), gives the receiver half a second, then
+/// raises `done`.
+fn send_then_stop(pair: &Pair, n: usize, done: &AtomicBool) {
+    send_from_a(pair, n, 0);
+    std::thread::sleep(Duration::from_millis(500));
+    done.store(true, Ordering::Relaxed);
+}
+
+/// Whether `ep`'s kernel completes `n` transmitted descriptors within 5 s.
+fn tx_completes(ep: &mut Endpoint, n: u64) -> bool {
+    wait_until(5, || {
+        ep.complete();
+        ep.counters().tx_completed >= n
+    })
+}
+
+/// UDP headers for a frame from b0 (`src`) to a0 (`dst`).
+fn b_to_a(src: SocketAddr, dst: SocketAddr) -> UdpHeaders {
+    UdpHeaders {
+        src_mac: B_MAC,
+        dst_mac: A_MAC,
+        src,
+        dst,
+        ttl: 64,
+    }
+}
+
+/// The first datagram `s` receives within `tries` read timeouts.
+fn recv_within(s: &UdpSocket, buf: &mut [u8], tries: usize) -> Option<(Vec<u8>, SocketAddr)> {
+    (0..tries).find_map(|_| {
+        s.recv_from(buf)
+            .ok()
+            .map(|(n, from)| (buf[..n].to_vec(), from))
+    })
+}
+
 #[test]
 fn receives_kernel_udp_with_metadata() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(1500) else {
         return;
-    }
-    let pair = Pair::new(1500);
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let rx = spawn_in(&pair.b.0, move || {
         let mut port = Port::open("b0", 0, &small_cfg(1)).expect("open port");
-        let mut prog = RedirectProgram::attach("b0", 1, true).expect("attach");
         let ep = &mut port.endpoints_mut()[0];
-        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let _prog = redirect_b0(1, true, &[&*ep]);
         let free0 = ep.free_frames();
         ready_tx.send(()).unwrap();
         go_rx.recv().unwrap();
@@ -148,20 +236,13 @@ fn receives_kernel_udp_with_metadata() {
 
 #[test]
 fn reflects_back_to_kernel_socket() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(1500) else {
         return;
-    }
-    let pair = Pair::new(1500);
-    let stop = Arc::new(AtomicBool::new(false));
+    };
+    let (stop, stop2) = stop_flag();
     let (ready_tx, ready_rx) = mpsc::channel();
-    let stop2 = stop.clone();
     let refl = spawn_in(&pair.b.0, move || {
-        let mut ep = Port::open("b0", 0, &small_cfg(1))
-            .unwrap()
-            .into_endpoints()
-            .remove(0);
-        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
-        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let (mut ep, _prog) = listen_b0();
         ready_tx.send(()).unwrap();
         ndx_afxdp::reflector::reflect(&mut ep, |_| stop2.load(Ordering::Relaxed))
     });
@@ -197,18 +278,14 @@ fn reflects_back_to_kernel_socket() {
 
 #[test]
 fn two_sockets_share_one_queue_and_umem() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(1500) else {
         return;
-    }
-    let pair = Pair::new(1500);
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
-    let done = Arc::new(AtomicBool::new(false));
-    let done2 = done.clone();
+    let (done, done2) = stop_flag();
     let main = spawn_in(&pair.b.0, move || {
         let mut eps = Port::open("b0", 0, &small_cfg(2)).unwrap().into_endpoints();
-        let mut prog = RedirectProgram::attach("b0", 2, false).unwrap();
-        prog.insert(0, 0, &eps[0].as_raw_fd()).unwrap();
-        prog.insert(0, 1, &eps[1].as_raw_fd()).unwrap();
+        let _prog = redirect_b0(2, false, &[&eps[0], &eps[1]]);
         let mut second = eps.pop().unwrap();
         let mut owner = eps.pop().unwrap();
         assert!(owner.is_owner() && !second.is_owner());
@@ -218,13 +295,10 @@ fn two_sockets_share_one_queue_and_umem() {
             let mut n = 0;
             let mut fr = Vec::new();
             while !d.load(Ordering::Relaxed) {
-                drain(&mut second, &mut fr);
-                for f in fr.drain(..) {
+                n += drain_ours(&mut second, &mut fr, |ep, f| {
                     // This program writes no metadata: the area reads as zeros.
-                    assert_eq!(second.frame(&f).meta(), Some(&[0u8; 16][..]));
-                    n += usize::from(ours(second.frame(&f).first(), f.len()).is_some());
-                    second.release(f);
-                }
+                    assert_eq!(ep.frame(f).meta(), Some(&[0u8; 16][..]));
+                });
             }
             // A frame the kernel put in the RX ring after the last turn is still a frame of
             // the pool: release it too, ours or not.
@@ -235,11 +309,7 @@ fn two_sockets_share_one_queue_and_umem() {
         let mut n0 = 0;
         let mut fr = Vec::new();
         while !done2.load(Ordering::Relaxed) {
-            drain(&mut owner, &mut fr);
-            for f in fr.drain(..) {
-                n0 += usize::from(ours(owner.frame(&f).first(), f.len()).is_some());
-                owner.release(f);
-            }
+            n0 += drain_ours(&mut owner, &mut fr, |_, _| {});
         }
         let (n1, free_second) = t.join().unwrap();
         // The owner's late frames too (see above); its last poll collects the second
@@ -248,9 +318,7 @@ fn two_sockets_share_one_queue_and_umem() {
         (n0, n1, owner.free_frames() + free_second)
     });
     ready_rx.recv().unwrap();
-    send_from_a(&pair, 200, 0);
-    std::thread::sleep(Duration::from_millis(500));
-    done.store(true, Ordering::Relaxed);
+    send_then_stop(&pair, 200, &done);
     let (n0, n1, free) = main.join().unwrap();
     assert_eq!(n0 + n1, 200, "owner {n0} second {n1}");
     assert!(n0 > 0 && n1 > 0, "owner {n0} second {n1}");
@@ -259,18 +327,12 @@ fn two_sockets_share_one_queue_and_umem() {
 
 #[test]
 fn jumbo_multi_buffer_round_trip() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(9000) else {
         return;
-    }
-    let pair = Pair::new(9000);
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
     let b = spawn_in(&pair.b.0, move || {
-        let mut ep = Port::open("b0", 0, &small_cfg(1))
-            .unwrap()
-            .into_endpoints()
-            .remove(0);
-        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
-        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let (mut ep, _prog) = listen_b0();
         ready_tx.send(()).unwrap();
         let mut fr = Vec::new();
         let mut mine = None;
@@ -298,22 +360,13 @@ fn jumbo_multi_buffer_round_trip() {
         let payload = whole[p.payload.clone()].to_vec();
         ep.release(f);
         // Send it back as one multi-buffer packet: new headers + the payload.
-        let h = UdpHeaders {
-            src_mac: B_MAC,
-            dst_mac: A_MAC,
-            src: p.dst.unwrap(),
-            dst: p.src.unwrap(),
-            ttl: 64,
-        };
+        let h = b_to_a(p.dst.unwrap(), p.src.unwrap());
         let mut hdr = [0u8; 62];
         let hl = wire::build_udp(&mut hdr, &h, &[&payload]).unwrap();
         let (a, b) = payload.split_at(1000);
         ep.push_tx(&[&hdr[..hl], a, b]).unwrap();
         ep.flush_tx();
-        assert!(wait_until(5, || {
-            ep.complete();
-            ep.counters().tx_completed >= 3
-        }));
+        assert!(tx_completes(&mut ep, 3));
         ep.poll();
         (segs, whole.len(), payload, ep.kernel_stats().unwrap())
     });
@@ -326,13 +379,7 @@ fn jumbo_multi_buffer_round_trip() {
         }
         s.send_to(&p, (B_IP, 6363)).unwrap();
         let mut buf = vec![0u8; 9000];
-        let mut r = None;
-        for _ in 0..25 {
-            if let Ok((n, from)) = s.recv_from(&mut buf) {
-                r = Some((buf[..n].to_vec(), from));
-                break;
-            }
-        }
+        let r = recv_within(&s, &mut buf, 25);
         (p, r)
     })
     .join()
@@ -351,25 +398,17 @@ fn jumbo_multi_buffer_round_trip() {
 
 #[test]
 fn exchange_hands_frames_to_another_thread_without_leaks() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(1500) else {
         return;
-    }
-    let pair = Pair::new(1500);
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
-    let done = Arc::new(AtomicBool::new(false));
-    let done2 = done.clone();
+    let (done, done2) = stop_flag();
     let b = spawn_in(&pair.b.0, move || {
-        let mut ep = Port::open("b0", 0, &small_cfg(1))
-            .unwrap()
-            .into_endpoints()
-            .remove(0);
-        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
-        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let (mut ep, _prog) = listen_b0();
         let free0 = ep.free_frames();
         let (mut tx, mut rx) = Exchange::new(64);
         let umem = ep.umem();
-        let stop = Arc::new(AtomicBool::new(false));
-        let stop2 = stop.clone();
+        let (stop, stop2) = stop_flag();
         // The other shard: reads payloads through the UMEM handle, gives frames back.
         let other = std::thread::spawn(move || {
             let mut seen = Vec::new();
@@ -409,9 +448,7 @@ fn exchange_hands_frames_to_another_thread_without_leaks() {
         (sent, seen, free0, ep.free_frames(), ep.outstanding())
     });
     ready_rx.recv().unwrap();
-    send_from_a(&pair, 100, 0);
-    std::thread::sleep(Duration::from_millis(500));
-    done.store(true, Ordering::Relaxed);
+    send_then_stop(&pair, 100, &done);
     let (sent, seen, free0, free1, outstanding) = b.join().unwrap();
     assert!(sent >= 100, "sent {sent}");
     assert_eq!(seen.len(), 100);
@@ -425,10 +462,9 @@ fn exchange_hands_frames_to_another_thread_without_leaks() {
 /// socket of the port, and keep the port's memory mapped if one outlives the port.
 #[test]
 fn kept_frames_outlive_their_burst_and_come_back() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(1500) else {
         return;
-    }
-    let pair = Pair::new(1500);
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
     let (go_tx, go_rx) = mpsc::channel::<usize>();
     let b = spawn_in(&pair.b.0, move || {
@@ -445,8 +481,7 @@ fn kept_frames_outlive_their_burst_and_come_back() {
         let mut eps = Port::open("b0", 0, &cfg).unwrap().into_endpoints();
         let mut other = eps.pop().unwrap();
         let mut ep = eps.pop().unwrap();
-        let mut prog = RedirectProgram::attach("b0", 1, false).unwrap();
-        prog.insert(0, 0, &ep.as_raw_fd()).unwrap();
+        let prog = redirect_b0(1, false, &[&ep]);
         let free = |a: &Endpoint, b: &Endpoint| a.free_frames() + b.free_frames();
         let free0 = free(&ep, &other);
         let mut kept: Vec<(String, KeptFrame)> = Vec::new();
@@ -487,14 +522,8 @@ fn kept_frames_outlive_their_burst_and_come_back() {
         // meanwhile would be overwritten.
         let m = go_rx.recv().unwrap();
         let phase2 = wait_until(20, || {
-            drain(&mut ep, &mut fr);
+            churned += drain_ours(&mut ep, &mut fr, |_, _| {});
             other.poll();
-            for f in fr.drain(..) {
-                if ours(ep.frame(&f).first(), f.len()).is_some() {
-                    churned += 1;
-                }
-                ep.release(f);
-            }
             churned >= m
         });
         let intact = kept
@@ -558,38 +587,27 @@ fn kept_frames_outlive_their_burst_and_come_back() {
 /// are accepted by the peer's kernel, which verifies both checksums.
 #[test]
 fn built_udp_frames_pass_kernel_checksums() {
-    if !root_or_skip() {
+    let Some(pair) = root_pair(1500) else {
         return;
-    }
-    let pair = Pair::new(1500);
+    };
     let (ready_tx, ready_rx) = mpsc::channel();
     let (sent_tx, sent_rx) = mpsc::channel();
     let recv = spawn_in(&pair.a.0, move || {
         let s4 = udp_a(5000);
-        let s6 = std::net::UdpSocket::bind((A_IP6.parse::<std::net::Ipv6Addr>().unwrap(), 5000))
-            .unwrap();
+        let s6 = UdpSocket::bind((A_IP6.parse::<std::net::Ipv6Addr>().unwrap(), 5000)).unwrap();
         s6.set_read_timeout(Some(Duration::from_millis(200)))
             .unwrap();
         ready_tx.send(()).unwrap();
         sent_rx.recv().unwrap();
-        let mut got = Vec::new();
         let mut buf = [0u8; 2048];
-        for s in [&s4, &s6] {
-            for _ in 0..20 {
-                if let Ok((n, from)) = s.recv_from(&mut buf) {
-                    got.push((from, buf[..n].to_vec()));
-                    break;
-                }
-            }
-        }
-        got
+        [&s4, &s6]
+            .into_iter()
+            .filter_map(|s| recv_within(s, &mut buf, 20).map(|(p, from)| (from, p)))
+            .collect::<Vec<_>>()
     });
     ready_rx.recv().unwrap();
     spawn_in(&pair.b.0, move || {
-        let mut ep = Port::open("b0", 0, &small_cfg(1))
-            .unwrap()
-            .into_endpoints()
-            .remove(0);
+        let mut ep = open_b0();
         let mut frames: Vec<Vec<u8>> = Vec::new();
         for (i, (src, dst)) in [
             (format!("{B_IP}:6363"), format!("{A_IP}:5000")),
@@ -598,13 +616,7 @@ fn built_udp_frames_pass_kernel_checksums() {
         .iter()
         .enumerate()
         {
-            let h = UdpHeaders {
-                src_mac: B_MAC,
-                dst_mac: A_MAC,
-                src: src.parse().unwrap(),
-                dst: dst.parse().unwrap(),
-                ttl: 64,
-            };
+            let h = b_to_a(src.parse().unwrap(), dst.parse().unwrap());
             // Odd-length payload in two pieces exercises the split checksum.
             let (p1, p2) = (b"ndx-", format!("built-{i}-xyz"));
             let mut hdr = [0u8; 62];
@@ -617,10 +629,7 @@ fn built_udp_frames_pass_kernel_checksums() {
         let g4: [&[u8]; 2] = [&frames[0], &frames[1]];
         let g6: [&[u8]; 2] = [&frames[2], &frames[3]];
         assert_eq!(ep.tx_burst([&g4[..], &g6[..]]), 2);
-        assert!(wait_until(5, || {
-            ep.complete();
-            ep.counters().tx_completed >= 2
-        }));
+        assert!(tx_completes(&mut ep, 2));
         assert_eq!(ep.kernel_stats().unwrap().tx_invalid_descs, 0);
     })
     .join()

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeMap;
 use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
@@ -16,7 +15,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use ndx_hcs::{
     BLOCK, BatchRecord, Completion, DeviceOp, L2Backend, Location, READ_ERROR_LIMIT, ReadFailure,
-    Region, RegionConfig, Segment, SubmitError, WriteFailure,
+    Region, RegionConfig, SubmitError, WriteFailure,
 };
 
 mod common;
@@ -47,14 +46,7 @@ fn frame_len(b: u64) -> usize {
 /// Writes batch `b` of content 1 and waits for it; returns where it lives (or the failure).
 fn write(r: &mut Region, b: u64) -> Result<Location, WriteFailure> {
     let frames: Vec<Vec<u8>> = (0..SEGS).map(|i| frame(b, i, frame_len(b))).collect();
-    let segs: Vec<Segment<'_>> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Segment {
-            name_key: b * 100 + i as u64,
-            frame: f,
-        })
-        .collect();
+    let segs = common::segments(&frames, |i| b * 100 + i);
     let rec = BatchRecord {
         content_key: 1,
         batch: b,
@@ -95,16 +87,7 @@ fn read(r: &mut Region, loc: Location) -> Result<u64, ReadFailure> {
 }
 
 fn flip_bit(path: &Path, offset: u64, bit: u8) {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 1 << bit;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
+    common::xor_byte(path, offset, 1 << bit);
 }
 
 /// The indexed batches of content 1 among `0..n`, with their locations.
@@ -389,17 +372,10 @@ fn a_full_file_system_stops_writes_and_serving_goes_on_from_what_was_written() {
         assert_eq!((c.enospc, c.write_errors, c.io_errors), (1, 0, 1), "{c:?}");
         assert!(c.writes_stopped && !c.degraded, "{c:?}");
         // No more writes; everything written is still served.
-        let segs = [Segment {
-            name_key: 0,
-            frame: b"x",
-        }];
-        let rec = BatchRecord {
-            content_key: 1,
-            batch: 99,
-            content_name: b"",
-            segments: &segs,
-        };
-        assert_eq!(r.submit_write(&rec, 0), Err(SubmitError::WritesStopped));
+        assert_eq!(
+            common::submit_tiny(&mut r, 1, 99, 0),
+            Err(SubmitError::WritesStopped)
+        );
         for &(b, loc) in &written {
             assert_eq!(r.lookup(1, b), Some(loc));
             assert_eq!(read(&mut r, loc), Ok(b));

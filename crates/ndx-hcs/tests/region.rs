@@ -2,12 +2,11 @@
 //! is exercised as in production).
 
 use std::fs::OpenOptions;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use ndx_hcs::{
     BLOCK, BatchRecord, Completion, L2Backend, Location, ReadFailure, Region, RegionConfig,
-    Segment, SubmitError, WriteFailure,
+    SubmitError, WriteFailure,
 };
 
 mod common;
@@ -22,6 +21,15 @@ fn tempdir() -> tempfile::TempDir {
 
 fn cfg(files: &[PathBuf], file_size: u64) -> RegionConfig {
     RegionConfig::new(files.to_vec(), file_size, B, FRAME)
+}
+
+/// A new region on one file of `file_size` bytes in a fresh directory (keep the directory
+/// as long as the region), or `None` when the test skips ([`open`]).
+fn fresh_region(file_size: u64) -> Option<(tempfile::TempDir, Region)> {
+    let dir = tempdir();
+    let files = [dir.path().join("l2")];
+    let r = open(Region::create, cfg(&files, file_size))?;
+    Some((dir, r))
 }
 
 /// Deterministic frame bytes for (content, segment).
@@ -39,14 +47,7 @@ fn batch_frames(content: u64, batch: u64, n: usize, len: usize) -> Vec<Vec<u8>> 
 
 fn write(r: &mut Region, content: u64, batch: u64, n: usize, len: usize) -> Location {
     let frames = batch_frames(content, batch, n, len);
-    let segs: Vec<Segment<'_>> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Segment {
-            name_key: content ^ (batch * B as u64 + i as u64),
-            frame: f,
-        })
-        .collect();
+    let segs = common::segments(&frames, |i| content ^ (batch * B as u64 + i));
     let rec = BatchRecord {
         content_key: content,
         batch,
@@ -173,10 +174,8 @@ fn queue_depth_refuses_then_recovers() {
 
 #[test]
 fn fifo_log_wraps_and_forgets_overwritten_batches() {
-    let dir = tempdir();
-    let files = [dir.path().join("l2")];
     // Records of 16 x 8800 bytes take 36 blocks; a 1 MiB file (256 blocks) holds 7.
-    let Some(mut r) = open(Region::create, cfg(&files, 1 << 20)) else {
+    let Some((_dir, mut r)) = fresh_region(1 << 20) else {
         return;
     };
     let mut locs = Vec::new();
@@ -261,16 +260,7 @@ fn restart_rebuilds_the_index_and_serves_the_data() {
 }
 
 fn corrupt_byte(path: &Path, offset: u64) {
-    let f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .unwrap();
-    let mut b = [0u8; 1];
-    f.read_exact_at(&mut b, offset).unwrap();
-    b[0] ^= 0x5A;
-    f.write_all_at(&b, offset).unwrap();
-    f.sync_all().unwrap();
+    common::xor_byte(path, offset, 0x5A);
 }
 
 #[test]
@@ -339,17 +329,10 @@ fn disk_full_stops_writes() {
     assert!(c.writes_stopped && !c.degraded, "{c:?}");
     assert_eq!((c.io_errors, c.enospc, c.write_errors), (1, 1, 0));
     assert_eq!(r.lookup(5, 0), None);
-    let segs = [Segment {
-        name_key: 1,
-        frame: b"x",
-    }];
-    let rec = BatchRecord {
-        content_key: 5,
-        batch: 1,
-        content_name: b"",
-        segments: &segs,
-    };
-    assert_eq!(r.submit_write(&rec, 0), Err(SubmitError::WritesStopped));
+    assert_eq!(
+        common::submit_tiny(&mut r, 5, 1, 1),
+        Err(SubmitError::WritesStopped)
+    );
     assert!(!r.is_degraded());
 }
 
@@ -376,9 +359,7 @@ fn buffered_mode_works_too() {
 
 #[test]
 fn poll_never_blocks_when_idle() {
-    let dir = tempdir();
-    let files = [dir.path().join("l2")];
-    let Some(mut r) = open(Region::create, cfg(&files, 4 << 20)) else {
+    let Some((_dir, mut r)) = fresh_region(4 << 20) else {
         return;
     };
     assert_eq!(r.poll(&mut |_| panic!("no completion expected")), 0);

@@ -53,6 +53,44 @@ pub struct FaceStatus {
 
 const FACE_STATUS: &str = "FaceStatus";
 
+/// The link limits a face reports (FaceStatus) and a command sets (ControlParameters), in
+/// NFD's order: both messages carry them optional and one after the other.
+const LIMITS: [(u64, &str); 3] = [
+    (
+        tlv::BASE_CONGESTION_MARKING_INTERVAL,
+        "BaseCongestionMarkingInterval",
+    ),
+    (
+        tlv::DEFAULT_CONGESTION_THRESHOLD,
+        "DefaultCongestionThreshold",
+    ),
+    (tlv::MTU, "Mtu"),
+];
+
+/// Appends the link limits present (BaseCongestionMarkingInterval,
+/// DefaultCongestionThreshold, Mtu), in NFD's order.
+pub(crate) fn put_limits(out: &mut Vec<u8>, limits: [Option<u64>; 3]) {
+    for ((typ, _), v) in LIMITS.iter().zip(limits) {
+        put_opt_nni(out, *typ, v);
+    }
+}
+
+/// Reads `e` into its slot of `limits` (in [`put_limits`]'s order) when it is a link limit:
+/// whether it was (a repeated one is an error).
+pub(crate) fn set_limit(
+    f: &Fields<'_>,
+    limits: [&mut Option<u64>; 3],
+    e: &Tlv<'_>,
+) -> Result<bool, MgmtError> {
+    for ((typ, what), slot) in LIMITS.iter().zip(limits) {
+        if *typ == e.typ {
+            f.set_nni(slot, e, what)?;
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 impl FaceStatus {
     /// Appends the FaceStatus TLV, in NFD's order.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
@@ -64,17 +102,14 @@ impl FaceStatus {
             push_nni_tlv(v, tlv::FACE_SCOPE, self.face_scope);
             push_nni_tlv(v, tlv::FACE_PERSISTENCY, self.face_persistency);
             push_nni_tlv(v, tlv::LINK_TYPE, self.link_type);
-            put_opt_nni(
+            put_limits(
                 v,
-                tlv::BASE_CONGESTION_MARKING_INTERVAL,
-                self.base_congestion_marking_interval,
+                [
+                    self.base_congestion_marking_interval,
+                    self.default_congestion_threshold,
+                    self.mtu,
+                ],
             );
-            put_opt_nni(
-                v,
-                tlv::DEFAULT_CONGESTION_THRESHOLD,
-                self.default_congestion_threshold,
-            );
-            put_opt_nni(v, tlv::MTU, self.mtu);
             push_nni_tlv(v, tlv::N_IN_INTERESTS, self.n_in_interests);
             push_nni_tlv(v, tlv::N_IN_DATA, self.n_in_data);
             push_nni_tlv(v, tlv::N_IN_NACKS, self.n_in_nacks);
@@ -98,6 +133,14 @@ impl FaceStatus {
         crate::dataset::decode_all(content, tlv::FACE_STATUS, FACE_STATUS, Self::decode_tlv)
     }
 
+    fn limits_mut(&mut self) -> [&mut Option<u64>; 3] {
+        [
+            &mut self.base_congestion_marking_interval,
+            &mut self.default_congestion_threshold,
+            &mut self.mtu,
+        ]
+    }
+
     pub(crate) fn decode_tlv(t: &Tlv<'_>) -> Result<Self, MgmtError> {
         let mut f = Fields::of(t, FACE_STATUS);
         let mut face_id = None;
@@ -117,18 +160,8 @@ impl FaceStatus {
                 tlv::FACE_SCOPE => f.set_nni(&mut scope, &e, "FaceScope")?,
                 tlv::FACE_PERSISTENCY => f.set_nni(&mut persistency, &e, "FacePersistency")?,
                 tlv::LINK_TYPE => f.set_nni(&mut link, &e, "LinkType")?,
-                tlv::BASE_CONGESTION_MARKING_INTERVAL => f.set_nni(
-                    &mut s.base_congestion_marking_interval,
-                    &e,
-                    "BaseCongestionMarkingInterval",
-                )?,
-                tlv::DEFAULT_CONGESTION_THRESHOLD => f.set_nni(
-                    &mut s.default_congestion_threshold,
-                    &e,
-                    "DefaultCongestionThreshold",
-                )?,
-                tlv::MTU => f.set_nni(&mut s.mtu, &e, "Mtu")?,
                 tlv::FLAGS => f.set_nni(&mut flags, &e, "Flags")?,
+                _ if set_limit(&f, s.limits_mut(), &e)? => {}
                 typ => match COUNTERS.iter().position(|&(t, _)| t == typ) {
                     Some(i) => f.set_nni(&mut c[i], &e, COUNTERS[i].1)?,
                     None => f.unknown(&e)?,

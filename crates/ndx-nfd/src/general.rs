@@ -110,46 +110,40 @@ impl ForwarderStatus {
                 f.unknown(&e)?;
             }
         }
-        let mut v = [0; 15];
-        for (i, x) in n.into_iter().enumerate() {
-            v[i] = f.required(x, GENERAL[i].1)?;
-        }
-        let [
-            start_timestamp,
-            current_timestamp,
-            n_name_tree_entries,
-            n_fib_entries,
-            n_pit_entries,
-            n_measurements_entries,
-            n_cs_entries,
-            n_in_interests,
-            n_in_data,
-            n_in_nacks,
-            n_out_interests,
-            n_out_data,
-            n_out_nacks,
-            n_satisfied_interests,
-            n_unsatisfied_interests,
-        ] = v;
+        let v = required_all(&f, n, &GENERAL)?;
         Ok(Self {
             nfd_version: f.required(version, "NfdVersion")?,
-            start_timestamp,
-            current_timestamp,
-            n_name_tree_entries,
-            n_fib_entries,
-            n_pit_entries,
-            n_measurements_entries,
-            n_cs_entries,
-            n_in_interests,
-            n_in_data,
-            n_in_nacks,
-            n_out_interests,
-            n_out_data,
-            n_out_nacks,
-            n_satisfied_interests,
-            n_unsatisfied_interests,
+            start_timestamp: v[0],
+            current_timestamp: v[1],
+            n_name_tree_entries: v[2],
+            n_fib_entries: v[3],
+            n_pit_entries: v[4],
+            n_measurements_entries: v[5],
+            n_cs_entries: v[6],
+            n_in_interests: v[7],
+            n_in_data: v[8],
+            n_in_nacks: v[9],
+            n_out_interests: v[10],
+            n_out_data: v[11],
+            n_out_nacks: v[12],
+            n_satisfied_interests: v[13],
+            n_unsatisfied_interests: v[14],
         })
     }
+}
+
+/// The values of `slots` (one per field of `table`, in its order), each required: the first
+/// missing one is the error.
+fn required_all<const N: usize>(
+    f: &Fields<'_>,
+    slots: [Option<u64>; N],
+    table: &[(u64, &'static str); N],
+) -> Result<[u64; N], MgmtError> {
+    let mut v = [0; N];
+    for (i, x) in slots.into_iter().enumerate() {
+        v[i] = f.required(x, table[i].1)?;
+    }
+    Ok(v)
 }
 
 /// CsInfo (TLV-TYPE 0x80): the cs/info dataset's one element.
@@ -169,15 +163,29 @@ pub struct CsInfo {
 
 const CS_INFO: &str = "CsInfo";
 
+/// CsInfo's fields, in NFD's order.
+const CS_FIELDS: [(u64, &str); 5] = [
+    (tlv::CAPACITY, "Capacity"),
+    (tlv::FLAGS, "Flags"),
+    (tlv::N_CS_ENTRIES, "NCsEntries"),
+    (tlv::N_HITS, "NHits"),
+    (tlv::N_MISSES, "NMisses"),
+];
+
 impl CsInfo {
     /// Appends the CsInfo TLV, in NFD's order.
     pub fn encode_into(&self, out: &mut Vec<u8>) {
+        let numbers = [
+            self.capacity,
+            self.flags,
+            self.n_cs_entries,
+            self.n_hits,
+            self.n_misses,
+        ];
         put_nested(out, tlv::CS_INFO, |v| {
-            push_nni_tlv(v, tlv::CAPACITY, self.capacity);
-            push_nni_tlv(v, tlv::FLAGS, self.flags);
-            push_nni_tlv(v, tlv::N_CS_ENTRIES, self.n_cs_entries);
-            push_nni_tlv(v, tlv::N_HITS, self.n_hits);
-            push_nni_tlv(v, tlv::N_MISSES, self.n_misses);
+            for ((typ, _), n) in CS_FIELDS.iter().zip(numbers) {
+                push_nni_tlv(v, *typ, n);
+            }
         });
     }
 
@@ -188,24 +196,20 @@ impl CsInfo {
 
     fn decode_tlv(t: &Tlv<'_>) -> Result<Self, MgmtError> {
         let mut f = Fields::of(t, CS_INFO);
-        let (mut capacity, mut flags, mut entries, mut hits, mut misses) =
-            (None, None, None, None, None);
+        let mut n: [Option<u64>; 5] = [None; 5];
         while let Some(e) = f.next()? {
-            match e.typ {
-                tlv::CAPACITY => f.set_nni(&mut capacity, &e, "Capacity")?,
-                tlv::FLAGS => f.set_nni(&mut flags, &e, "Flags")?,
-                tlv::N_CS_ENTRIES => f.set_nni(&mut entries, &e, "NCsEntries")?,
-                tlv::N_HITS => f.set_nni(&mut hits, &e, "NHits")?,
-                tlv::N_MISSES => f.set_nni(&mut misses, &e, "NMisses")?,
-                _ => f.unknown(&e)?,
+            match CS_FIELDS.iter().position(|&(t, _)| t == e.typ) {
+                Some(i) => f.set_nni(&mut n[i], &e, CS_FIELDS[i].1)?,
+                None => f.unknown(&e)?,
             }
         }
+        let [capacity, flags, n_cs_entries, n_hits, n_misses] = required_all(&f, n, &CS_FIELDS)?;
         Ok(Self {
-            capacity: f.required(capacity, "Capacity")?,
-            flags: f.required(flags, "Flags")?,
-            n_cs_entries: f.required(entries, "NCsEntries")?,
-            n_hits: f.required(hits, "NHits")?,
-            n_misses: f.required(misses, "NMisses")?,
+            capacity,
+            flags,
+            n_cs_entries,
+            n_hits,
+            n_misses,
         })
     }
 }

@@ -4,6 +4,7 @@ use ndx_codec::NameBuf;
 use ndx_codec::types as tt;
 
 use crate::MgmtError;
+use crate::face::{put_limits, set_limit};
 use crate::tlv;
 use crate::wire::{Fields, name, put_name, put_nested, put_opt_nni, read_outer};
 use ndx_codec::push_tlv;
@@ -96,17 +97,15 @@ impl ControlParameters {
                 tlv::FACE_PERSISTENCY => {
                     f.set_nni(&mut p.face_persistency, &e, "FacePersistency")?;
                 }
-                tlv::BASE_CONGESTION_MARKING_INTERVAL => f.set_nni(
-                    &mut p.base_congestion_marking_interval,
+                _ if set_limit(
+                    &f,
+                    [
+                        &mut p.base_congestion_marking_interval,
+                        &mut p.default_congestion_threshold,
+                        &mut p.mtu,
+                    ],
                     &e,
-                    "BaseCongestionMarkingInterval",
-                )?,
-                tlv::DEFAULT_CONGESTION_THRESHOLD => f.set_nni(
-                    &mut p.default_congestion_threshold,
-                    &e,
-                    "DefaultCongestionThreshold",
-                )?,
-                tlv::MTU => f.set_nni(&mut p.mtu, &e, "Mtu")?,
+                )? => {}
                 _ => f.unknown(&e)?,
             }
         }
@@ -140,17 +139,14 @@ impl ControlParameters {
             }
             put_opt_nni(v, tlv::EXPIRATION_PERIOD, self.expiration_period);
             put_opt_nni(v, tlv::FACE_PERSISTENCY, self.face_persistency);
-            put_opt_nni(
+            put_limits(
                 v,
-                tlv::BASE_CONGESTION_MARKING_INTERVAL,
-                self.base_congestion_marking_interval,
+                [
+                    self.base_congestion_marking_interval,
+                    self.default_congestion_threshold,
+                    self.mtu,
+                ],
             );
-            put_opt_nni(
-                v,
-                tlv::DEFAULT_CONGESTION_THRESHOLD,
-                self.default_congestion_threshold,
-            );
-            put_opt_nni(v, tlv::MTU, self.mtu);
         });
     }
 

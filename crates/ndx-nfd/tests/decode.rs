@@ -1,16 +1,25 @@
 //! Decoders: round trips of every element and every way to refuse input.
 
-use ndx_codec::NameBuf;
 use ndx_nfd::*;
 
-fn name(uri: &str) -> NameBuf {
-    NameBuf::from_uri(uri).unwrap()
-}
+mod common;
+use common::name;
 
 /// Wraps `value` in a TLV of type `typ` (one-byte header forms only; tests keep values short).
 fn tlv(typ: u8, value: &[u8]) -> Vec<u8> {
     assert!(value.len() < 253);
     [&[typ, value.len() as u8][..], value].concat()
+}
+
+/// Asserts that `v` encodes (with `encode_into`) to a TLV that `decode` reads back as `v`.
+fn assert_round_trip<T: PartialEq + std::fmt::Debug>(
+    v: &T,
+    encode_into: fn(&T, &mut Vec<u8>),
+    decode: fn(&[u8]) -> Result<T, MgmtError>,
+) {
+    let mut w = Vec::new();
+    encode_into(v, &mut w);
+    assert_eq!(decode(&w).unwrap(), *v);
 }
 
 fn full_params() -> ControlParameters {
@@ -53,42 +62,33 @@ fn every_element_round_trips() {
         n_in_bytes: u64::MAX,
         ..FaceStatus::default()
     };
-    let mut w = Vec::new();
-    f.encode_into(&mut w);
-    assert_eq!(FaceStatus::decode(&w).unwrap(), f);
+    assert_round_trip(&f, FaceStatus::encode_into, FaceStatus::decode);
     let e = RibEntry {
         name: name("/"),
         routes: vec![],
     };
-    let mut w = Vec::new();
-    e.encode_into(&mut w);
-    assert_eq!(RibEntry::decode(&w).unwrap(), e);
+    assert_round_trip(&e, RibEntry::encode_into, RibEntry::decode);
     let e = FibEntry {
         name: name("/a"),
         nexthops: vec![],
     };
-    let mut w = Vec::new();
-    e.encode_into(&mut w);
-    assert_eq!(FibEntry::decode(&w).unwrap(), e);
+    assert_round_trip(&e, FibEntry::encode_into, FibEntry::decode);
     let s = StrategyChoice {
         name: name("/a"),
         strategy: name("/s"),
     };
-    let mut w = Vec::new();
-    s.encode_into(&mut w);
-    assert_eq!(StrategyChoice::decode(&w).unwrap(), s);
-    let g = ForwarderStatus::default();
-    let mut w = Vec::new();
-    g.encode_into(&mut w);
-    assert_eq!(ForwarderStatus::decode(&w).unwrap(), g);
-    let c = CsInfo::default();
-    let mut w = Vec::new();
-    c.encode_into(&mut w);
-    assert_eq!(CsInfo::decode(&w).unwrap(), c);
-    let n = FaceEventNotification::new(face_event_kind::DOWN, &f);
-    let mut w = Vec::new();
-    n.encode_into(&mut w);
-    assert_eq!(FaceEventNotification::decode(&w).unwrap(), n);
+    assert_round_trip(&s, StrategyChoice::encode_into, StrategyChoice::decode);
+    assert_round_trip(
+        &ForwarderStatus::default(),
+        ForwarderStatus::encode_into,
+        ForwarderStatus::decode,
+    );
+    assert_round_trip(&CsInfo::default(), CsInfo::encode_into, CsInfo::decode);
+    assert_round_trip(
+        &FaceEventNotification::new(face_event_kind::DOWN, &f),
+        FaceEventNotification::encode_into,
+        FaceEventNotification::decode,
+    );
     let q = FaceQueryFilter {
         face_id: Some(9),
         uri: Some("fd://3".into()),

@@ -3,9 +3,8 @@
 use ndx_codec::{Data, Interest, NameBuf, signature_type};
 use ndx_nfd::*;
 
-fn name(uri: &str) -> NameBuf {
-    NameBuf::from_uri(uri).unwrap()
-}
+mod common;
+use common::{name, register_interest};
 
 /// `/scope/nfd/module/verb` followed by `arg` as a GenericNameComponent.
 fn with_arg(prefix: &str, arg: &[u8]) -> NameBuf {
@@ -128,20 +127,7 @@ fn bad_requests() {
 
 #[test]
 fn command_interests_are_signed_v03_interests() {
-    let p = ControlParameters {
-        name: Some(name("/videos")),
-        origin: Some(origin::APP),
-        cost: Some(0),
-        ..ControlParameters::default()
-    };
-    let wire = command_interest(
-        Scope::Localhost,
-        "rib",
-        "register",
-        &p,
-        7,
-        1_700_000_000_000,
-    );
+    let (p, wire) = register_interest("/videos", 7);
     let i = Interest::decode(&wire).unwrap();
     assert!(command_signature_ok(&i));
     assert!(i.params_digest_ok());

@@ -7,8 +7,11 @@
 //! our encodings, which the same script's `--check` mode parses with python-ndn (see the
 //! README's "What is verified where").
 
-use ndx_codec::{Interest, NameBuf, Packet};
+use ndx_codec::{Interest, Packet};
 use ndx_nfd::*;
+
+mod common;
+use common::{name, register_interest};
 
 fn hex(s: &str) -> Vec<u8> {
     assert!(s.len().is_multiple_of(2), "odd hex length");
@@ -22,8 +25,35 @@ fn to_hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
-fn name(uri: &str) -> NameBuf {
-    NameBuf::from_uri(uri).unwrap()
+/// The elements `each` appends, one after another, in hex.
+fn encoded_hex<T>(elements: &[T], each: fn(&T, &mut Vec<u8>)) -> String {
+    let mut ours = Vec::new();
+    elements.iter().for_each(|e| each(e, &mut ours));
+    to_hex(&ours)
+}
+
+/// Asserts that `decode_all` reads the python-ndn dataset `py` as `want`, and that `want`'s
+/// elements encode (with `encode_into`) to `py` byte for byte.
+fn assert_dataset<T: PartialEq + std::fmt::Debug>(
+    py: &str,
+    want: &[T],
+    decode_all: fn(&[u8]) -> Result<Vec<T>, MgmtError>,
+    encode_into: fn(&T, &mut Vec<u8>),
+) {
+    assert_eq!(decode_all(&hex(py)).unwrap(), want);
+    assert_eq!(encoded_hex(want, encode_into), py);
+}
+
+/// Asserts that `decode` reads the python-ndn vector `py` as `want`, and that `want` encodes
+/// (with `encode_into`) to `py` byte for byte.
+fn assert_vector<T: PartialEq + std::fmt::Debug>(
+    py: &str,
+    want: &T,
+    decode: fn(&[u8]) -> Result<T, MgmtError>,
+    encode_into: fn(&T, &mut Vec<u8>),
+) {
+    assert_eq!(decode(&hex(py)).unwrap(), *want);
+    assert_eq!(encoded_hex(std::slice::from_ref(want), encode_into), py);
 }
 
 const PY_CP_REGISTER: &str = "681b07060801610801626902012c6f01006a010a6c01016d040036ee80";
@@ -161,12 +191,12 @@ fn faces() -> Vec<FaceStatus> {
 #[test]
 fn face_status_dataset() {
     let want = faces();
-    assert_eq!(FaceStatus::decode_all(&hex(PY_FACES)).unwrap(), want);
-    let mut ours = Vec::new();
-    for f in &want {
-        f.encode_into(&mut ours);
-    }
-    assert_eq!(to_hex(&ours), PY_FACES);
+    assert_dataset(
+        PY_FACES,
+        &want,
+        FaceStatus::decode_all,
+        FaceStatus::encode_into,
+    );
     // One element alone.
     let mut one = Vec::new();
     want[1].encode_into(&mut one);
@@ -206,10 +236,7 @@ fn rib_dataset() {
             ],
         },
     ];
-    assert_eq!(RibEntry::decode_all(&hex(PY_RIB)).unwrap(), want);
-    let mut ours = Vec::new();
-    want.iter().for_each(|e| e.encode_into(&mut ours));
-    assert_eq!(to_hex(&ours), PY_RIB);
+    assert_dataset(PY_RIB, &want, RibEntry::decode_all, RibEntry::encode_into);
 }
 
 #[test]
@@ -224,10 +251,7 @@ fn fib_dataset() {
             nexthops: vec![(258, 10), (259, 20)],
         },
     ];
-    assert_eq!(FibEntry::decode_all(&hex(PY_FIB)).unwrap(), want);
-    let mut ours = Vec::new();
-    want.iter().for_each(|e| e.encode_into(&mut ours));
-    assert_eq!(to_hex(&ours), PY_FIB);
+    assert_dataset(PY_FIB, &want, FibEntry::decode_all, FibEntry::encode_into);
 }
 
 #[test]
@@ -242,13 +266,12 @@ fn strategy_choice_dataset() {
             strategy: name("/localhost/nfd/strategy/multicast/v=4"),
         },
     ];
-    assert_eq!(
-        StrategyChoice::decode_all(&hex(PY_STRATEGIES)).unwrap(),
-        want
+    assert_dataset(
+        PY_STRATEGIES,
+        &want,
+        StrategyChoice::decode_all,
+        StrategyChoice::encode_into,
     );
-    let mut ours = Vec::new();
-    want.iter().for_each(|e| e.encode_into(&mut ours));
-    assert_eq!(to_hex(&ours), PY_STRATEGIES);
 }
 
 #[test]
@@ -271,10 +294,12 @@ fn general_status() {
         n_satisfied_interests: 7,
         n_unsatisfied_interests: 8,
     };
-    assert_eq!(ForwarderStatus::decode(&hex(PY_GENERAL)).unwrap(), want);
-    let mut ours = Vec::new();
-    want.encode_into(&mut ours);
-    assert_eq!(to_hex(&ours), PY_GENERAL);
+    assert_vector(
+        PY_GENERAL,
+        &want,
+        ForwarderStatus::decode,
+        ForwarderStatus::encode_into,
+    );
 }
 
 #[test]
@@ -286,10 +311,7 @@ fn cs_info() {
         n_hits: 123_456,
         n_misses: 7,
     };
-    assert_eq!(CsInfo::decode(&hex(PY_CS_INFO)).unwrap(), want);
-    let mut ours = Vec::new();
-    want.encode_into(&mut ours);
-    assert_eq!(to_hex(&ours), PY_CS_INFO);
+    assert_vector(PY_CS_INFO, &want, CsInfo::decode, CsInfo::encode_into);
 }
 
 #[test]
@@ -304,13 +326,12 @@ fn face_event_notification() {
         link_type: link_type::MULTI_ACCESS,
         flags: 0,
     };
-    assert_eq!(
-        FaceEventNotification::decode(&hex(PY_FACE_EVENT)).unwrap(),
-        want
+    assert_vector(
+        PY_FACE_EVENT,
+        &want,
+        FaceEventNotification::decode,
+        FaceEventNotification::encode_into,
     );
-    let mut ours = Vec::new();
-    want.encode_into(&mut ours);
-    assert_eq!(to_hex(&ours), PY_FACE_EVENT);
 }
 
 #[test]
@@ -359,20 +380,7 @@ fn python_ndn_command_interest() {
 /// DigestSha256 computation of `DigestSha256Signer`.
 #[test]
 fn our_command_interest() {
-    let p = ControlParameters {
-        name: Some(name("/example/app")),
-        origin: Some(origin::APP),
-        cost: Some(0),
-        ..ControlParameters::default()
-    };
-    let wire = command_interest(
-        Scope::Localhost,
-        "rib",
-        "register",
-        &p,
-        0x0102_0304,
-        1_700_000_000_000,
-    );
+    let (p, wire) = register_interest("/example/app", 0x0102_0304);
     assert_eq!(to_hex(&wire), OURS_COMMAND);
     let i = Interest::decode(&wire).unwrap();
     assert!(command_signature_ok(&i));

@@ -2,7 +2,13 @@
 //! region (skipped without io_uring, unless CI requires it).
 #![allow(dead_code)]
 
-use ndx_hcs::{OpenError, Region, RegionConfig};
+use std::fs::OpenOptions;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use ndx_hcs::{
+    BatchRecord, L2Backend, Location, OpenError, Region, RegionConfig, Segment, SubmitError,
+};
 
 /// A temporary directory in /var/tmp (disk-backed, so O_DIRECT is exercised as in
 /// production), named `prefix…`.
@@ -29,4 +35,51 @@ pub(crate) fn open(
         }
         Err(e) => panic!("open region: {e}"),
     }
+}
+
+/// The segments of a batch record: frame `i` of `frames` under name key `key(i)`.
+pub(crate) fn segments(frames: &[Vec<u8>], key: impl Fn(u64) -> u64) -> Vec<Segment<'_>> {
+    (0..)
+        .zip(frames)
+        .map(|(i, f)| Segment {
+            name_key: key(i),
+            frame: f,
+        })
+        .collect()
+}
+
+/// Submits a one-segment record (frame `x`, name key `name_key`, no content name) of batch
+/// `batch` of content `content_key`, request id 0.
+pub(crate) fn submit_tiny(
+    r: &mut Region,
+    content_key: u64,
+    batch: u64,
+    name_key: u64,
+) -> Result<Location, SubmitError> {
+    let segs = [Segment {
+        name_key,
+        frame: b"x",
+    }];
+    let rec = BatchRecord {
+        content_key,
+        batch,
+        content_name: b"",
+        segments: &segs,
+    };
+    r.submit_write(&rec, 0)
+}
+
+/// XORs the byte at `offset` of the file at `path` with `mask`, durably (a fault on the
+/// medium, under the store's feet).
+pub(crate) fn xor_byte(path: &Path, offset: u64, mask: u8) {
+    let f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    f.read_exact_at(&mut b, offset).unwrap();
+    b[0] ^= mask;
+    f.write_all_at(&b, offset).unwrap();
+    f.sync_all().unwrap();
 }
