@@ -58,7 +58,13 @@ fn fetch(line: &Line, prefix: &str, file: &str, want: &[u8], what: &str) -> Outp
 
 /// The second [`fetch`] of `prefix` (into `got2`), its producer stopped.
 fn fetch_again(line: &Line, prefix: &str, want: &[u8]) -> Output {
-    fetch(line, prefix, "got2", want, "second ndx get (producer stopped)")
+    fetch(
+        line,
+        prefix,
+        "got2",
+        want,
+        "second ndx get (producer stopped)",
+    )
 }
 
 /// [`fetch`] with more `ndx get` arguments (`extra`).
