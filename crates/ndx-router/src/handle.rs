@@ -322,29 +322,33 @@ impl Running {
     }
 }
 
+/// The control loop's part of `Router::run` without sockets, for unit tests here and in
+/// `reload.rs`.
 #[cfg(test)]
-mod tests {
-    use std::path::Path;
+pub(crate) mod testing {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::mpsc::sync_channel;
+    use std::time::Duration;
 
-    use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NameBuf, Packet};
     use serde_json::json;
 
-    use super::*;
+    use super::{COMMAND_DEPTH, Handle};
     use crate::app::Host;
     use crate::config::Config;
+    use crate::host::ShardHostLink;
     use crate::plane::Plane;
-    use crate::runtime::serve_commands;
+    use crate::runtime::{ReloadHook, serve_commands_with};
 
-    /// A control plane and a host thread without sockets (no interface, no root), served
-    /// by this thread while `client` runs on another: the control loop's part of
-    /// `Router::run`.
-    fn with_control_loop<T: Send + 'static>(
-        client: impl FnOnce(Handle, Vec<crate::host::ShardHostLink>) -> T + Send + 'static,
+    /// Serves `plane` (made from `cfg`, whose `[app]` must bind nothing) and a host thread on
+    /// this thread while `client` runs on another with a [`Handle`] and the shards' host
+    /// links; `reload` answers reload requests. Returns the client's result and the plane.
+    pub(crate) fn serve_while<T: Send + 'static>(
+        cfg: &Config,
+        mut plane: Plane,
+        reload: &mut ReloadHook<'_>,
+        client: impl FnOnce(Handle, Vec<ShardHostLink>) -> T + Send + 'static,
     ) -> (T, Plane) {
-        let mut cfg = Config::parse("", Path::new("t")).unwrap();
-        cfg.app.socket = None;
-        cfg.app.udp_fragments = false;
-        let (mut plane, _fib, _faces) = Plane::new(&cfg);
         let dispatch =
             ndx_core::Dispatch::new(cfg.hash_key, cfg.dispatch, 1, cfg.dispatch_table).unwrap();
         let (mut host, links) = Host::new(
@@ -363,15 +367,46 @@ mod tests {
         let t = std::thread::spawn(move || client(handle, links));
         while !t.is_finished() {
             host.turn(&mut plane, &events, Duration::from_millis(2));
-            serve_commands(
+            serve_commands_with(
                 &commands,
                 &mut plane,
                 &mut host,
                 &|h| Handle::new(tx.clone(), stop.clone(), h.bell()),
                 &|h| json!({"host": h.status()}),
+                reload,
             );
         }
         (t.join().unwrap(), plane)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NameBuf, Packet};
+
+    use super::*;
+
+    use crate::config::Config;
+    use crate::plane::Plane;
+
+    /// A control plane and a host thread without sockets (no interface, no root), served
+    /// by this thread while `client` runs on another: the control loop's part of
+    /// `Router::run`.
+    fn with_control_loop<T: Send + 'static>(
+        client: impl FnOnce(Handle, Vec<crate::host::ShardHostLink>) -> T + Send + 'static,
+    ) -> (T, Plane) {
+        let mut cfg = Config::parse("", Path::new("t")).unwrap();
+        cfg.app.socket = None;
+        cfg.app.udp_fragments = false;
+        let (plane, _fib, _faces) = Plane::new(&cfg);
+        testing::serve_while(
+            &cfg,
+            plane,
+            &mut |_, _| Err("no reload here".into()),
+            client,
+        )
     }
 
     #[test]

@@ -1636,17 +1636,8 @@ cost = 5
 /// serves it (`runtime::serve_commands_with` with the router's hook).
 #[cfg(test)]
 mod handle_tests {
-    use std::sync::Arc;
-    use std::sync::atomic::AtomicBool;
-    use std::sync::mpsc::sync_channel;
-    use std::time::Duration;
-
     use super::*;
-    use crate::Handle;
-    use crate::app::Host;
-    use crate::handle::COMMAND_DEPTH;
     use crate::protocol::{Request, Response};
-    use crate::runtime::serve_commands_with;
 
     /// No app socket, no kernel UDP sockets: nothing to bind in a unit test.
     const FILE: &str = "[app]\nsocket = \"\"\nudp_fragments = false\n\
@@ -1666,48 +1657,26 @@ mod handle_tests {
         reloader.file = Some(file.clone());
         // The file gains a face.
         std::fs::write(&file, format!("{FILE}{FACE}")).unwrap();
-        let dispatch =
-            ndx_core::Dispatch::new(cfg.hash_key, cfg.dispatch, 1, cfg.dispatch_table).unwrap();
-        let (mut host, _links) = Host::new(
-            &cfg.app,
-            &cfg.udp_ports,
-            &mut plane,
-            dispatch,
-            1,
-            std::time::SystemTime::now(),
-        )
-        .unwrap();
-        let (tx, commands) = sync_channel(COMMAND_DEPTH);
-        let stop = Arc::new(AtomicBool::new(false));
-        let handle = Handle::new(tx.clone(), stop.clone(), host.bell());
-        let (_ev_tx, events) = sync_channel(16);
         let f2 = file.clone();
-        let client = std::thread::spawn(move || {
-            let ok = handle.request(Request::Reload {
-                file: Some(f2.display().to_string()),
-            });
-            std::fs::write(&f2, FILE.replace("name = \"c0\"", "name = \"c1\"")).unwrap();
-            // (The refused file would also remove the face: nothing of it is applied.)
-            let refused = handle.request(Request::Reload { file: None });
-            (ok, refused)
-        });
-        while !client.is_finished() {
-            host.turn(&mut plane, &events, Duration::from_millis(2));
-            serve_commands_with(
-                &commands,
-                &mut plane,
-                &mut host,
-                &|h| Handle::new(tx.clone(), stop.clone(), h.bell()),
-                &|_| json!({}),
-                &mut |plane, file| {
-                    reloader
-                        .reload_file(plane, file.map(Path::new))
-                        .map(|r| Response::Reloaded(r.to_json()))
-                        .map_err(|e| e.to_string())
-                },
-            );
-        }
-        let (ok, refused) = client.join().unwrap();
+        let ((ok, refused), plane) = crate::handle::testing::serve_while(
+            &cfg,
+            plane,
+            &mut |plane, file| {
+                reloader
+                    .reload_file(plane, file.map(Path::new))
+                    .map(|r| Response::Reloaded(r.to_json()))
+                    .map_err(|e| e.to_string())
+            },
+            move |handle, _links| {
+                let ok = handle.request(Request::Reload {
+                    file: Some(f2.display().to_string()),
+                });
+                std::fs::write(&f2, FILE.replace("name = \"c0\"", "name = \"c1\"")).unwrap();
+                // (The refused file would also remove the face: nothing of it is applied.)
+                let refused = handle.request(Request::Reload { file: None });
+                (ok, refused)
+            },
+        );
         match ok.unwrap() {
             Response::Reloaded(v) => {
                 let added = v["faces"]["added"][0].as_str().unwrap_or_default();

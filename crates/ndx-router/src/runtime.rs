@@ -966,27 +966,14 @@ fn resolve_udp_faces(res: &mut Resolver, plane: &mut Plane, ifindexes: &[u32], p
     changed
 }
 
-/// Carries out the commands waiting from [`Handle`]s (requests through
-/// [`crate::control::execute`], as the control socket's; app faces through the host),
-/// answering each; the FIB is published once for all of them.
-#[cfg(test)]
-pub(crate) fn serve_commands(
-    commands: &Receiver<Command>,
-    plane: &mut Plane,
-    host: &mut crate::app::Host,
-    handle: &dyn Fn(&crate::app::Host) -> Handle,
-    extra: &dyn Fn(&crate::app::Host) -> Value,
-) {
-    serve_commands_with(commands, plane, host, handle, extra, &mut |_, _| {
-        Err("reload is answered by a running router only".into())
-    });
-}
-
 /// Answers a `reload` request of a [`Handle`], given its file.
 pub(crate) type ReloadHook<'a> =
     dyn FnMut(&mut Plane, Option<&str>) -> Result<Response, String> + 'a;
 
-/// [`serve_commands`], answering `reload` requests with `reload` (given the request's file).
+/// Carries out the commands waiting from [`Handle`]s (requests through
+/// [`crate::control::execute`], as the control socket's; app faces through the host),
+/// answering each, `reload` requests with `reload` (given the request's file); the FIB is
+/// published once for all of them.
 pub(crate) fn serve_commands_with(
     commands: &Receiver<Command>,
     plane: &mut Plane,
