@@ -99,22 +99,11 @@ struct Tally {
 
 /// Runs the consumer and returns its report.
 pub fn run(cfg: &ConsumerConfig) -> Result<ConsumerReport, Error> {
-    let mut rx_queues = cfg.rx_queues.clone();
-    if !rx_queues.is_empty() && !rx_queues.contains(&cfg.tx_queue) {
-        rx_queues.push(cfg.tx_queue);
-    }
-    let mut link = Link::open(&cfg.iface, &rx_queues, cfg.frames)?;
-    let tx_idx = link
-        .queues
-        .iter()
-        .position(|&q| q == cfg.tx_queue)
-        .ok_or_else(|| Error::Option(format!("queue {} not opened", cfg.tx_queue)))?;
+    let (mut link, tx_idx) =
+        Link::open_with_tx(&cfg.iface, cfg.tx_queue, &cfg.rx_queues, cfg.frames)?;
     let mut window = Window::new(cfg.naming, cfg.window).map_err(Error::Option)?;
     let mut tpl = InterestTemplate::new(&cfg.prefix, cfg.lifetime_ms)?;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(1);
+    let seed = crate::link::clock_seed();
     let mut nonces = Nonces::new(seed);
     let h = UdpHeaders {
         src_mac: link.mac,

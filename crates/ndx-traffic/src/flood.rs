@@ -199,20 +199,9 @@ impl Tally {
 
 /// Runs the flood until the duration elapses or `stop` becomes true; returns its report.
 pub fn run(cfg: &FloodConfig, stop: &AtomicBool) -> Result<FloodReport, Error> {
-    let mut rx_queues = cfg.rx_queues.clone();
-    if !rx_queues.is_empty() && !rx_queues.contains(&cfg.tx_queue) {
-        rx_queues.push(cfg.tx_queue);
-    }
-    let mut link = Link::open(&cfg.iface, &rx_queues, cfg.frames)?;
-    let tx_idx = link
-        .queues
-        .iter()
-        .position(|&q| q == cfg.tx_queue)
-        .ok_or_else(|| Error::Option(format!("queue {} not opened", cfg.tx_queue)))?;
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(1);
+    let (mut link, tx_idx) =
+        Link::open_with_tx(&cfg.iface, cfg.tx_queue, &cfg.rx_queues, cfg.frames)?;
+    let seed = crate::link::clock_seed();
     let mut frames = FloodFrames::new(cfg, link.mac, seed)?;
     let mut rx: Vec<RxFrame> = Vec::with_capacity(256);
     let mut t = Tally::default();

@@ -34,6 +34,27 @@ pub fn rx_queue_count(ifname: &str) -> u32 {
 }
 
 impl Link {
+    /// [`open`](Self::open) for a sender: `rx_queues` (empty: all) plus `tx_queue`; also
+    /// returns the index of `tx_queue`'s endpoint.
+    pub fn open_with_tx(
+        ifname: &str,
+        tx_queue: u32,
+        rx_queues: &[u32],
+        frames: u32,
+    ) -> Result<(Self, usize), Error> {
+        let mut queues = rx_queues.to_vec();
+        if !queues.is_empty() && !queues.contains(&tx_queue) {
+            queues.push(tx_queue);
+        }
+        let link = Self::open(ifname, &queues, frames)?;
+        let tx = link
+            .queues
+            .iter()
+            .position(|&q| q == tx_queue)
+            .ok_or_else(|| Error::Option(format!("queue {tx_queue} not opened")))?;
+        Ok((link, tx))
+    }
+
     /// Opens `queues` of `ifname` (empty: all of them), `frames` UMEM frames each, and attaches
     /// the redirect-everything program: every frame arriving on the interface goes to us.
     pub fn open(ifname: &str, queues: &[u32], frames: u32) -> Result<Self, Error> {
@@ -63,4 +84,12 @@ impl Link {
             _prog: prog,
         })
     }
+}
+
+/// A seed from the clock's nanoseconds (Nonces and source rotation need only differ per run).
+pub fn clock_seed() -> u32 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(1)
 }
