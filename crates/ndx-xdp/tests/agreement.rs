@@ -14,48 +14,8 @@ const PORT: u16 = 6363;
 fn random_name(rng: &mut Rng) -> NameBuf {
     let mut n = NameBuf::new();
     let comps = 1 + rng.below(10);
-    for i in 0..comps {
-        match rng.below(10) {
-            0 => {
-                let shift = rng.below(64);
-                n.push_version(rng.next() >> shift);
-            }
-            1 => {
-                // A segment component that is not the last one.
-                n.push_segment(rng.below(1000));
-            }
-            2 => {
-                // Keyword, or a type of 253 and above (a 3-byte TLV-TYPE).
-                let len = rng.below(6) as usize;
-                let typ = if rng.chance(2) {
-                    32
-                } else {
-                    253 + rng.below(2000) as u16
-                };
-                n.push(typ, &rng.bytes(len)).unwrap();
-            }
-            3 if rng.chance(4) => {
-                // Longer than 252 bytes: a 3-byte TLV-LENGTH.
-                let len = 253 + rng.below(100) as usize;
-                n.push_generic(&rng.bytes(len));
-            }
-            _ => {
-                let len = rng.below(if i == 0 { 12 } else { 40 }) as usize;
-                n.push_generic(&rng.bytes(len));
-            }
-        }
-    }
-    match rng.below(4) {
-        0 | 1 => {
-            let shift = rng.below(64);
-            n.push_segment(rng.next() >> shift);
-        }
-        // Type 50 with a value that is not a NonNegativeInteger: not a segment.
-        2 if rng.chance(3) => {
-            n.push(50, &rng.bytes(3)).unwrap();
-        }
-        _ => {}
-    }
+    push_random_components(rng, &mut n, comps, 40);
+    push_random_last(rng, &mut n);
     n
 }
 

@@ -388,47 +388,10 @@ fn random_name(rng: &mut Rng) -> NameBuf {
             });
         }
     } else {
-        for i in 0..1 + rng.below(8) {
-            match rng.below(10) {
-                0 => {
-                    let shift = rng.below(64);
-                    n.push_version(rng.next() >> shift);
-                }
-                1 => {
-                    n.push_segment(rng.below(1000));
-                }
-                2 => {
-                    let len = rng.below(6) as usize;
-                    let typ = if rng.chance(2) {
-                        32
-                    } else {
-                        253 + rng.below(2000) as u16
-                    };
-                    n.push(typ, &rng.bytes(len)).unwrap();
-                }
-                3 if rng.chance(4) => {
-                    n.push_generic(&{
-                        let n = 253 + rng.below(100) as usize;
-                        rng.bytes(n)
-                    });
-                }
-                _ => {
-                    let len = rng.below(if i == 0 { 12 } else { 30 }) as usize;
-                    n.push_generic(&rng.bytes(len));
-                }
-            }
-        }
+        let comps = 1 + rng.below(8);
+        push_random_components(rng, &mut n, comps, 30);
     }
-    match rng.below(4) {
-        0 | 1 => {
-            let shift = rng.below(64);
-            n.push_segment(rng.next() >> shift);
-        }
-        2 if rng.chance(3) => {
-            n.push(50, &rng.bytes(3)).unwrap();
-        }
-        _ => {}
-    }
+    push_random_last(rng, &mut n);
     n
 }
 

@@ -167,3 +167,61 @@ impl Drop for Netns {
             .status();
     }
 }
+
+/// Appends `comps` random components to `n`: versions, segments not last, keywords and 3-byte
+/// TLV-TYPEs, a few longer than 252 bytes (3-byte TLV-LENGTH), else generic ones of up to
+/// `generic_max` bytes (12 for the first). The name generators of the agreement and
+/// differential tests.
+pub fn push_random_components(
+    rng: &mut Rng,
+    n: &mut ndx_codec::NameBuf,
+    comps: u64,
+    generic_max: u64,
+) {
+    for i in 0..comps {
+        match rng.below(10) {
+            0 => {
+                let shift = rng.below(64);
+                n.push_version(rng.next() >> shift);
+            }
+            1 => {
+                // A segment component that is not the last one.
+                n.push_segment(rng.below(1000));
+            }
+            2 => {
+                // Keyword, or a type of 253 and above (a 3-byte TLV-TYPE).
+                let len = rng.below(6) as usize;
+                let typ = if rng.chance(2) {
+                    32
+                } else {
+                    253 + rng.below(2000) as u16
+                };
+                n.push(typ, &rng.bytes(len)).unwrap();
+            }
+            3 if rng.chance(4) => {
+                // Longer than 252 bytes: a 3-byte TLV-LENGTH.
+                let len = 253 + rng.below(100) as usize;
+                n.push_generic(&rng.bytes(len));
+            }
+            _ => {
+                let len = rng.below(if i == 0 { 12 } else { generic_max }) as usize;
+                n.push_generic(&rng.bytes(len));
+            }
+        }
+    }
+}
+
+/// Ends `n` with a segment number half of the time, or with a type-50 component whose value
+/// is not a NonNegativeInteger (not a segment) now and then.
+pub fn push_random_last(rng: &mut Rng, n: &mut ndx_codec::NameBuf) {
+    match rng.below(4) {
+        0 | 1 => {
+            let shift = rng.below(64);
+            n.push_segment(rng.next() >> shift);
+        }
+        2 if rng.chance(3) => {
+            n.push(50, &rng.bytes(3)).unwrap();
+        }
+        _ => {}
+    }
+}
