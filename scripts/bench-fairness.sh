@@ -340,7 +340,10 @@ cat > "$WORK/drop.c" <<'C'
 __attribute__((section("xdp"), used)) int xdp_drop_all(struct xdp_md *ctx) { return XDP_DROP; }
 char _license[] __attribute__((section("license"), used)) = "GPL";
 C
-clang -O2 -g -target bpf -I/usr/include/x86_64-linux-gnu -c "$WORK/drop.c" -o "$WORK/drop.o"
+# asm/types.h is under the multiarch include directory (x86_64-linux-gnu, aarch64-linux-gnu, ...).
+MULTIARCH=$(gcc -print-multiarch 2>/dev/null || true)
+MULTIARCH=${MULTIARCH:-$(uname -m)-linux-gnu}
+clang -O2 -g -target bpf -I"/usr/include/$MULTIARCH" -c "$WORK/drop.c" -o "$WORK/drop.o"
 # The dark upstream and the sink: every frame dropped in XDP (never answered, no ICMP, no skb).
 ip -n "$D" link set dev eth0 xdpdrv obj "$WORK/drop.o" sec xdp
 ip -n "$S" link set dev eth0 xdpdrv obj "$WORK/drop.o" sec xdp
@@ -405,7 +408,7 @@ ip netns exec "$P" taskset -c "$GEN_CPU" "$TRAFFIC" producer --iface eth0 --fixe
 PIDS+=($!)
 sleep 0.5
 ip netns exec "$R" taskset -c "$FWD_CPU" "$NDX" run -c "$WORK/ndx.toml" > "$WORK/ndx.log" 2>&1 &
-NDXPID=$!; PIDS+=($NDXPID)
+NDXPID=$!; PIDS+=("$NDXPID")
 for _ in $(seq 100); do [ -S "$WORK/ndx.sock" ] && break; sleep 0.1; done
 [ -S "$WORK/ndx.sock" ] || { cat "$WORK/ndx.log"; echo "ndx did not start"; exit 1; }
 status() { "$NDX" status -s "$WORK/ndx.sock" --json; }
