@@ -258,8 +258,9 @@ fn strict(f: &[u8]) -> Result<Layers, Stop> {
     wire::walk(f, f.len(), Link::Ethernet, &Rules::STRICT)
 }
 
-fn plain_udp4(payload: &[u8]) -> Vec<u8> {
-    build(&Recipe {
+/// The recipe of a plain IPv4/UDP frame (no tag, no options, DF) carrying `payload`.
+fn plain_recipe(payload: &[u8]) -> Recipe {
+    Recipe {
         tags: vec![],
         l3: 0,
         ihl: 5,
@@ -270,7 +271,11 @@ fn plain_udp4(payload: &[u8]) -> Vec<u8> {
         ulen_delta: 0,
         payload: payload.to_vec(),
         pad: 0,
-    })
+    }
+}
+
+fn plain_udp4(payload: &[u8]) -> Vec<u8> {
+    build(&plain_recipe(payload))
 }
 
 #[test]
@@ -298,7 +303,7 @@ fn both_rules_agree_on_a_plain_frame() {
 fn vlan_tags_one_for_the_router_any_for_captures() {
     let mut r = Recipe {
         tags: vec![(false, 0x2005), (false, 7)],
-        ..recipe_of(plain_udp4)
+        ..plain_recipe(b"ndn")
     };
     let f = build(&r);
     assert_eq!(
@@ -331,25 +336,9 @@ fn vlan_tags_one_for_the_router_any_for_captures() {
     );
 }
 
-/// A recipe that `build`s to the same frame as `plain_udp4(b"ndn")`.
-fn recipe_of(_: fn(&[u8]) -> Vec<u8>) -> Recipe {
-    Recipe {
-        tags: vec![],
-        l3: 0,
-        ihl: 5,
-        tot_delta: 0,
-        frag: 0x4000,
-        proto: 17,
-        ext: vec![],
-        ulen_delta: 0,
-        payload: b"ndn".to_vec(),
-        pad: 0,
-    }
-}
-
 #[test]
 fn fragments_extension_headers_and_lengths() {
-    let base = recipe_of(plain_udp4);
+    let base = plain_recipe(b"ndn");
     // IPv4 first fragment (MF): captures only; a later fragment: neither.
     let f = build(&Recipe {
         frag: 0x2000,
@@ -485,7 +474,7 @@ fn parse_is_strict_walk() {
     let f = build(&Recipe {
         l3: 2,
         pad: 3,
-        ..recipe_of(plain_udp4)
+        ..plain_recipe(b"ndn")
     });
     let p = wire::parse(&f, f.len()).unwrap();
     assert_eq!((p.encap, p.payload.clone()), (Encap::Ether, 14..20));
