@@ -42,21 +42,7 @@ pub(crate) enum Kind {
 pub(crate) fn check() -> Result {
     let root = root();
     let files = tracked_files(&root)?;
-    let mut dirs = BTreeSet::new();
-    for f in &files {
-        let mut p = f.as_path();
-        while let Some(parent) = p.parent() {
-            if parent.as_os_str().is_empty() {
-                break;
-            }
-            dirs.insert(parent.to_path_buf());
-            p = parent;
-        }
-    }
-    let tree = Tree {
-        files: files.iter().cloned().collect(),
-        dirs,
-    };
+    let tree = Tree::new(files.iter().cloned().collect());
     let mut broken = Vec::new();
     let mut scanned = 0;
     for file in &files {
@@ -133,6 +119,22 @@ struct Tree {
 }
 
 impl Tree {
+    /// The tree of `files` and every directory above them.
+    fn new(files: BTreeSet<PathBuf>) -> Self {
+        let mut dirs = BTreeSet::new();
+        for f in &files {
+            let mut p = f.as_path();
+            while let Some(parent) = p.parent() {
+                if parent.as_os_str().is_empty() {
+                    break;
+                }
+                dirs.insert(parent.to_path_buf());
+                p = parent;
+            }
+        }
+        Self { files, dirs }
+    }
+
     fn exists(&self, p: &Path) -> bool {
         p.as_os_str().is_empty() || self.files.contains(p) || self.dirs.contains(p)
     }
@@ -390,19 +392,7 @@ mod tests {
     use super::*;
 
     fn tree(files: &[&str]) -> Tree {
-        let files: BTreeSet<PathBuf> = files.iter().map(PathBuf::from).collect();
-        let mut dirs = BTreeSet::new();
-        for f in &files {
-            let mut p = f.as_path();
-            while let Some(parent) = p.parent() {
-                if parent.as_os_str().is_empty() {
-                    break;
-                }
-                dirs.insert(parent.to_path_buf());
-                p = parent;
-            }
-        }
-        Tree { files, dirs }
+        Tree::new(files.iter().map(PathBuf::from).collect())
     }
 
     #[test]
