@@ -632,6 +632,29 @@ mod fault_tests {
 
     /// A shard with an L1 of one batch and an L2 of batches of `B`, routing `/p` to face 2
     /// (the producer); face 1 is the consumer.
+    /// A 1 MiB region in a fresh directory (buffered I/O; `tweak` adjusts its configuration),
+    /// or `None` after `skipping:` when io_uring is unavailable, unless NDX_REQUIRE_ROOT_TESTS=1.
+    fn test_region(
+        what: &str,
+        tweak: impl FnOnce(&mut RegionConfig),
+    ) -> Option<(std::path::PathBuf, Region)> {
+        let dir = std::env::temp_dir().join(format!("ndx-l2-{what}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
+        rc.direct = false;
+        tweak(&mut rc);
+        match Region::create(rc) {
+            Ok(r) => Some((dir, r)),
+            Err(ndx_hcs::OpenError::Uring(e))
+                if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
+            {
+                eprintln!("skipping: io_uring unavailable: {e}");
+                None
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+
     fn l2_shard() -> Shard {
         let cfg = ShardConfig {
             cs: CsConfig {
@@ -699,19 +722,8 @@ mod fault_tests {
     #[test]
     fn a_failed_l2_read_sends_the_parked_interest_upstream() {
         let mut shard = l2_shard();
-        let dir = std::env::temp_dir().join(format!("ndx-l2-fault-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
-        rc.direct = false;
-        let mut region = match Region::create(rc) {
-            Ok(r) => r,
-            Err(ndx_hcs::OpenError::Uring(e))
-                if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
-            {
-                eprintln!("skipping: io_uring unavailable: {e}");
-                return;
-            }
-            Err(e) => panic!("{e}"),
+        let Some((dir, mut region)) = test_region("fault", |_| {}) else {
+            return;
         };
         let failing = Arc::new(AtomicBool::new(false));
         let f = Arc::clone(&failing);
@@ -782,20 +794,8 @@ mod fault_tests {
     #[test]
     fn writes_past_the_backlog_are_dropped_and_counted() {
         let mut shard = l2_shard();
-        let dir = std::env::temp_dir().join(format!("ndx-l2-backlog-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut rc = RegionConfig::new(vec![dir.join("shard-0.l2")], 1 << 20, B as usize, 2048);
-        rc.direct = false;
-        rc.write_depth = 1;
-        let region = match Region::create(rc) {
-            Ok(r) => r,
-            Err(ndx_hcs::OpenError::Uring(e))
-                if std::env::var("NDX_REQUIRE_ROOT_TESTS").as_deref() != Ok("1") =>
-            {
-                eprintln!("skipping: io_uring unavailable: {e}");
-                return;
-            }
-            Err(e) => panic!("{e}"),
+        let Some((dir, region)) = test_region("backlog", |rc| rc.write_depth = 1) else {
+            return;
         };
         let mut l2 = ShardL2::new(Box::new(region), 2);
         // 7 batches through an L1 of one batch: 6 evicted batches to write. No poll: the
