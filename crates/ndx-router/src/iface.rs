@@ -110,13 +110,33 @@ pub(crate) fn link_state(name: &str, ifindex: u32) -> (LinkState, &'static str) 
     }
     let flags = attr(name, "flags")
         .ok()
-        .and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok())
-        .unwrap_or(1);
-    if flags & 1 == 0 {
+        .and_then(|f| u32::from_str_radix(f.trim_start_matches("0x"), 16).ok());
+    let operstate = attr(name, "operstate").ok();
+    // Read last, and only when needed: see [`classify`].
+    let carrier = || attr(name, "carrier").ok();
+    classify(flags, operstate.as_deref(), carrier)
+}
+
+/// Up or down, and why, from sysfs `flags`, `operstate` and (read last) `carrier`.
+///
+/// `ip link set down` stops the device (sysfs `operstate` reads `down` and `carrier` fails
+/// with EINVAL) before it clears `IFF_UP` in `flags`, after an RCU grace period that can
+/// last milliseconds. A carrier read that fails therefore means "being set down", not "no
+/// carrier"; a real carrier loss leaves the device running, so `carrier` reads `0`.
+fn classify(
+    flags: Option<u32>,
+    operstate: Option<&str>,
+    carrier: impl FnOnce() -> Option<String>,
+) -> (LinkState, &'static str) {
+    const IFF_UP: u32 = 1;
+    if flags.unwrap_or(IFF_UP) & IFF_UP == 0 {
         return (LinkState::Down, "set down");
     }
-    match attr(name, "operstate").as_deref() {
-        Ok("down" | "lowerlayerdown" | "notpresent") => (LinkState::Down, "no carrier"),
+    match operstate {
+        Some("down" | "lowerlayerdown" | "notpresent") => match carrier() {
+            Some(_) => (LinkState::Down, "no carrier"),
+            None => (LinkState::Down, "set down"),
+        },
         _ => (LinkState::Up, ""),
     }
 }
@@ -223,6 +243,27 @@ mod tests {
         assert_eq!(down, vec![7]);
         assert_eq!(states.get(1), LinkState::Up);
         assert_eq!(states.get(7), LinkState::Down);
+    }
+
+    #[test]
+    fn a_device_being_stopped_is_set_down_not_without_carrier() {
+        let no_read = || -> Option<String> { panic!("carrier read when up") };
+        assert_eq!(
+            classify(Some(0x1003), Some("up"), no_read),
+            (LinkState::Up, "")
+        );
+        assert_eq!(classify(Some(0x1002), Some("down"), no_read).1, "set down");
+        // IFF_UP still set, the device already stopped: carrier fails with EINVAL.
+        assert_eq!(
+            classify(Some(0x1003), Some("down"), || None),
+            (LinkState::Down, "set down")
+        );
+        // Running without carrier: carrier reads 0.
+        assert_eq!(
+            classify(Some(0x1003), Some("lowerlayerdown"), || Some("0".into())),
+            (LinkState::Down, "no carrier")
+        );
+        assert_eq!(classify(None, None, no_read), (LinkState::Up, ""));
     }
 
     #[test]
