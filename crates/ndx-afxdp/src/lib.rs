@@ -8,14 +8,17 @@
 //!   the one link-layer walker (the router's strict rules, captures' lenient rules)
 //!   with correct checksums (no `unsafe`).
 //! - [`neigh`]: next-hop resolution over rtnetlink (route, source, gateway, MAC).
-//! - `xdp` and `reflector` (feature `redirect`): a minimal redirect-everything XDP
-//!   program and the raw AF_XDP reflector, the test and benchmark baselines.
+//! - `xdp`, `reflector` and `l3fwd` (feature `redirect`): a minimal redirect-everything XDP
+//!   program, the raw AF_XDP reflector and the AF_XDP layer-3 forwarder, the test and
+//!   benchmark baselines.
 //!
 //! See README.md for the shard worker loop.
 
 mod endpoint;
 mod error;
 mod exchange;
+#[cfg(feature = "redirect")]
+pub mod l3fwd;
 pub mod neigh;
 mod port;
 #[cfg(feature = "redirect")]

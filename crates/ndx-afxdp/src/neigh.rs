@@ -112,6 +112,7 @@ const F_REPLACE: u16 = 0x100;
 const F_DUMP: u16 = 0x300;
 const F_CREATE: u16 = 0x400;
 const NTF_USE: u8 = 1;
+const IFLA_NUM_RX_QUEUES: u16 = 32;
 const NUD_INCOMPLETE: u16 = 0x01;
 const NUD_FAILED: u16 = 0x20;
 const NUD_NOARP: u16 = 0x40;
@@ -421,6 +422,20 @@ impl Resolver {
             info.addrs.extend(addr);
         }
         Ok(info)
+    }
+
+    /// The number of receive queues of an interface (`IFLA_NUM_RX_QUEUES`; read over netlink,
+    /// so it answers for the calling thread's namespace, which sysfs may not).
+    pub fn rx_queues(&mut self, ifindex: u32) -> Result<u32, NeighError> {
+        let mut body = vec![0u8, 0, 0, 0];
+        body.extend_from_slice(&(ifindex as i32).to_ne_bytes());
+        body.extend_from_slice(&[0; 8]);
+        let answers = self.request(RTM_GETLINK, 0, &body, RTM_NEWLINK)?;
+        let a = answers.first().ok_or(NeighError::Malformed)?;
+        attrs(a.get(16..).ok_or(NeighError::Malformed)?)
+            .find(|&(ty, _)| ty == IFLA_NUM_RX_QUEUES)
+            .and_then(|(_, d)| u32_of(d))
+            .ok_or(NeighError::Malformed)
     }
 
     /// Resolves the next hop towards `dst` (see the module docs).

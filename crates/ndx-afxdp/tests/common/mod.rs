@@ -239,3 +239,141 @@ pub fn wait_until(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     }
     false
 }
+
+/// Three namespaces in a line, like the benchmark's consumer — router — producer:
+///
+/// ```text
+/// c: eth0 10.98.1.1 ──veth── c0 10.98.1.2  r  p0 10.98.2.2 ──veth── eth0 10.98.2.1 :p
+/// ```
+///
+/// Fixed MACs ([`Line::C_MAC`]...), 2 RX/TX queues per end, IPv6 off (no kernel chatter),
+/// permanent neighbour entries everywhere (an AF_XDP end takes every frame, ARP included),
+/// checksum offload off on the two kernel ends.
+pub struct Line {
+    pub c: Netns,
+    pub r: Netns,
+    pub p: Netns,
+}
+
+impl Line {
+    pub const C_MAC: [u8; 6] = [2, 0, 0, 0, 1, 1];
+    pub const RC_MAC: [u8; 6] = [2, 0, 0, 0, 1, 2];
+    pub const RP_MAC: [u8; 6] = [2, 0, 0, 0, 2, 2];
+    pub const P_MAC: [u8; 6] = [2, 0, 0, 0, 2, 1];
+    pub const C_IP: &str = "10.98.1.1";
+    pub const RC_IP: &str = "10.98.1.2";
+    pub const RP_IP: &str = "10.98.2.2";
+    pub const P_IP: &str = "10.98.2.1";
+
+    pub fn new() -> Line {
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let pid = std::process::id();
+        let ns = |x: &str| Netns(format!("ndxt-{pid}-{n}-{x}"));
+        let (c, r, p) = (ns("c"), ns("r"), ns("p"));
+        for x in [&c, &r, &p] {
+            sh(&["ip", "netns", "add", &x.0]);
+            sh(&[
+                "ip",
+                "netns",
+                "exec",
+                &x.0,
+                "sysctl",
+                "-qw",
+                "net.ipv6.conf.all.disable_ipv6=1",
+                "net.ipv6.conf.default.disable_ipv6=1",
+            ]);
+            sh(&["ip", "-n", &x.0, "link", "set", "lo", "up"]);
+        }
+        let mac = |m: [u8; 6]| {
+            m.iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(":")
+        };
+        let ends = [
+            (
+                &c,
+                "eth0",
+                Self::C_MAC,
+                Self::C_IP,
+                &r,
+                "c0",
+                Self::RC_MAC,
+                Self::RC_IP,
+            ),
+            (
+                &p,
+                "eth0",
+                Self::P_MAC,
+                Self::P_IP,
+                &r,
+                "p0",
+                Self::RP_MAC,
+                Self::RP_IP,
+            ),
+        ];
+        for (ns1, if1, mac1, ip1, ns2, if2, mac2, ip2) in ends {
+            let (m1, m2) = (mac(mac1), mac(mac2));
+            sh(&[
+                "ip",
+                "link",
+                "add",
+                if1,
+                "netns",
+                &ns1.0,
+                "numrxqueues",
+                "2",
+                "numtxqueues",
+                "2",
+                "address",
+                &m1,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                if2,
+                "netns",
+                &ns2.0,
+                "numrxqueues",
+                "2",
+                "numtxqueues",
+                "2",
+                "address",
+                &m2,
+            ]);
+            for (ns, ifn, ip, peer_ip, peer_mac) in
+                [(ns1, if1, ip1, ip2, &m2), (ns2, if2, ip2, ip1, &m1)]
+            {
+                sh(&[
+                    "ip",
+                    "-n",
+                    &ns.0,
+                    "addr",
+                    "add",
+                    &format!("{ip}/24"),
+                    "dev",
+                    ifn,
+                ]);
+                sh(&["ip", "-n", &ns.0, "link", "set", ifn, "up"]);
+                sh(&[
+                    "ip",
+                    "-n",
+                    &ns.0,
+                    "neigh",
+                    "replace",
+                    peer_ip,
+                    "lladdr",
+                    peer_mac,
+                    "dev",
+                    ifn,
+                    "nud",
+                    "permanent",
+                ]);
+            }
+            sh(&[
+                "ip", "netns", "exec", &ns1.0, "ethtool", "-K", if1, "tx", "off",
+            ]);
+        }
+        Line { c, r, p }
+    }
+}
