@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
-# Data-path benchmark of ndx on veth (issue 4), with a raw AF_XDP reflector and ndnd measured
-# in the same run on the same topology (needs root). Usage:
+# Data-path benchmark of ndx on veth (issues 4, 37), with the references it is held to measured
+# in the same run on the same topology: a raw AF_XDP reflector, an AF_XDP L3 forwarder, the
+# kernel's own IP forwarding, and ndnd (needs root). Usage:
 #
 #   sudo scripts/bench-datapath.sh            # builds the release binaries first
 #
 #   consumer ns ──veth── router ns ──veth── producer ns
 #   10.77.1.1        10.77.1.2 | 10.77.2.2      10.77.2.1
-#   ndx-traffic      reflector / ndx / ndnd     ndx-traffic
-#   consumer                                    producer
+#   ndx-traffic      reflector / l3fwd /        ndx-traffic
+#   consumer         kernel / ndx / ndnd        producer
 #
 # Phases (BENCH_SECS measured seconds each, after a 1 s unmeasured warm-up):
 #   R   raw AF_XDP reflector (ndx-afxdp's example) on c0 reflecting the consumer's Interests
 #       (ndx-traffic consumer --echo, the same generator and window as below), and
 #       ndx-afxdp's flood example as a second, window-less source
+#   L   ndx-afxdp's l3fwd example on c0 and p0 (same sockets, rings, bursts and kicks as ndx's
+#       worker; it rewrites MACs, addresses and ports as ndx does and reads nothing past UDP):
+#       unique names, consumer to the router's address, Data back from the same producer.
+#       The ceiling of ndx's unique-name path (target: a >= 0.9x L)
+#   K   the kernel's IP forwarding in the router namespace (ip_forward=1; the consumer
+#       addresses the producer, 10.77.2.1, through the router's MAC; static neighbours): unique
+#       names, same generator, window and producer. veth hands a frame to the receiving
+#       side's softirq on the sending CPU, so RPS steers c0's and p0's receive to $FWD_CPU:
+#       the forwarding runs on the router's CPU as ndx's shard does (BENCH_K_RPS=0 leaves it
+#       on the senders' CPU). The softirq share of each CPU is reported per phase
 #   a   ndx forwarding unique names to the AF_XDP producer
 #   b   ndx answering from its CS (K names fetched once, producer stopped)
 #   c   ndnd fw: unique names, then CS hits, same generator
@@ -28,8 +39,11 @@
 # ndx's shard, ndnd) on CPU $FWD_CPU. Environment knobs: BENCH_SECS (10), BENCH_WINDOW (256),
 # BENCH_DISTINCT (1024), NDND_SMALL_WINDOW (32), NDX_SHARDS (1), NDND (/opt/ndx-interop/go/ndnd), GEN_CPU (0),
 # FWD_CPU (1), NO_BUILD=1 (use existing binaries in $CARGO_TARGET_DIR or target/),
-# BENCH_PHASES (RabcI: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector
+# BENCH_PHASES (RLKabcI: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector
 # and the CS hits only; phase b fills the CS through the producer either way).
+# Besides the table, the ratios issue 37 targets: a/L (ndx unique names to the L3 forwarder,
+# target >= 0.9), b/R (ndx CS hits to the reflector, >= 0.9), a/K (ndx to kernel forwarding)
+# and L/K (whether copy-mode AF_XDP on veth can beat the kernel at all).
 set -euo pipefail
 . "$(dirname "$0")/topology.sh"
 cd "$(dirname "$0")/.."
@@ -39,7 +53,7 @@ K=${BENCH_DISTINCT:-1024}
 ROUNDS=${BENCH_ROUNDS:-3}
 NDND_SMALL_WINDOW=${NDND_SMALL_WINDOW:-32}
 SHARDS=${NDX_SHARDS:-1}
-PHASES=${BENCH_PHASES:-RabcI}
+PHASES=${BENCH_PHASES:-RLKabcI}
 SLICES=${BENCH_SLICES:-8}
 SLICE_SECS=${BENCH_SLICE_SECS:-2}
 has() { [[ $PHASES == *"$1"* ]]; }
@@ -55,7 +69,8 @@ NDX=$T/release/ndx
 TRAFFIC=$T/release/ndx-traffic
 REFLECTOR=$T/release/examples/reflector
 FLOOD=$T/release/examples/flood
-for b in "$NDX" "$TRAFFIC" "$REFLECTOR" "$FLOOD"; do [ -x "$b" ] || { echo "missing $b"; exit 1; }; done
+L3FWD=$T/release/examples/l3fwd
+for b in "$NDX" "$TRAFFIC" "$REFLECTOR" "$FLOOD" "$L3FWD"; do [ -x "$b" ] || { echo "missing $b"; exit 1; }; done
 
 TAG=$$
 C=ndxbench-c-$TAG R=ndxbench-r-$TAG P=ndxbench-p-$TAG
@@ -122,11 +137,15 @@ perf_end() {
 
 # consumer NAME ARGS...: runs the generator in the consumer ns, pinned; JSON to $WORK/NAME.json
 # (NAME carries the round number). CNS and CMAC select another consumer ns and next-hop MAC.
+# CDST selects another destination address (phase K addresses the producer). The CPUs'
+# /proc/stat lines before and after go to $WORK/NAME.stat (which CPU did the work).
 consumer() {
   local name=$1; shift
+  grep '^cpu[0-9]' /proc/stat > "$WORK/$name.stat"
   ip netns exec "${CNS:-$C}" taskset -c "$GEN_CPU" "$TRAFFIC" consumer --iface eth0 \
     --dst-mac "${CMAC:-$MRC}" \
-    --src-ip 10.77.1.1 --dst-ip 10.77.1.2 --window "${CWIN:-$WINDOW}" "$@" | tee "$WORK/$name.json" >&2
+    --src-ip 10.77.1.1 --dst-ip "${CDST:-10.77.1.2}" --window "${CWIN:-$WINDOW}" "$@" | tee "$WORK/$name.json" >&2
+  grep '^cpu[0-9]' /proc/stat >> "$WORK/$name.stat"
 }
 producer_start() {
   ip netns exec $P taskset -c "$GEN_CPU" "$TRAFFIC" producer --iface eth0 > "$WORK/producer.$1.json" 2>"$WORK/producer.$1.err" &
@@ -190,6 +209,45 @@ phase_reflector() { # ROUND
   REFL=$!; PIDS+=($REFL); sleep 1
   ip netns exec $C taskset -c "$GEN_CPU" "$FLOOD" eth0 0 "$SECS" "$MRC" 10.77.1.1:6363 10.77.1.2:6363 "$IFRAME" | tee "$WORK/flood.$1.txt" >&2
   wait "$REFL" || true; cat "$WORK/reflector2.$1.txt" >&2
+}
+
+phase_l3fwd() { # ROUND
+  say "[$1] L: AF_XDP L3 forwarder c0 <-> p0 (CPU $FWD_CPU), unique names"
+  producer_start "L.$1"
+  ip netns exec $R taskset -c "$FWD_CPU" "$L3FWD" c0 10.77.1.1:6363 p0 10.77.2.1:6363 "$((SECS + 30))" \
+    > "$WORK/l3fwd.$1.txt" 2> "$WORK/l3fwd.$1.err" &
+  L3=$!; PIDS+=($L3)
+  # It prints its headers once both interfaces are open and the programs attached.
+  for _ in $(seq 100); do grep -q ' -> ' "$WORK/l3fwd.$1.err" && break; sleep 0.1; done
+  grep -q ' -> ' "$WORK/l3fwd.$1.err" || { cat "$WORK/l3fwd.$1.err"; echo "l3fwd did not start"; exit 1; }
+  perf_start "L.$1" "$L3"
+  consumer "L.$1" --unique --prefix "/bench/l$1" --seconds "$SECS"
+  perf_end "L.$1"
+  stop "$L3"; stop "$PRODUCER"
+  cat "$WORK/l3fwd.$1.err" "$WORK/l3fwd.$1.txt" "$WORK/producer.L.$1.json" >&2
+}
+
+# rps IFACE MASK: steers every receive queue of IFACE (router namespace) to the CPUs in MASK
+# (hexadecimal; 0 turns RPS off).
+rps() {
+  # The namespace's own /sys: `ip netns exec` mounts it.
+  ip netns exec $R sh -c 'for q in /sys/class/net/"$1"/queues/rx-*; do echo "$2" > "$q/rps_cpus"; done' \
+    rps "$1" "$2"
+}
+
+phase_kernel() { # ROUND
+  local mask
+  mask=$(printf '%x' $((1 << FWD_CPU)))
+  say "[$1] K: kernel IP forwarding in the router namespace (RPS to CPU $FWD_CPU: ${BENCH_K_RPS:-1}), unique names"
+  ip netns exec $R sysctl -qw net.ipv4.ip_forward=1
+  if [ "${BENCH_K_RPS:-1}" != 0 ]; then rps c0 "$mask"; rps p0 "$mask"; fi
+  producer_start "K.$1"
+  perf_start "K.$1"
+  CDST=10.77.2.1 consumer "K.$1" --unique --prefix "/bench/k$1" --seconds "$SECS"
+  perf_end "K.$1"
+  stop "$PRODUCER"; cat "$WORK/producer.K.$1.json" >&2
+  rps c0 0; rps p0 0
+  ip netns exec $R sysctl -qw net.ipv4.ip_forward=0
 }
 
 # start_ndx NAME: starts the AF_XDP producer and ndx (pinned), and waits until ndx's producer
@@ -303,6 +361,8 @@ phase_interleaved() {
 
 for r in $(seq "$ROUNDS"); do
   if has R; then phase_reflector "$r"; fi
+  if has L; then phase_l3fwd "$r"; fi
+  if has K; then phase_kernel "$r"; fi
   if has a || has b; then phase_ndx "$r"; fi
   if has c; then phase_ndnd "$r"; fi
 done
@@ -324,6 +384,8 @@ def flood(r):
     except Exception:
         return None
 rows = [("R", "raw AF_XDP reflector (echo, same generator)"),
+        ("L", "AF_XDP L3 forwarder, unique names"),
+        ("K", "kernel IP forwarding, unique names"),
         ("a", "ndx, unique names (forwarding)"),
         ("b", "ndx, CS hits"),
         ("c-u", "ndnd fw, unique names (best window)"),
@@ -353,6 +415,16 @@ if any(x for v in vals.values() for x in v):
       vn = med(ratios(k, nd[k])) if k in nd else None
       print(f"{k:6}{name:48} {m:15.0f} {vr:12.2f}x {('%.1fx' % vn) if vn else '-':>8}")
   print("\n(ratios: median over rounds of the ratio within each round)")
+  print()
+  for num, den, what, target in (("a", "L", "ndx unique names / AF_XDP L3 forwarder", 0.9),
+                                 ("b", "R", "ndx CS hits / raw reflector", 0.9),
+                                 ("a", "K", "ndx unique names / kernel IP forwarding", None),
+                                 ("L", "K", "AF_XDP L3 forwarder / kernel IP forwarding", None)):
+      r = med(ratios(num, den))
+      if r is None:
+          continue
+      t = f"  (target >= {target})" if target else ""
+      print(f"{num}/{den:4}{what:48} {r:15.2f}x{t}")
 pairs = []
 i = 1
 while os.path.exists(os.path.join(w, f"I-R.{i}.json")):
@@ -369,6 +441,32 @@ if pairs:
           f"(quartiles {q(0.25):.2f}-{q(0.75):.2f}, range {rs[0]:.2f}-{rs[-1]:.2f}); "
           f"pooled {sum(b for _, b in pairs) / sum(r for r, _ in pairs):.2f}x")
 last = rounds
+# Which CPU did the work: each CPU's busy and softirq share of its time while the phase's
+# consumer ran (/proc/stat is the whole machine's: other load shows up too).
+cpu_lines = []
+for ph in ("R", "L", "K", "a", "b"):
+    p = os.path.join(w, f"{ph}.{last}.stat")
+    try:
+        lines = [l.split() for l in open(p)]
+    except OSError:
+        continue
+    n = len(lines) // 2
+    if n == 0:
+        continue
+    parts = []
+    for before, after in zip(lines[:n], lines[n:2 * n]):
+        d = [int(y) - int(x) for x, y in zip(before[1:], after[1:])]
+        total = sum(d[:8]) or 1
+        busy = total - d[3] - d[4]
+        parts.append(f"{before[0]} busy {100 * busy / total:.0f}% softirq {100 * d[6] / total:.0f}%")
+    cpu_lines.append(f"  {ph}: " + ", ".join(parts))
+if cpu_lines:
+    print(f"\nCPU time while the consumer ran (round {last}; whole machine):")
+    print("\n".join(cpu_lines))
+p = os.path.join(w, f"l3fwd.{last}.txt")
+if os.path.exists(p):
+    print(f"l3fwd counters (round {last}): " + "; ".join(
+        l.strip() for l in open(p) if l.startswith(("a_to_b", "b_to_a"))))
 for ph in ("a", "b"):
     p = os.path.join(w, f"status.{ph}.{last}.json")
     if os.path.exists(p):

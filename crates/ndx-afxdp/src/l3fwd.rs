@@ -340,7 +340,7 @@ impl L3Fwd {
             if turns.is_multiple_of(256) && deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
-            for s in 0..2 {
+            for (s, dir) in st.iter_mut().enumerate() {
                 let (l, r) = self.legs.split_at_mut(1);
                 let (inp, out) = if s == 0 {
                     (&mut l[0], &mut r[0])
@@ -349,9 +349,9 @@ impl L3Fwd {
                 };
                 for ep in &mut inp.eps {
                     let n = ep.rx_burst(&mut rx, self.cfg.burst);
-                    st[s].rx += n as u64;
+                    dir.rx += n as u64;
                     for f in rx.drain(..) {
-                        forward_one(ep, &f, out, &mut hdr, &mut st[s]);
+                        forward_one(ep, &f, out, &mut hdr, dir);
                         ep.release(f);
                     }
                 }
