@@ -218,8 +218,8 @@ phase_l3fwd() { # ROUND
     > "$WORK/l3fwd.$1.txt" 2> "$WORK/l3fwd.$1.err" &
   L3=$!; PIDS+=($L3)
   # It prints its headers once both interfaces are open and the programs attached.
-  for _ in $(seq 100); do grep -q ' -> ' "$WORK/l3fwd.$1.err" && break; sleep 0.1; done
-  grep -q ' -> ' "$WORK/l3fwd.$1.err" || { cat "$WORK/l3fwd.$1.err"; echo "l3fwd did not start"; exit 1; }
+  for _ in $(seq 100); do grep -qs ' -> ' "$WORK/l3fwd.$1.err" && break; sleep 0.1; done
+  grep -qs ' -> ' "$WORK/l3fwd.$1.err" || { cat "$WORK/l3fwd.$1.err"; echo "l3fwd did not start"; exit 1; }
   perf_start "L.$1" "$L3"
   consumer "L.$1" --unique --prefix "/bench/l$1" --seconds "$SECS"
   perf_end "L.$1"
@@ -413,7 +413,7 @@ if any(x for v in vals.values() for x in v):
           continue
       vr = med(ratios(k, "R"))
       vn = med(ratios(k, nd[k])) if k in nd else None
-      print(f"{k:6}{name:48} {m:15.0f} {vr:12.2f}x {('%.1fx' % vn) if vn else '-':>8}")
+      print(f"{k:6}{name:48} {m:15.0f} {('%.2fx' % vr) if vr else '-':>13} {('%.1fx' % vn) if vn else '-':>8}")
   print("\n(ratios: median over rounds of the ratio within each round)")
   print()
   for num, den, what, target in (("a", "L", "ndx unique names / AF_XDP L3 forwarder", 0.9),
