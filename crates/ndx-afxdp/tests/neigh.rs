@@ -28,6 +28,8 @@ fn resolves_peer_and_reports_pending_and_no_route() {
             }
         };
         let link = r.link(hop.map_or(0, |h| h.ifindex)).unwrap();
+        // The veth was made with 2 receive queues (netlink, in this thread's namespace).
+        assert_eq!(r.rx_queues(link.ifindex).unwrap(), 2);
         // An on-link address nobody answers for: never Ready.
         let ghost_ip: IpAddr = "10.99.0.77".parse().unwrap();
         let mut ghost = Vec::new();
