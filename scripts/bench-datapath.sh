@@ -466,7 +466,7 @@ if cpu_lines:
 p = os.path.join(w, f"l3fwd.{last}.txt")
 if os.path.exists(p):
     print(f"l3fwd counters (round {last}): " + "; ".join(
-        l.strip() for l in open(p) if l.startswith(("a_to_b", "b_to_a"))))
+        l.strip() for l in open(p) if l.startswith(("l3fwd:", "a_to_b", "b_to_a"))))
 for ph in ("a", "b"):
     p = os.path.join(w, f"status.{ph}.{last}.json")
     if os.path.exists(p):

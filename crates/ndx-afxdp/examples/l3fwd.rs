@@ -84,7 +84,10 @@ fn main() -> ExitCode {
     );
     let st = fwd.run(&stop, Some(Instant::now() + Duration::from_secs_f64(secs)));
     let t = st.elapsed.as_secs_f64();
-    println!("l3fwd: {:.2}s", t);
+    println!(
+        "l3fwd: {t:.2}s; slowest 256 loop turns {:.3} ms",
+        st.slowest_256_turns.as_secs_f64() * 1e3
+    );
     println!("{}", line("a_to_b", &st.a_to_b, t));
     println!("{}", line("b_to_a", &st.b_to_a, t));
     println!("kernel a: {:?}", st.kernel_a);

@@ -171,6 +171,9 @@ pub struct FwdStats {
     pub kernel_a: KernelStats,
     /// Kernel statistics of side B's sockets, summed over its queues.
     pub kernel_b: KernelStats,
+    /// The longest time 256 loop turns took: a turn is a few microseconds, so a long one
+    /// means the thread did not run (a shared CPU) or a kick took that long.
+    pub slowest_256_turns: Duration,
 }
 
 struct Leg {
@@ -335,10 +338,17 @@ impl L3Fwd {
         let mut rx: Vec<RxFrame> = Vec::with_capacity(self.cfg.burst);
         let mut hdr = [0u8; 64];
         let mut turns = 0u32;
+        let mut mark = start;
+        let mut slowest = Duration::ZERO;
         while !stop.load(Ordering::Relaxed) {
             turns = turns.wrapping_add(1);
-            if turns.is_multiple_of(256) && deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
+            if turns.is_multiple_of(256) {
+                let now = Instant::now();
+                slowest = slowest.max(now - mark);
+                mark = now;
+                if deadline.is_some_and(|d| now >= d) {
+                    break;
+                }
             }
             for (s, dir) in st.iter_mut().enumerate() {
                 let (l, r) = self.legs.split_at_mut(1);
@@ -386,6 +396,7 @@ impl L3Fwd {
             elapsed: start.elapsed(),
             kernel_a: kernel(&self.legs[0]),
             kernel_b: kernel(&self.legs[1]),
+            slowest_256_turns: slowest,
         }
     }
 }
