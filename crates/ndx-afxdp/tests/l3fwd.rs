@@ -176,7 +176,8 @@ fn forwards_udp_both_ways_with_rewritten_headers() {
         !ping.status.success(),
         "nothing answers a ping through the forwarder"
     );
-    std::thread::sleep(Duration::from_millis(200));
+    // The last ping left a second ago; give a descheduled forwarder time to take it too.
+    std::thread::sleep(Duration::from_millis(500));
     stop.store(true, Ordering::Relaxed);
     let st = router.join().unwrap();
 
