@@ -14,6 +14,7 @@ use ndx_codec::{ComponentKind, Data, Name};
 
 use crate::hash::HashKey;
 use crate::index::{HashIndex, HomeProbe};
+use crate::lent::Lent;
 
 /// Replacement policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +85,7 @@ pub struct CsCounters {
     /// Data larger than a slot.
     pub too_large: u64,
     /// Data stored in the receive frame they arrived in, which the CS kept instead of
-    /// copying the Data into a slot ([`Cs::insert_kept`]).
+    /// copying the Data into a slot ([`Cs::insert_lent`]).
     pub kept: u64,
 }
 
@@ -126,7 +127,7 @@ struct Meta {
     prev: u32,
     next: u32,
     /// Where the Data's bytes are: [`SLAB`], [`HELD`], or the number of the lent frame
-    /// they are in, until the caller hands that frame over ([`Cs::keep_frames`]): a
+    /// they are in, until the caller hands that frame over ([`Cs::return_lent`]): a
     /// *pending* slot, which lookups pass over (its bytes are out of reach).
     src: u32,
     /// Where the Data starts in its frame ([`HELD`] and pending slots).
@@ -160,30 +161,60 @@ pub struct CsHit<'c> {
     pub slot: u32,
 }
 
-/// The L1 content store of one shard.
+/// The L1 content store of one shard, which may keep receive frames of type `F`.
 ///
 /// # Kept frames
 /// A Data is usually copied into a slot of the slab. A caller that receives into frames it
 /// can part with (the UMEM frames of an AF_XDP socket; any owned buffer) may instead let
-/// the store keep the frame a Data arrived in (of the type given to
-/// [`with_frames`](Self::with_frames)): [`insert_kept`](Self::insert_kept)
-/// indexes the Data at once but marks its slot *pending*, since the frame is still the
-/// caller's (it is sending the Data down from it); [`keep_frames`](Self::keep_frames) then
-/// takes the frames over, and the slots become readable. A frame the store lets go (its Data
-/// evicted or replaced) waits in [`released`](Self::released) for the caller to recycle.
-/// Seeds 001 and NDN-DPDK keep the packet buffer the same way: a worst-case Data then costs
-/// no copy of its bytes and no slab lines brought in to receive them.
+/// the store keep the frame a Data arrived in (`F`, given to
+/// [`with_frames`](Cs::with_frames)): [`insert_lent`](Self::insert_lent) indexes the Data
+/// at once but marks its slot *pending*, since the frame is still the caller's (it is
+/// sending the Data down from it); [`return_lent`](Self::return_lent) then hands every
+/// lent frame back, the store taking over those it chose, and the slots become readable. A
+/// frame the store lets go (its Data evicted or replaced) waits in
+/// [`released`](Self::released) for the caller to recycle. Seeds 001 and NDN-DPDK keep the
+/// packet buffer the same way: a worst-case Data then costs no copy of its bytes and no
+/// slab lines brought in to receive them.
 ///
-/// The frames are held behind one trait object, so that the store and the shard are not
-/// generic (their code stays compiled, and inlined, in this crate); only handing frames over
-/// and back is.
+/// The store is generic over its frame type rather than holding frames behind a trait
+/// object: the frames it hands back are of the type it was made with, with no downcast
+/// that could come back empty. A store that copies every Data ([`Cs::new`]) has the frame
+/// type [`NoFrame`], which has no values.
+///
+/// ```
+/// use ndx_core::{Cs, CsConfig, HashKey, Lent};
+/// let mut cs = Cs::with_frames::<Vec<u8>>(CsConfig { capacity: 4, ..CsConfig::default() },
+///     HashKey::new(1, 2));
+/// let mut lent = Lent::new();
+/// // Nothing was lent: returning hands nothing back and the store takes nothing.
+/// cs.return_lent(&mut lent, |_: u32, _| None);
+/// let released: Vec<Vec<u8>> = cs.released().collect(); // typed: no turbofish to get wrong
+/// assert!(released.is_empty());
+/// ```
+///
+/// A store of one frame type cannot take or hand back frames of another:
+///
+/// ```compile_fail
+/// use ndx_core::{Cs, CsConfig, HashKey, Lent};
+/// let mut cs = Cs::with_frames::<Vec<u8>>(CsConfig::default(), HashKey::new(1, 2));
+/// let mut lent: Lent<u32> = Lent::new();
+/// cs.return_lent(&mut lent, |_, _| Some(String::from("another type")));
+/// ```
+///
+/// ```compile_fail
+/// use ndx_core::{Cs, CsConfig, HashKey};
+/// let mut cs = Cs::with_frames::<Vec<u8>>(CsConfig::default(), HashKey::new(1, 2));
+/// let back: Vec<String> = cs.released().collect();
+/// ```
 #[derive(Debug)]
-pub struct Cs {
+pub struct Cs<F = NoFrame> {
     cfg: CsConfig,
     key: HashKey,
     slab: Vec<u8>,
-    /// The frames of [`HELD`] slots, and those let go; None for a store that keeps none.
-    kept: Option<Box<dyn Frames>>,
+    /// The frames of [`HELD`] slots, and those let go (no slots for a store that keeps none).
+    kept: KeptFrames<F>,
+    /// Whether the store may keep frames ([`Cs::with_frames`]).
+    keeps: bool,
     /// Slots waiting for their frame: (lent frame number, slot).
     pending: Vec<(u32, u32)>,
     /// Whether the last insertion kept its frame: the next victim's slab lines are then not
@@ -213,22 +244,18 @@ pub trait Frame: AsRef<[u8]> + Send + std::fmt::Debug + 'static {}
 
 impl<F: AsRef<[u8]> + Send + std::fmt::Debug + 'static> Frame for F {}
 
-/// The frames a store keeps, by slot, and those it let go: [`KeptFrames`] of the caller's
-/// frame type, behind a trait object.
-trait Frames: std::any::Any + Send + std::fmt::Debug {
-    /// The frame of `slot`.
-    fn frame(&self, slot: u32) -> Option<&[u8]>;
-    /// For [`Cs::keep_frames`] and [`Cs::released`], which know the frame type.
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
-    /// Moves `slot`'s frame, if any, to the released ones.
-    fn let_go(&mut self, slot: u32);
-    /// Prefetches `slot`'s handle.
-    fn prefetch(&self, slot: u32);
-    /// Frames held.
-    fn held(&self) -> usize;
+/// The frame type of a store that keeps no frames ([`Cs::new`], `Shard::new`): it has no
+/// values, so such a store can neither be handed a frame nor hand one back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoFrame {}
+
+impl AsRef<[u8]> for NoFrame {
+    fn as_ref(&self) -> &[u8] {
+        match *self {}
+    }
 }
 
-/// The frames of type `F` a store keeps.
+/// The frames of type `F` a store keeps, by slot, and those it let go.
 #[derive(Debug)]
 struct KeptFrames<F> {
     slots: Vec<Option<F>>,
@@ -242,20 +269,20 @@ impl<F: Frame> KeptFrames<F> {
     fn hold(&mut self, slot: u32, f: F) {
         if let Some(k) = self.slots.get_mut(slot as usize) {
             self.held += usize::from(k.is_none());
-            *k = Some(f);
+            if let Some(old) = k.replace(f) {
+                self.released.push(old);
+            }
         }
     }
-}
 
-impl<F: Frame> Frames for KeptFrames<F> {
+    /// The frame of `slot`.
+    #[inline(always)]
     fn frame(&self, slot: u32) -> Option<&[u8]> {
         Some(self.slots.get(slot as usize)?.as_ref()?.as_ref())
     }
 
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
-        self
-    }
-
+    /// Moves `slot`'s frame, if any, to the released ones.
+    #[inline(always)]
     fn let_go(&mut self, slot: u32) {
         if let Some(f) = self.slots.get_mut(slot as usize).and_then(Option::take) {
             self.held -= 1;
@@ -263,14 +290,12 @@ impl<F: Frame> Frames for KeptFrames<F> {
         }
     }
 
+    /// Prefetches `slot`'s handle.
+    #[inline(always)]
     fn prefetch(&self, slot: u32) {
         if let Some(k) = self.slots.get(slot as usize) {
             ndx_mem::prefetch(k);
         }
-    }
-
-    fn held(&self) -> usize {
-        self.held
     }
 }
 
@@ -278,6 +303,25 @@ impl Cs {
     /// A CS with all its memory allocated now, which copies every Data it stores (see
     /// [`with_frames`](Self::with_frames)).
     pub fn new(cfg: CsConfig, key: HashKey) -> Self {
+        Cs::build(cfg, key, false)
+    }
+
+    /// [`new`](Self::new), for a store that may keep receive frames of type `F` (see
+    /// [`insert_lent`](Cs::insert_lent)).
+    pub fn with_frames<F: Frame>(cfg: CsConfig, key: HashKey) -> Cs<F> {
+        Cs::build(cfg, key, true)
+    }
+
+    /// [`new`](Self::new) with the frame type `F`, copying every Data nonetheless: for a
+    /// caller that turns keeping off but has one type for both cases.
+    pub fn copying<F: Frame>(cfg: CsConfig, key: HashKey) -> Cs<F> {
+        Cs::build(cfg, key, false)
+    }
+}
+
+impl<F: Frame> Cs<F> {
+    /// A CS with all its memory allocated now, keeping frames when `keeps`.
+    fn build(cfg: CsConfig, key: HashKey, keeps: bool) -> Self {
         let capacity = cfg.capacity.clamp(1, NIL as usize - 1);
         let window = match cfg.admission {
             Admission::SecondHit { window } => window.max(1),
@@ -287,7 +331,16 @@ impl Cs {
             cfg: CsConfig { capacity, ..cfg },
             key,
             slab: vec![0; capacity * cfg.slot_size],
-            kept: None,
+            kept: KeptFrames {
+                slots: if keeps {
+                    std::iter::repeat_with(|| None).take(capacity).collect()
+                } else {
+                    Vec::new()
+                },
+                held: 0,
+                released: Vec::new(),
+            },
+            keeps,
             pending: Vec::new(),
             keeping: false,
             meta: vec![
@@ -327,24 +380,9 @@ impl Cs {
         }
     }
 
-    /// [`new`](Self::new), for a store that may keep receive frames of type `F` (see
-    /// [`insert_kept`](Self::insert_kept)).
-    pub fn with_frames<F: Frame>(cfg: CsConfig, key: HashKey) -> Self {
-        let mut cs = Self::new(cfg, key);
-        let slots = std::iter::repeat_with(|| None)
-            .take(cs.cfg.capacity)
-            .collect();
-        cs.kept = Some(Box::new(KeptFrames::<F> {
-            slots,
-            held: 0,
-            released: Vec::new(),
-        }));
-        cs
-    }
-
-    /// Whether the store may keep receive frames ([`with_frames`](Self::with_frames)).
+    /// Whether the store may keep receive frames ([`with_frames`](Cs::with_frames)).
     pub fn keeps_frames(&self) -> bool {
-        self.kept.is_some()
+        self.keeps
     }
 
     /// Counters.
@@ -392,7 +430,7 @@ impl Cs {
             return None;
         }
         let off = usize::from(m.off);
-        let frame = self.kept.as_ref()?.frame(slot)?;
+        let frame = self.kept.frame(slot)?;
         frame.get(off..off + m.len as usize)
     }
 
@@ -671,12 +709,30 @@ impl Cs {
     }
 
     /// [`insert_hashed`](Self::insert_hashed) of a Data that the caller received in a
-    /// frame it can part with: lent frame number `frame` (see the shard's
-    /// `process_burst_keeping`), the Data starting at byte `offset` of it. The store keeps
-    /// the frame instead of copying the Data: the Data is indexed now, its slot pending
-    /// (lookups pass over it) until [`keep_frames`](Self::keep_frames) hands the frame
-    /// over. An offset beyond 16 bits copies the Data instead.
-    pub fn insert_kept(
+    /// frame it can part with, lent to the store with the caller's `handle` on it (pushed
+    /// onto `lent`), the Data starting at byte `offset` of it. The store may keep the frame
+    /// instead of copying the Data: the Data is indexed now, its slot pending (lookups pass
+    /// over it) until [`return_lent`](Self::return_lent) hands the frame over. An offset
+    /// beyond 16 bits, or a store made with [`Cs::new`], copies the Data instead. Whatever
+    /// the outcome, `handle` comes back once through [`return_lent`](Self::return_lent).
+    #[expect(clippy::too_many_arguments, reason = "insert_hashed's, and the lent frame's")]
+    pub fn insert_lent<L>(
+        &mut self,
+        now: u64,
+        data: &Data<'_>,
+        name_hash: u64,
+        prefix: Option<(&Name<'_>, u64)>,
+        offset: usize,
+        lent: &mut Lent<L>,
+        handle: L,
+    ) -> bool {
+        let frame = lent.push_own(handle);
+        self.insert_kept(now, data, name_hash, prefix, frame, offset)
+    }
+
+    /// [`insert_lent`](Self::insert_lent) of a Data in lent frame number `frame` (the
+    /// shard's numbering, which its `Lent` ledger follows).
+    pub(crate) fn insert_kept(
         &mut self,
         now: u64,
         data: &Data<'_>,
@@ -686,7 +742,7 @@ impl Cs {
         offset: usize,
     ) -> bool {
         match u16::try_from(offset) {
-            Ok(off) if frame < HELD && self.kept.is_some() => {
+            Ok(off) if frame < HELD && self.keeps => {
                 self.store(now, data, name_hash, prefix, Some((frame, off)))
             }
             _ => self.store(now, data, name_hash, prefix, None),
@@ -814,58 +870,72 @@ impl Cs {
         self.evicted_bytes = log;
     }
 
-    /// Hands over the frames of the slots [`insert_kept`](Self::insert_kept) left pending
-    /// since the last call: `take(n)` gives lent frame `n` (None if the caller cannot part
-    /// with it after all). Each slot whose Data was not evicted or replaced meanwhile becomes
-    /// readable; a slot whose frame does not come, or is too short for the Data, is removed.
-    /// Call it once the Data have been sent down from those frames, before lending the next.
+    /// Ends a lending: hands every frame lent since the last call back, once each and in
+    /// the order lent, as `back(handle, keep)`. When `keep`, the store chose the frame for a
+    /// Data it admitted: `back` returns it (`Some`) for the store to hold, the slot becoming
+    /// readable, or `None` if the caller cannot part with it after all (the Data is then
+    /// removed). When not `keep`, the frame stays the caller's and `back` returns `None` (a
+    /// frame returned anyway goes to [`released`](Self::released)). A frame too short for
+    /// its Data goes to [`released`](Self::released) too. `lent` is left empty.
     ///
-    /// `F` is the type the store was made with ([`with_frames`](Self::with_frames)); with
-    /// another, no frame is taken and the pending Data are removed.
-    pub fn keep_frames<F: Frame>(&mut self, mut take: impl FnMut(u32) -> Option<F>) {
-        if self.pending.is_empty() {
-            return;
-        }
-        let mut kept = self.kept.take();
-        let mut frames = kept
-            .as_mut()
-            .and_then(|k| k.as_any_mut().downcast_mut::<KeptFrames<F>>());
+    /// Call it once the Data have been sent down from those frames, before lending the next.
+    pub fn return_lent<L>(&mut self, lent: &mut Lent<L>, mut back: impl FnMut(L, bool) -> Option<F>) {
         let mut pending = std::mem::take(&mut self.pending);
-        for &(frame, slot) in &pending {
-            let Some(m) = self.meta.get_mut(slot as usize) else {
-                continue;
-            };
-            if !m.live || m.src != frame {
-                continue;
+        let mut wanted = pending.iter().copied().peekable();
+        for (k, handle) in lent.drain().enumerate() {
+            let k = k as u32;
+            // Pending entries are in lent order; an earlier number than `k` cannot be left.
+            let mut slot = None;
+            while let Some((_, s)) = wanted.next_if(|&(f, _)| f == k) {
+                // The frame's Data may have been evicted or replaced (its slot even reused
+                // by a later frame) since it was inserted.
+                if self
+                    .meta
+                    .get(s as usize)
+                    .is_some_and(|m| m.live && m.src == k)
+                {
+                    slot = Some(s);
+                }
             }
-            let end = usize::from(m.off) + m.len as usize;
-            let Some(frames) = frames.as_deref_mut() else {
-                self.remove(slot);
+            let Some(slot) = slot else {
+                if let Some(f) = back(handle, false) {
+                    self.kept.released.push(f);
+                }
                 continue;
             };
-            match take(frame) {
+            let m = &mut self.meta[slot as usize];
+            let end = usize::from(m.off) + m.len as usize;
+            match back(handle, true) {
                 Some(f) if f.as_ref().len() >= end => {
                     m.src = HELD;
-                    frames.hold(slot, f);
+                    self.kept.hold(slot, f);
                     self.counters.kept += 1;
                 }
                 Some(f) => {
-                    frames.released.push(f);
+                    self.kept.released.push(f);
                     self.remove(slot);
                 }
                 None => self.remove(slot),
             }
         }
+        // Slots of frames the ledger does not hold (none when the caller lent through it).
+        for (frame, slot) in wanted {
+            if self
+                .meta
+                .get(slot as usize)
+                .is_some_and(|m| m.live && m.src == frame)
+            {
+                self.remove(slot);
+            }
+        }
         pending.clear();
         self.pending = pending;
-        self.kept = kept;
     }
 
-    /// Removes the Data of slots still pending (their frames did not come: a new action
-    /// list began without [`keep_frames`](Self::keep_frames)).
-    pub fn discard_pending(&mut self) {
-        // A handover in which no frame comes (of whatever type: none is taken).
-        self.keep_frames(|_| Option::<Vec<u8>>::None);
+    /// Removes the Data of slots still pending (their frames will not come: a new action
+    /// list began without [`return_lent`](Self::return_lent)).
+    pub(crate) fn discard_pending(&mut self) {
+        self.return_lent(&mut Lent::<()>::new(), |(), _| None);
     }
 
     /// Whether slots wait for their frames.
@@ -876,14 +946,8 @@ impl Cs {
 
     /// The frames the store let go (their Data evicted, replaced or removed), for the caller
     /// to recycle.
-    /// `F` is the type the store was made with; with another, there are none.
-    pub fn released<F: Frame>(&mut self) -> impl Iterator<Item = F> + '_ {
-        self.kept
-            .as_mut()
-            .and_then(|k| k.as_any_mut().downcast_mut::<KeptFrames<F>>())
-            .map(|k| k.released.drain(..))
-            .into_iter()
-            .flatten()
+    pub fn released(&mut self) -> impl Iterator<Item = F> + '_ {
+        self.kept.released.drain(..)
     }
 
     /// Removes every Data that lives in a kept frame (and those still pending), so that
@@ -904,15 +968,13 @@ impl Cs {
 
     /// Frames the store holds.
     pub fn frames_held(&self) -> usize {
-        self.kept.as_ref().map_or(0, |k| k.held())
+        self.kept.held
     }
 
     /// Lets go of the frame of `slot`, if it holds one.
     #[inline(always)]
     fn let_go(&mut self, slot: u32) {
-        if let Some(k) = self.kept.as_mut() {
-            k.let_go(slot);
-        }
+        self.kept.let_go(slot);
     }
 
     /// Hands every logged eviction to `f` (name hash, Data packet), oldest first, and
@@ -1113,9 +1175,9 @@ impl Cs {
                     }
                     if !self.keeping {
                         self.prefetch_slab(p.prev, pp.len as usize, 0);
-                    } else if let Some(k) = &self.kept {
+                    } else {
                         // Its frame's handle, which the eviction moves out.
-                        k.prefetch(p.prev);
+                        self.kept.prefetch(p.prev);
                     }
                 }
             }

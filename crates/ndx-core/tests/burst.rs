@@ -2,10 +2,10 @@
 //! sends (faces and bytes, in order), drops, counters and PIT, on random traffic (Interests,
 //! Data with and without our tokens, Nacks, fragments, garbage) cut into random bursts (up to
 //! 100 frames: one group of 8 or several). The lent calls (`process_lent`,
-//! `process_burst_lent`) send the same frames too, read back with `Actions::sends_with`.
+//! `process_burst_lent`) send the same frames too, read back with `Lent::sends`.
 
 use ndx_codec::{InterestRepr, LpHeaders};
-use ndx_core::{Actions, FaceId, FaceInfo, Fib, NextHop, Shard, ShardConfig};
+use ndx_core::{Actions, FaceId, FaceInfo, Fib, Lent, NextHop, Shard, ShardConfig};
 use proptest::prelude::*;
 
 mod common;
@@ -59,10 +59,10 @@ fn collect(out: &Actions) -> Sent {
     )
 }
 
-/// The sends of an action list whose frames were lent (`frames`, in order), whole.
-fn collect_lent(out: &Actions, frames: &[(FaceId, Vec<u8>)]) -> Sent {
-    let sends = out
-        .sends_with(|k| frames[k as usize].1.as_slice())
+/// The sends of an action list whose frames were lent (`frames`, by index), whole.
+fn collect_lent(out: &Actions, lent: &Lent<usize>, frames: &[(FaceId, Vec<u8>)]) -> Sent {
+    let sends = lent
+        .sends(out, |&k| frames[k].1.as_slice())
         .map(|o| {
             let mut b = Vec::new();
             o.copy_to(&mut b);
@@ -113,15 +113,25 @@ proptest! {
             prop_assert_eq!(&a, &b);
             // Lent: in one burst, or one by one (alternately).
             out_lent.clear();
+            let mut ledger = Lent::new();
             if now % 2 == 0 {
-                lent.process_burst_lent(now, &refs, &mut out_lent);
+                ledger.extend(0..frames.len());
+                lent.process_burst_lent(now, &refs, &mut ledger, &mut out_lent);
             } else {
-                for (face, wire) in &frames {
-                    lent.process_lent(now, *face, wire, &mut out_lent);
+                for (k, (face, wire)) in frames.iter().enumerate() {
+                    ledger.push(k);
+                    lent.process_lent(now, *face, wire, &mut ledger, &mut out_lent);
                 }
             }
-            prop_assert_eq!(out_lent.lent() as usize, frames.len());
-            prop_assert_eq!(&a, &collect_lent(&out_lent, &frames));
+            prop_assert_eq!(ledger.len(), frames.len());
+            prop_assert_eq!(&a, &collect_lent(&out_lent, &ledger, &frames));
+            // Every lent frame comes back once, in order (none kept: the shard copies).
+            let mut back = Vec::new();
+            lent.return_lent(&mut ledger, |k, keep| {
+                back.push((k, keep));
+                None
+            });
+            prop_assert_eq!(back, (0..frames.len()).map(|k| (k, false)).collect::<Vec<_>>());
             for (_, sent) in &a.0 {
                 if let Some(t) = our_token(sent) {
                     last_token = Some(t);

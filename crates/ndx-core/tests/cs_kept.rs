@@ -5,8 +5,8 @@
 
 use ndx_codec::{Data, DataRepr, InterestRepr, LpHeaders, NameBuf};
 use ndx_core::{
-    Actions, Admission, Cs, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, PIT_TOKEN_LEN,
-    Replacement, Shard, ShardConfig,
+    Actions, Admission, Cs, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop,
+    PIT_TOKEN_LEN, Replacement, Shard, ShardConfig,
 };
 use proptest::prelude::*;
 
@@ -30,7 +30,7 @@ fn config(capacity: usize, replacement: Replacement) -> CsConfig {
     }
 }
 
-fn get(cs: &mut Cs, uri: &str) -> Option<Vec<u8>> {
+fn get<F: ndx_core::Frame>(cs: &mut Cs<F>, uri: &str) -> Option<Vec<u8>> {
     let n = NameBuf::from_uri(uri).unwrap();
     let h = KEY.name(&n.as_name());
     cs.lookup(0, &n.as_name(), h, false, false)
@@ -44,13 +44,15 @@ fn framed(packet: &[u8]) -> Vec<u8> {
     f
 }
 
-/// Offers `frames[k]`'s Data to `cs` as lent frame `k` (packet from byte 14).
-fn offer(cs: &mut Cs, frames: &[Vec<u8>]) {
+/// Offers `frames[k]`'s Data to `cs`, lending it with handle `k` (packet from byte 14).
+fn offer<F: ndx_core::Frame>(cs: &mut Cs<F>, frames: &[Vec<u8>]) -> Lent<usize> {
+    let mut lent = Lent::new();
     for (k, f) in frames.iter().enumerate() {
         let d = Data::decode(&f[14..]).unwrap();
         let h = KEY.name(&d.name());
-        assert!(cs.insert_kept(0, &d, h, None, k as u32, 14));
+        assert!(cs.insert_lent(0, &d, h, None, 14, &mut lent, k));
     }
+    lent
 }
 
 proptest! {
@@ -79,7 +81,7 @@ proptest! {
             }
             let frames: Vec<Vec<u8>> =
                 names.iter().map(|&(k, len)| framed(&data(&format!("/k/{k}"), len))).collect();
-            offer(&mut keeping, &frames);
+            let mut lent = offer(&mut keeping, &frames);
             // Pending: not served (an older copy of the name was replaced).
             for &(k, _) in &names {
                 prop_assert_eq!(get(&mut keeping, &format!("/k/{k}")), None);
@@ -88,14 +90,17 @@ proptest! {
             // from the keeping store (after its insertion evicted and replaced as usual).
             let no = (b % 7 == 6).then(|| refuse.index(frames.len()));
             let mut slots: Vec<Option<Vec<u8>>> = frames.into_iter().map(Some).collect();
-            keeping.keep_frames(|k| {
-                if Some(k as usize) == no {
+            let mut returned = 0;
+            keeping.return_lent(&mut lent, |k, keep| {
+                returned += 1;
+                if !keep || Some(k) == no {
                     return None;
                 }
-                let f = slots.get_mut(k as usize).and_then(Option::take);
+                let f = slots.get_mut(k).and_then(Option::take);
                 taken += usize::from(f.is_some());
                 f
             });
+            prop_assert_eq!(returned, names.len(), "every lent frame comes back once");
             for &(k, len) in &names {
                 let uri = format!("/k/{k}");
                 prop_assert!(copying.insert(0, &Data::decode(&data(&uri, len)).unwrap(), None));
@@ -109,7 +114,7 @@ proptest! {
                     copying.remove(slot);
                 }
             }
-            released += keeping.released::<Vec<u8>>().count();
+            released += keeping.released().count();
             prop_assert_eq!(taken, keeping.frames_held() + released);
             prop_assert_eq!(keeping.len(), copying.len());
             for k in 0u8..10 {
@@ -127,14 +132,17 @@ fn pending_slots_need_their_frames() {
         .iter()
         .map(|n| framed(&data(n, 40)))
         .collect();
-    offer(&mut cs, &frames);
+    let mut lent = offer(&mut cs, &frames);
     assert!(cs.has_pending());
     assert_eq!(get(&mut cs, "/a"), None, "pending: not served");
     // /a's frame comes; /b's does not; /c's is cut short.
-    cs.keep_frames(|k| match k {
-        0 => Some(frames[0].clone()),
-        1 => None,
-        _ => Some(frames[2][..20].to_vec()),
+    cs.return_lent(&mut lent, |k, keep| {
+        assert!(keep);
+        match k {
+            0 => Some(frames[0].clone()),
+            1 => None,
+            _ => Some(frames[2][..20].to_vec()),
+        }
     });
     assert!(!cs.has_pending());
     assert_eq!(get(&mut cs, "/a"), Some(data("/a", 40)));
@@ -144,57 +152,63 @@ fn pending_slots_need_their_frames() {
     assert_eq!(cs.frames_held(), 1);
     assert_eq!(cs.counters().kept, 1);
     // The short frame came back at once.
-    let back: Vec<Vec<u8>> = cs.released::<Vec<u8>>().collect();
+    let back: Vec<Vec<u8>> = cs.released().collect();
     assert_eq!(back, vec![frames[2][..20].to_vec()]);
-    // Discarded without a handover, and frames of another type are not taken.
-    offer(&mut cs, &frames[1..2]);
-    cs.discard_pending();
-    assert_eq!(get(&mut cs, "/b"), None);
-    offer(&mut cs, &frames[1..2]);
-    cs.keep_frames(|_| Some(String::from("another type")));
-    assert_eq!(get(&mut cs, "/b"), None);
-    assert_eq!(cs.len(), 1);
+    // A frame the store did not ask for, given anyway, is released rather than lost.
+    let mut lent = Lent::new();
+    lent.push(0usize);
+    cs.return_lent(&mut lent, |_, keep| {
+        assert!(!keep);
+        Some(frames[1].clone())
+    });
+    assert_eq!(cs.released().collect::<Vec<_>>(), vec![frames[1].clone()]);
     // Replacing /a lets its frame go.
-    offer(&mut cs, &[framed(&data("/a", 50))]);
+    let mut lent = offer(&mut cs, &[framed(&data("/a", 50))]);
     let mut f = Some(framed(&data("/a", 50)));
-    cs.keep_frames(|_| f.take());
+    cs.return_lent(&mut lent, |_, _| f.take());
     assert_eq!(get(&mut cs, "/a"), Some(data("/a", 50)));
-    assert_eq!(
-        cs.released::<Vec<u8>>().collect::<Vec<_>>(),
-        vec![frames[0].clone()]
-    );
+    assert_eq!(cs.released().collect::<Vec<_>>(), vec![frames[0].clone()]);
 }
 
 #[test]
 fn letting_go_of_all_frames_keeps_the_copies() {
     let mut cs = Cs::with_frames::<Vec<u8>>(config(8, Replacement::Lru), KEY);
     let kept: Vec<Vec<u8>> = ["/a", "/b"].iter().map(|n| framed(&data(n, 40))).collect();
-    offer(&mut cs, &kept);
+    let mut lent = offer(&mut cs, &kept);
     let mut slots: Vec<Option<Vec<u8>>> = kept.iter().cloned().map(Some).collect();
-    cs.keep_frames(|k| slots[k as usize].take());
-    // A copied Data, and one still pending.
+    cs.return_lent(&mut lent, |k, _| slots[k].take());
+    // A copied Data, and one still pending (its frame stays the caller's: the ledger is
+    // emptied here by hand, as a caller that stops would).
     assert!(cs.insert(0, &Data::decode(&data("/c", 40)).unwrap(), None));
-    offer(&mut cs, &[framed(&data("/d", 40))]);
+    let mut pending = offer(&mut cs, &[framed(&data("/d", 40))]);
     assert_eq!((cs.len(), cs.frames_held()), (4, 2));
     cs.let_go_frames();
     assert!(!cs.has_pending());
     assert_eq!((cs.len(), cs.frames_held()), (1, 0));
-    let mut back: Vec<Vec<u8>> = cs.released::<Vec<u8>>().collect();
+    cs.return_lent(&mut pending, |_, keep| {
+        assert!(!keep, "let go: the store wants it no more");
+        None
+    });
+    let mut back: Vec<Vec<u8>> = cs.released().collect();
     back.sort();
     assert_eq!(back, kept, "every held frame comes back once");
     assert_eq!(get(&mut cs, "/c"), Some(data("/c", 40)), "copies stay");
     assert_eq!(get(&mut cs, "/a"), None);
     // Nothing more to let go of.
     cs.let_go_frames();
-    assert_eq!(cs.released::<Vec<u8>>().count(), 0);
+    assert_eq!(cs.released().count(), 0);
 }
 
 #[test]
 fn a_store_made_without_frames_copies() {
     let mut cs = Cs::new(config(4, Replacement::Lru), KEY);
     assert!(!cs.keeps_frames());
-    offer(&mut cs, &[framed(&data("/a", 40))]);
+    let mut lent = offer(&mut cs, &[framed(&data("/a", 40))]);
     assert!(!cs.has_pending());
+    cs.return_lent(&mut lent, |_, keep| {
+        assert!(!keep);
+        None
+    });
     assert_eq!(get(&mut cs, "/a"), Some(data("/a", 40)));
     assert_eq!(cs.counters().kept, 0);
 }
@@ -208,16 +222,18 @@ fn kept_data_serve_digests_prefixes_and_the_eviction_log() {
     let d = Data::decode(&frame[14..]).unwrap();
     let prefix = NameBuf::from_uri("/p/x").unwrap();
     let ph = KEY.name(&prefix.as_name());
-    assert!(cs.insert_kept(
+    let mut lent = Lent::new();
+    assert!(cs.insert_lent(
         0,
         &d,
         KEY.name(&d.name()),
         Some((&prefix.as_name(), ph)),
-        0,
-        14
+        14,
+        &mut lent,
+        ()
     ));
     let mut f = Some(frame.clone());
-    cs.keep_frames(|_| f.take());
+    cs.return_lent(&mut lent, |(), _| f.take());
     // CanBePrefix, through the alias.
     let hit = cs.lookup(0, &prefix.as_name(), ph, true, false);
     assert_eq!(hit.map(|h| h.data.to_vec()), Some(wire.clone()));
@@ -234,11 +250,11 @@ fn kept_data_serve_digests_prefixes_and_the_eviction_log() {
     let mut logged = Vec::new();
     cs.drain_evicted(|_, bytes| logged.push(bytes.to_vec()));
     assert_eq!(logged, vec![wire]);
-    assert_eq!(cs.released::<Vec<u8>>().collect::<Vec<_>>(), vec![frame]);
+    assert_eq!(cs.released().collect::<Vec<_>>(), vec![frame]);
     assert_eq!(cs.frames_held(), 0);
 }
 
-fn shard(keeps: bool) -> Shard {
+fn shard(keeps: bool) -> Shard<Vec<u8>> {
     let cfg = ShardConfig {
         cs: config(8, Replacement::Lru),
         hash_key: KEY,
@@ -257,16 +273,16 @@ fn shard(keeps: bool) -> Shard {
     let mut s = if keeps {
         Shard::with_frames::<Vec<u8>>(cfg, reader, 0)
     } else {
-        Shard::new(cfg, reader, 0)
+        Shard::copying::<Vec<u8>>(cfg, reader, 0)
     };
     s.add_face(FaceId(1), FaceInfo::default());
     s.add_face(FaceId(2), FaceInfo::default());
     s
 }
 
-/// The sends of `out`, whole, its lent frames being `frames`.
-fn sent(out: &Actions, frames: &[Vec<u8>]) -> Vec<(FaceId, Vec<u8>)> {
-    out.sends_with(|k| frames[k as usize].as_slice())
+/// The sends of `out`, whole, its lent frames being `frames` (by index, in `lent`).
+fn sent(out: &Actions, lent: &Lent<usize>, frames: &[Vec<u8>]) -> Vec<(FaceId, Vec<u8>)> {
+    lent.sends(out, |&k| frames[k].as_slice())
         .map(|o| {
             let mut b = Vec::new();
             o.copy_to(&mut b);
@@ -299,7 +315,7 @@ fn a_shard_that_keeps_frames_sends_what_one_that_copies_sends() {
         out_k.clear();
         copying.process_burst(now, &refs, &mut out_c);
         keeping.process_burst(now, &refs, &mut out_k);
-        assert_eq!(sent(&out_c, &[]), sent(&out_k, &[]));
+        assert_eq!(sent(&out_c, &Lent::new(), &[]), sent(&out_k, &Lent::new(), &[]));
         let tokens: Vec<Vec<u8>> = out_c
             .sends()
             .map(|(_, b)| {
@@ -334,14 +350,18 @@ fn a_shard_that_keeps_frames_sends_what_one_that_copies_sends() {
         let refs: Vec<(FaceId, &[u8])> = frames.iter().map(|f| (FaceId(2), &f[..])).collect();
         out_c.clear();
         out_k.clear();
-        copying.process_burst_lent(now + 10, &refs, &mut out_c);
-        keeping.process_burst_keeping(now + 10, &refs, &mut out_k);
-        assert_eq!(sent(&out_c, &frames), sent(&out_k, &frames));
-        assert_eq!(sent(&out_k, &frames).len(), 5, "every Data sent down");
+        let (mut lent_c, mut lent_k) = (Lent::new(), Lent::new());
+        lent_c.extend(0..refs.len());
+        lent_k.extend(0..refs.len());
+        copying.process_burst_lent(now + 10, &refs, &mut lent_c, &mut out_c);
+        keeping.process_burst_keeping(now + 10, &refs, &mut lent_k, &mut out_k);
+        assert_eq!(sent(&out_c, &lent_c, &frames), sent(&out_k, &lent_k, &frames));
+        assert_eq!(sent(&out_k, &lent_k, &frames).len(), 5, "every Data sent down");
+        copying.return_lent(&mut lent_c, |_, _| None);
         let mut slots: Vec<Option<Vec<u8>>> = frames.into_iter().map(Some).collect();
-        keeping.keep_frames(|k| slots[k as usize].take());
+        keeping.return_lent(&mut lent_k, |k, keep| if keep { slots[k].take() } else { None });
         free.extend(slots.into_iter().flatten());
-        free.extend(keeping.released_frames::<Vec<u8>>());
+        free.extend(keeping.released_frames());
         // The CS (8 slots) holds the last 8 Data, all in kept frames, and serves them.
         assert_eq!(keeping.cs().frames_held(), keeping.cs().len());
         // No frame lost: each is held or free again.
@@ -354,7 +374,7 @@ fn a_shard_that_keeps_frames_sends_what_one_that_copies_sends() {
             out_k.clear();
             copying.process(now + 20, FaceId(1), &w, &mut out_c);
             keeping.process(now + 20, FaceId(1), &w, &mut out_k);
-            assert_eq!(sent(&out_c, &[]), sent(&out_k, &[]), "{n}");
+            assert_eq!(sent(&out_c, &Lent::new(), &[]), sent(&out_k, &Lent::new(), &[]), "{n}");
         }
         assert_eq!(copying.counters(), keeping.counters());
     }

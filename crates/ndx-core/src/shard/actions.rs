@@ -14,13 +14,13 @@ pub struct Send {
     /// Outgoing face.
     pub face: FaceId,
     pub(super) range: Range<usize>,
-    pub(super) lent: Option<Lent>,
+    pub(super) lent: Option<LentPart>,
 }
 
 /// Bytes of a lent input frame: frame `input` (counted from 0 since the action list was
 /// last cleared, in the order the `*_lent` calls were given them), `start..end`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Lent {
+pub(super) struct LentPart {
     pub(super) input: u32,
     pub(super) start: u32,
     pub(super) end: u32,
@@ -35,7 +35,7 @@ pub(super) struct Input {
     pub(super) len: usize,
 }
 
-/// One frame to send, from [`Actions::sends_with`]: `head` then `body` (either may be
+/// One frame to send, from [`Lent::sends`](crate::Lent::sends): `head` then `body` (either may be
 /// empty); the frame is their concatenation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Outgoing<'a> {
@@ -81,8 +81,8 @@ pub struct Actions {
     pub(super) l2_writes: Vec<L2WriteRec>,
     pub(super) l2_segments: Vec<(u64, Range<usize>)>,
     pub(super) l2_bytes: Vec<u8>,
-    /// Frames lent since the last clear.
-    pub(super) lent: u32,
+    /// Frames lent since the last clear (the caller's `Lent` ledger holds as many handles).
+    pub(crate) lent: u32,
     /// The lent frame being processed, if the current call lent its frames.
     pub(super) input: Option<Input>,
 }
@@ -116,12 +116,6 @@ impl Actions {
         self.input = None;
     }
 
-    /// Frames lent by [`Shard::process_lent`] and [`Shard::process_burst_lent`] since the
-    /// last [`clear`](Self::clear): the next lent frame is number `lent()`.
-    pub fn lent(&self) -> u32 {
-        self.lent
-    }
-
     /// L2 batch reads to submit (then report each with [`Shard::on_l2_complete`]).
     pub fn l2_reads(&self) -> &[L2Read] {
         &self.l2_reads
@@ -139,7 +133,7 @@ impl Actions {
     }
 
     /// Frames to send, in order, when no frame was lent since the last clear (after a
-    /// `*_lent` call, read them with [`sends_with`](Self::sends_with): the frames that
+    /// `*_lent` call, read them with [`Lent::sends`](crate::Lent::sends): the frames that
     /// refer to a lent frame are left out here).
     pub fn sends(&self) -> impl Iterator<Item = (FaceId, &[u8])> {
         debug_assert!(
@@ -153,10 +147,10 @@ impl Actions {
     }
 
     /// Frames to send, in order, each as a head from the action list and a body from a lent
-    /// frame: `lent(k)` must give the bytes lent frame `k` had when it was given to the
-    /// shard (the caller keeps its lent frames unchanged until it has sent, then clears).
-    /// Frames that lent nothing come whole as their head, so this serves every action list.
-    pub fn sends_with<'a, F>(&'a self, lent: F) -> impl Iterator<Item = Outgoing<'a>> + 'a
+    /// frame: `lent(k)` gives the bytes lent frame number `k` had when it was lent (for
+    /// [`Lent::sends`](crate::Lent::sends), which numbers the caller's handles).
+    #[inline]
+    pub(crate) fn sends_lent<'a, F>(&'a self, lent: F) -> impl Iterator<Item = Outgoing<'a>> + 'a
     where
         F: Fn(u32) -> &'a [u8] + 'a,
     {
@@ -184,13 +178,13 @@ impl Actions {
 
     /// The part of the lent frame being processed that `bytes` is, if it is one.
     #[inline]
-    pub(super) fn lent_part(&self, bytes: &[u8]) -> Option<Lent> {
+    pub(super) fn lent_part(&self, bytes: &[u8]) -> Option<LentPart> {
         let input = self.input?;
         let at = (bytes.as_ptr() as usize).wrapping_sub(input.addr);
         if at > input.len || bytes.len() > input.len - at {
             return None;
         }
-        Some(Lent {
+        Some(LentPart {
             input: input.number,
             start: u32::try_from(at).ok()?,
             end: u32::try_from(at + bytes.len()).ok()?,
@@ -219,7 +213,7 @@ impl Actions {
         &mut self,
         token: Option<&[u8]>,
         data: &[u8],
-    ) -> (Range<usize>, Option<Lent>) {
+    ) -> (Range<usize>, Option<LentPart>) {
         if let Some(lent) = self.lent_part(data) {
             let start = self.bytes.len();
             match token.filter(|t| !t.is_empty()) {
@@ -322,7 +316,7 @@ impl Actions {
 
     /// Sends `range` then, if any, the lent bytes `lent`.
     #[inline]
-    pub(super) fn send_parts(&mut self, face: FaceId, (range, lent): (Range<usize>, Option<Lent>)) {
+    pub(super) fn send_parts(&mut self, face: FaceId, (range, lent): (Range<usize>, Option<LentPart>)) {
         self.sends.push(Send { face, range, lent });
     }
 

@@ -88,7 +88,7 @@ impl<'f> Staged<'f> {
     }
 }
 
-impl Shard {
+impl<F: Frame> Shard<F> {
     /// The burst path, for lent frames or not: one copy of the code (the passes inline into
     /// it once). A sliding pipeline: while frame `t` is decoded, hashed and its buckets
     /// prefetched (level 1), frame `t - LEAD` has its second level prefetched, frame

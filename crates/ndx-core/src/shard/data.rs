@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Shard {
+impl<F: Frame> Shard<F> {
     pub(super) fn on_data(
         &mut self,
         now: u64,
@@ -121,7 +121,7 @@ impl Shard {
         self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         // A Data received in a lent frame is sent from there: only the heads are written.
-        let mut bare: Option<(Range<usize>, Option<Lent>)> = None;
+        let mut bare: Option<(Range<usize>, Option<LentPart>)> = None;
         let sent_before = self.counters.data_out;
         for &id in &self.matched {
             let Some(e) = self.pit.get(id) else { continue };

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Shard {
+impl<F: Frame> Shard<F> {
     #[expect(
         clippy::too_many_arguments,
         reason = "the pipeline's inputs for one packet"

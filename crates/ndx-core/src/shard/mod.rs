@@ -15,7 +15,7 @@ mod parking;
 #[cfg(test)]
 mod tests;
 
-use actions::Lent;
+use actions::LentPart;
 pub use actions::{Actions, Outgoing, Send};
 use burst::Speculate;
 use parking::push_l2_write;
@@ -27,13 +27,14 @@ use ndx_codec::{
     Writer, types,
 };
 
-use crate::cs::{Cs, CsConfig, Frame};
+use crate::cs::{Cs, CsConfig, Frame, NoFrame};
 use crate::dispatch::content_of;
 use crate::dnl::DeadNonceList;
 use crate::face::{FaceId, FaceTable};
 use crate::fair::{FaceLoad, FaceLoads, Fairness, NackBucket, PitShares};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
+use crate::lent::Lent;
 use crate::l2::{
     L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park, Parked,
 };
@@ -228,10 +229,10 @@ impl ShardCounters {
 
 /// One forwarding shard.
 #[derive(Debug)]
-pub struct Shard {
+pub struct Shard<F = NoFrame> {
     cfg: ShardConfig,
     pit: Pit,
-    cs: Cs,
+    cs: Cs<F>,
     dnl: DeadNonceList,
     fib: FibReader,
     reassembler: Reassembler,
@@ -280,12 +281,20 @@ impl Shard {
     }
 
     /// [`new`](Self::new), for a shard whose CS may keep the receive frames, of type `F`,
-    /// that Data arrive in (see [`process_burst_keeping`](Self::process_burst_keeping)).
-    pub fn with_frames<F: Frame>(cfg: ShardConfig, fib: FibReader, now: u64) -> Self {
-        Self::with_cs(cfg, fib, now, Cs::with_frames::<F>(cfg.cs, cfg.hash_key))
+    /// that Data arrive in (see [`process_burst_keeping`](Shard::process_burst_keeping)).
+    pub fn with_frames<F: Frame>(cfg: ShardConfig, fib: FibReader, now: u64) -> Shard<F> {
+        Shard::with_cs(cfg, fib, now, Cs::with_frames::<F>(cfg.cs, cfg.hash_key))
     }
 
-    fn with_cs(cfg: ShardConfig, fib: FibReader, now: u64, mut cs: Cs) -> Self {
+    /// [`new`](Self::new) with the frame type `F`, its CS copying every Data nonetheless:
+    /// for a caller that can turn keeping off but has one shard type for both cases.
+    pub fn copying<F: Frame>(cfg: ShardConfig, fib: FibReader, now: u64) -> Shard<F> {
+        Shard::with_cs(cfg, fib, now, Cs::copying::<F>(cfg.cs, cfg.hash_key))
+    }
+}
+
+impl<F: Frame> Shard<F> {
+    fn with_cs(cfg: ShardConfig, fib: FibReader, now: u64, mut cs: Cs<F>) -> Self {
         cs.set_eviction_log(cfg.l2.is_some());
         Self {
             pit: Pit::new(cfg.shard, cfg.pit_capacity, now),
@@ -366,7 +375,7 @@ impl Shard {
     }
 
     /// The CS (read-only).
-    pub fn cs(&self) -> &Cs {
+    pub fn cs(&self) -> &Cs<F> {
         &self.cs
     }
 
@@ -402,22 +411,43 @@ impl Shard {
         out.drop_packet(face, reason);
     }
 
-    /// Like [`process`](Self::process), but the frame is lent: the caller keeps its bytes
-    /// unchanged until it has sent the actions (read with [`Actions::sends_with`], where it
-    /// is lent frame number [`Actions::lent`] as it was before this call) and cleared them.
-    /// A Data in it is then sent down from where it is, with only the NDNLPv2 header that
-    /// carries each downstream's PitToken written into the action list, instead of being
-    /// copied there whole (the I/O layer copies it once, straight into its transmit frame).
-    pub fn process_lent(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
+    /// Like [`process`](Self::process), but the frame is lent: the caller pushed its handle
+    /// on the frame onto `lent` (see [`Lent`]) and keeps the frame's bytes unchanged until
+    /// it has sent the actions (read with [`Lent::sends`]) and cleared them. A Data in it is
+    /// then sent down from where it is, with only the NDNLPv2 header that carries each
+    /// downstream's PitToken written into the action list, instead of being copied there
+    /// whole (the I/O layer copies it once, straight into its transmit frame).
+    ///
+    /// # Panics
+    /// If `lent` does not hold one more handle than `out` has lent frames.
+    pub fn process_lent<L>(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        frame: &[u8],
+        lent: &mut Lent<L>,
+        out: &mut Actions,
+    ) {
+        lent.check(out, 1);
         out.lend(frame);
         self.process(now, face, frame, out);
         out.input = None;
     }
 
     /// Like [`process_burst`](Self::process_burst), but the frames are lent, as with
-    /// [`process_lent`](Self::process_lent): frame `i` of `frames` is lent frame number
-    /// [`Actions::lent`]` + i`, counting from its value before this call.
-    pub fn process_burst_lent(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
+    /// [`process_lent`](Self::process_lent): the caller pushed a handle onto `lent` for each
+    /// of `frames`, in order.
+    ///
+    /// # Panics
+    /// If `lent` does not hold `frames.len()` more handles than `out` has lent frames.
+    pub fn process_burst_lent<L>(
+        &mut self,
+        now: u64,
+        frames: &[(FaceId, &[u8])],
+        lent: &mut Lent<L>,
+        out: &mut Actions,
+    ) {
+        lent.check(out, frames.len());
         self.burst(now, frames, out, true);
     }
 
@@ -427,15 +457,21 @@ impl Shard {
     /// [`Shard::new`] copies as [`process_burst_lent`](Self::process_burst_lent) does.
     ///
     /// Once it has sent the actions, and before it lends frames again, the caller calls
-    /// [`keep_frames`](Self::keep_frames), which takes over the frames the CS chose (until
-    /// then their Data are indexed but not served); it recycles the others, and those that
-    /// [`released_frames`](Self::released_frames) hands back as the CS lets them go.
-    pub fn process_burst_keeping(
+    /// [`return_lent`](Self::return_lent), which gives the CS the frames it chose (until
+    /// then their Data are indexed but not served) and hands every other back; the frames
+    /// [`released_frames`](Self::released_frames) hands back as the CS lets them go are the
+    /// caller's again.
+    ///
+    /// # Panics
+    /// As [`process_burst_lent`](Self::process_burst_lent).
+    pub fn process_burst_keeping<L>(
         &mut self,
         now: u64,
         frames: &[(FaceId, &[u8])],
+        lent: &mut Lent<L>,
         out: &mut Actions,
     ) {
+        lent.check(out, frames.len());
         // A new action list with slots still pending: their frames will never come.
         if out.lent == 0 && self.cs.has_pending() {
             self.cs.discard_pending();
@@ -445,17 +481,18 @@ impl Shard {
         self.keep_lent = false;
     }
 
-    /// Hands the CS the frames it chose to keep in the bursts since the last call:
-    /// `take(n)` gives lent frame number `n` (as in [`Actions::sends_with`]), or None if the
-    /// caller cannot part with it after all (its Data is then dropped from the CS). `F` is
-    /// the type the shard was made with ([`with_frames`](Self::with_frames)).
-    pub fn keep_frames<F: Frame>(&mut self, take: impl FnMut(u32) -> Option<F>) {
-        self.cs.keep_frames(take);
+    /// Ends a lending (after the sends went out): every handle in `lent` comes back once, in
+    /// order, as `back(handle, keep)`; `keep` says the CS wants that frame (return it, or
+    /// `None` if the caller cannot part with it after all: its Data is then dropped from
+    /// the CS); otherwise the frame stays the caller's (return `None`). See
+    /// [`Cs::return_lent`].
+    pub fn return_lent<L>(&mut self, lent: &mut Lent<L>, back: impl FnMut(L, bool) -> Option<F>) {
+        self.cs.return_lent(lent, back);
     }
 
     /// The kept frames the CS let go since the last call (their Data evicted or replaced),
     /// for the caller to recycle.
-    pub fn released_frames<F: Frame>(&mut self) -> impl Iterator<Item = F> + '_ {
+    pub fn released_frames(&mut self) -> impl Iterator<Item = F> + '_ {
         self.cs.released()
     }
 

@@ -3,7 +3,7 @@
 
 use super::*;
 
-impl Shard {
+impl<F: Frame> Shard<F> {
     /// L2 counters (None without an L2).
     pub fn l2_counters(&self) -> Option<L2Counters> {
         self.l2.as_ref().map(|l| l.counters)

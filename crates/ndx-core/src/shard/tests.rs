@@ -310,10 +310,12 @@ fn data_in_lent_frames_is_sent_from_where_it_is() {
     let frames = [(FaceId(2), &data[..]), (FaceId(1), &third[..])];
     out.clear();
     out_copy.clear();
-    s.process_burst_lent(2_000, &frames, &mut out);
+    let mut ledger = crate::Lent::new();
+    ledger.extend([0, 1]);
+    s.process_burst_lent(2_000, &frames, &mut ledger, &mut out);
     copy.process_burst(2_000, &frames, &mut out_copy);
-    assert_eq!(out.lent(), 2);
-    let lent: Vec<Outgoing<'_>> = out.sends_with(|k| frames[k as usize].1).collect();
+    assert_eq!(out.lent, 2);
+    let lent: Vec<Outgoing<'_>> = ledger.sends(&out, |&k: &usize| frames[k].1).collect();
     let whole: Vec<_> = out_copy.sends().collect();
     assert_eq!(lent.len(), 3, "two downstreams and one CS hit");
     for (l, (face, bytes)) in lent.iter().zip(&whole) {
@@ -341,9 +343,17 @@ fn data_in_lent_frames_is_sent_from_where_it_is() {
     // The CS hit is copied out of the store (a later insert may overwrite its slot).
     assert!(lent[2].body.is_empty() && !lent[2].head.is_empty());
     assert_eq!(s.counters(), copy.counters());
-    // Cleared: numbering starts again.
+    // Cleared: numbering starts again; each frame comes back once, none kept (the shard
+    // copies).
     out.clear();
-    assert_eq!(out.lent(), 0);
+    assert_eq!(out.lent, 0);
+    let mut back = Vec::new();
+    s.return_lent(&mut ledger, |k, keep| {
+        back.push((k, keep));
+        None
+    });
+    assert_eq!(back, [(0, false), (1, false)]);
+    assert!(ledger.is_empty());
 }
 
 /// One Interest from face 1 (forwarded to face 2), answered with a Data of `freshness_ms`
