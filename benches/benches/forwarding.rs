@@ -12,7 +12,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use ndx_benches::{FramePool, PoolFrame};
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf, Packet};
 use ndx_core::{
-    Actions, Admission, Cs, CsConfig, DeadNonceList, FaceId, FaceInfo, Fib, HashKey,
+    Actions, Admission, Cs, CsConfig, DeadNonceList, FaceId, FaceInfo, Fib, HashKey, Lent,
     MAX_PREFIX_DEPTH, NextHop, PIT_TOKEN_LEN, Pit, Replacement, Shard, ShardConfig, pit_key,
     prefix_hashes,
 };
@@ -99,11 +99,11 @@ fn our_token(f: &[u8]) -> Option<&[u8]> {
     }
 }
 
-fn shard(reader: ndx_core::FibReader, cs_capacity: usize) -> Shard {
+fn shard(reader: ndx_core::FibReader, cs_capacity: usize) -> Shard<PoolFrame> {
     shard_with(reader, cs_capacity, 1 << 20)
 }
 
-fn shard_with(reader: ndx_core::FibReader, cs_capacity: usize, pit_capacity: usize) -> Shard {
+fn shard_with(reader: ndx_core::FibReader, cs_capacity: usize, pit_capacity: usize) -> Shard<PoolFrame> {
     shard_keeping(reader, cs_capacity, pit_capacity, false)
 }
 
@@ -113,7 +113,7 @@ fn shard_keeping(
     cs_capacity: usize,
     pit_capacity: usize,
     keeps: bool,
-) -> Shard {
+) -> Shard<PoolFrame> {
     let cfg = ShardConfig {
         pit_capacity,
         cs: CsConfig {
@@ -127,7 +127,7 @@ fn shard_keeping(
     let mut s = if keeps {
         Shard::with_frames::<PoolFrame>(cfg, reader, 0)
     } else {
-        Shard::new(cfg, reader, 0)
+        Shard::copying::<PoolFrame>(cfg, reader, 0)
     };
     s.add_face(DOWN, FaceInfo::default());
     s.add_face(UP, FaceInfo::default());
@@ -213,7 +213,7 @@ enum Rx {
     Cold,
     /// As [`Rx::Ring`], but the Data are received into frames from a pool (2 KiB pieces of
     /// one region, as a UMEM's frames are) that the CS keeps instead of copying the Data
-    /// (`Shard::process_burst_keeping`, then `keep_frames`, as the router's worker does);
+    /// (`Shard::process_burst_keeping`, then `return_lent`, as the router's worker does);
     /// the frames it does not keep, and those it lets go, go back to the pool.
     Kept,
 }
@@ -255,6 +255,8 @@ struct WorstCase {
     /// Receive rings for [`Rx::Ring`]: Interests, Data.
     rings: [Vec<Vec<u8>>; 2],
     out: Actions,
+    /// The lent frames' indices in their burst.
+    lent: Lent<usize>,
     /// [`Rx::Kept`]'s receive frames.
     pool: FramePool,
 }
@@ -282,6 +284,7 @@ impl WorstCase {
             round: 0,
             rings: [(); 2].map(|_| (0..64).map(|_| Vec::with_capacity(2048)).collect()),
             out: Actions::new(),
+            lent: Lent::with_capacity(64),
             pool: FramePool::new(WORST_CS + 2 * 64),
         }
     }
@@ -290,7 +293,7 @@ impl WorstCase {
     /// `s`; returns the time spent inside the shard. A burst of 1 is `Shard::process` on the
     /// Interest, then on its Data (echoing the token inside the timed region: a 6-byte copy),
     /// timed in groups of 64 exchanges.
-    fn run(&mut self, s: &mut Shard, iters: u64, burst: usize, rx: Rx) -> Duration {
+    fn run(&mut self, s: &mut Shard<PoolFrame>, iters: u64, burst: usize, rx: Rx) -> Duration {
         if burst == 1 {
             return self.one_at_a_time(s, iters, rx);
         }
@@ -327,7 +330,7 @@ impl WorstCase {
     /// lent as [`Rx::Ring`]). Returns the time spent inside the shard.
     fn run_mixed(
         &mut self,
-        s: &mut Shard,
+        s: &mut Shard<PoolFrame>,
         iters: u64,
         hit_frames: &[Vec<u8>],
         hits: usize,
@@ -378,35 +381,40 @@ impl WorstCase {
 
     /// The Data of exchanges `first..first + n` in one burst, received as `rx` says
     /// ([`Rx::Ring`]: lent; [`Rx::Cold`]: copied); returns the time spent inside the shard.
-    fn data_burst(&mut self, s: &mut Shard, now: u64, first: usize, n: usize, rx: Rx) -> Duration {
+    fn data_burst(&mut self, s: &mut Shard<PoolFrame>, now: u64, first: usize, n: usize, rx: Rx) -> Duration {
         let ids = (0..n).map(|j| (first + j) % WORST_N);
         let frames = receive(rx, &mut self.rings[1], &self.datas, ids, UP);
         self.out.clear();
+        if rx == Rx::Ring {
+            self.lent.extend(0..frames.len());
+        }
         let t = Instant::now();
         match rx {
-            Rx::Ring => s.process_burst_lent(now, &frames, &mut self.out),
+            Rx::Ring => s.process_burst_lent(now, &frames, &mut self.lent, &mut self.out),
             Rx::Cold => s.process_burst(now, &frames, &mut self.out),
             Rx::Kept => unreachable!("kept Data go through `data_kept`"),
         }
         let inside = t.elapsed();
-        black_box(self.out.sends_with(|k| frames[k as usize].1).count());
+        black_box(self.lent.sends(&self.out, |&k| frames[k].1).count());
+        s.return_lent(&mut self.lent, |_, _| None);
         inside
     }
 
     /// A Data burst received into pool frames that the CS keeps; returns the time spent
-    /// inside the shard: the pipeline and the handover (`keep_frames`, collecting the
+    /// inside the shard: the pipeline and the handover (`return_lent`, collecting the
     /// frames it let go).
-    fn data_kept(&mut self, s: &mut Shard, now: u64, ids: impl Iterator<Item = usize>) -> Duration {
+    fn data_kept(&mut self, s: &mut Shard<PoolFrame>, now: u64, ids: impl Iterator<Item = usize>) -> Duration {
         let datas = &self.datas;
         let frames = self.pool.receive(UP, ids.map(|i| datas[i].0.as_slice()));
         self.out.clear();
+        self.lent.extend(0..frames.len());
         let t = Instant::now();
-        s.process_burst_keeping(now, &frames, &mut self.out);
+        s.process_burst_keeping(now, &frames, &mut self.lent, &mut self.out);
         let mut inside = t.elapsed();
-        black_box(self.out.sends_with(|k| frames[k as usize].1).count());
+        black_box(self.lent.sends(&self.out, |&k| frames[k].1).count());
         drop(frames);
         let t = Instant::now();
-        self.pool.hand_over(s);
+        self.pool.hand_over(s, &mut self.lent);
         inside += t.elapsed();
         self.pool.recycle();
         inside
@@ -435,7 +443,7 @@ impl WorstCase {
 
     /// `iters` exchanges through `Shard::process`, in timed groups of up to 64 (one at a
     /// time, nothing is kept: [`Rx::Kept`] receives as [`Rx::Ring`]).
-    fn one_at_a_time(&mut self, s: &mut Shard, iters: u64, rx: Rx) -> Duration {
+    fn one_at_a_time(&mut self, s: &mut Shard<PoolFrame>, iters: u64, rx: Rx) -> Duration {
         let mut inside = Duration::ZERO;
         let mut left = iters as usize;
         while left > 0 {
@@ -470,11 +478,13 @@ impl WorstCase {
                 self.out.clear();
                 match rx {
                     Rx::Ring | Rx::Kept => {
-                        s.process_lent(now + j as u64 + 50, UP, d, &mut self.out)
+                        self.lent.push(0);
+                        s.process_lent(now + j as u64 + 50, UP, d, &mut self.lent, &mut self.out)
                     }
                     Rx::Cold => s.process(now + j as u64 + 50, UP, d, &mut self.out),
                 }
-                black_box(self.out.sends_with(|_| d).count());
+                black_box(self.lent.sends(&self.out, |_| &*d).count());
+                s.return_lent(&mut self.lent, |_, _| None);
             }
             inside += t.elapsed();
         }
@@ -671,7 +681,7 @@ fn pipeline(c: &mut Criterion) {
                 out.clear();
                 s.process_burst(2, &frames, &mut out);
                 if sent {
-                    for (j, o) in out.sends_with(|_| &[]).enumerate() {
+                    for (j, o) in Lent::<()>::new().sends(&out, |_| &[]).enumerate() {
                         o.copy_to(&mut tx[j % 64]);
                     }
                 }
@@ -731,9 +741,11 @@ fn pipeline(c: &mut Criterion) {
         let datas: Vec<Vec<u8>> = chunk.iter().map(data).collect();
         let frames = pool.receive(UP, datas.iter().map(Vec::as_slice));
         out.clear();
-        s.process_burst_keeping(now, &frames, &mut out);
+        let mut lent = Lent::new();
+        lent.extend(0..frames.len());
+        s.process_burst_keeping(now, &frames, &mut lent, &mut out);
         drop(frames);
-        pool.hand_over(&mut s);
+        pool.hand_over(&mut s, &mut lent);
         pool.recycle();
     }
     assert_eq!(s.cs().frames_held(), hits, "every hit Data in a kept frame");
@@ -746,19 +758,21 @@ fn pipeline(c: &mut Criterion) {
         g.throughput(Throughput::Elements(64));
         g.bench_function(BenchmarkId::new(id, 64), |b| {
             let mut k = 0;
+            let mut lent = Lent::with_capacity(64);
             b.iter(|| {
                 let frames = hit_burst(&mut k, 64);
                 out.clear();
-                s.process_burst_keeping(2, &frames, &mut out);
+                lent.extend(0..frames.len());
+                s.process_burst_keeping(2, &frames, &mut lent, &mut out);
                 let mut n = 0;
-                for (j, o) in out.sends_with(|i| frames[i as usize].1).enumerate() {
+                for (j, o) in lent.sends(&out, |&i| frames[i].1).enumerate() {
                     if sent {
                         o.copy_to(&mut tx[j % 64]);
                     }
                     n += o.len();
                 }
                 // Sent: the handover (no Data to keep).
-                s.keep_frames(|_| None::<PoolFrame>);
+                s.return_lent(&mut lent, |_, _| None);
                 black_box(n)
             })
         });

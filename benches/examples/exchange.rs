@@ -29,7 +29,7 @@
 use ndx_benches::{FramePool, PoolFrame};
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
 use ndx_core::{
-    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, NextHop, PIT_TOKEN_LEN, Replacement, Shard,
+    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop, PIT_TOKEN_LEN, Replacement, Shard,
     ShardConfig,
 };
 
@@ -134,7 +134,7 @@ impl Rx {
 /// after its Interests (0: at once), so that `lag` bursts of Interests are pending.
 #[inline(never)]
 fn run(
-    shard: &mut Shard,
+    shard: &mut Shard<PoolFrame>,
     frames: &mut [Exchange],
     burst: usize,
     t0: u64,
@@ -142,6 +142,7 @@ fn run(
     lag: usize,
 ) -> [u128; 2] {
     let mut out = Actions::new();
+    let mut lent: Lent<usize> = Lent::with_capacity(burst);
     let mut inside = [0; 2];
     let mut timed = |part: usize, f: &mut dyn FnMut()| {
         let t = std::time::Instant::now();
@@ -184,29 +185,34 @@ fn run(
                 .pool
                 .receive(FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
             out.clear();
+            lent.extend(0..data.len());
             timed(1, &mut || {
-                shard.process_burst_keeping(t + 500, &data, &mut out)
+                shard.process_burst_keeping(t + 500, &data, &mut lent, &mut out)
             });
-            let down = out.sends_with(|k| data[k as usize].1).count();
+            let down = lent.sends(&out, |&k| data[k].1).count();
             assert_eq!(down, data.len(), "every Data sent down");
             drop(data);
             let pool = &mut rx.pool;
-            timed(1, &mut || pool.hand_over(shard));
+            timed(1, &mut || pool.hand_over(shard, &mut lent));
             rx.pool.recycle();
             continue;
         }
         let data = rx.receive(1, FaceId(2), group.iter().map(|(_, d, _)| &d[..]));
         out.clear();
+        if lend {
+            lent.extend(0..data.len());
+        }
         timed(1, &mut || match (burst, lend) {
-            (1, true) => shard.process_lent(t + 500, data[0].0, data[0].1, &mut out),
+            (1, true) => shard.process_lent(t + 500, data[0].0, data[0].1, &mut lent, &mut out),
             (1, false) => shard.process(t + 500, data[0].0, data[0].1, &mut out),
-            (_, true) => shard.process_burst_lent(t + 500, &data, &mut out),
+            (_, true) => shard.process_burst_lent(t + 500, &data, &mut lent, &mut out),
             (_, false) => shard.process_burst(t + 500, &data, &mut out),
         });
         // Each Data went down, from the frame it came in (untimed: the worker's copy into
         // its transmit frame, which it makes either way).
-        let down = out.sends_with(|k| data[k as usize].1).count();
+        let down = lent.sends(&out, |&k| data[k].1).count();
         assert_eq!(down, data.len(), "every Data sent down");
+        shard.return_lent(&mut lent, |_, _| None);
     }
     inside
 }
@@ -214,7 +220,7 @@ fn run(
 /// Interests for the Data the last pass cached, in bursts; prints the fastest pass.
 /// `NDX_EXAMPLE_TX=1` also copies each frame to send into a transmit buffer, as the worker's
 /// I/O layer does (timed): the hit as the router serves it.
-fn cs_hits(shard: &mut Shard, frames: &[Exchange], burst: usize, repeat: u32) {
+fn cs_hits(shard: &mut Shard<PoolFrame>, frames: &[Exchange], burst: usize, repeat: u32) {
     let cached = &frames[frames.len().saturating_sub(4096)..];
     let tx_copy = std::env::var("NDX_EXAMPLE_TX").is_ok_and(|v| v == "1");
     let mut tx: Vec<Vec<u8>> = (0..burst).map(|_| Vec::with_capacity(2048)).collect();
@@ -240,7 +246,7 @@ fn cs_hits(shard: &mut Shard, frames: &[Exchange], burst: usize, repeat: u32) {
                 shard.process_burst(1_000_000_000_000 + u64::from(r), &batch, &mut out);
             }
             if tx_copy {
-                for (j, o) in out.sends_with(|_| &[]).enumerate() {
+                for (j, o) in Lent::<()>::new().sends(&out, |_| &[]).enumerate() {
                     o.copy_to(&mut tx[j]);
                 }
             }
@@ -267,7 +273,7 @@ fn cs_hits(shard: &mut Shard, frames: &[Exchange], burst: usize, repeat: u32) {
 /// One FIB size's fixture: its shard (with its own FIB) and its exchanges.
 struct Setup {
     routes: u64,
-    shard: Shard,
+    shard: Shard<PoolFrame>,
     frames: Vec<Exchange>,
     /// Each pass's time per exchange: total, Interests, Data (ns).
     passes: Vec<[f64; 3]>,

@@ -144,12 +144,23 @@ impl FramePool {
             .collect()
     }
 
-    /// After the burst's actions are sent: the CS takes the frames it admitted Data from
-    /// (`Shard::keep_frames`), and the frames it let go are collected.
-    pub fn hand_over(&mut self, shard: &mut ndx_core::Shard) {
+    /// After the burst's actions are sent: the lending ends (`Shard::return_lent`; `lent`
+    /// holds the index of each lent frame in the burst), the CS taking the frames it
+    /// admitted Data from, and the frames it let go are collected.
+    pub fn hand_over(
+        &mut self,
+        shard: &mut ndx_core::Shard<PoolFrame>,
+        lent: &mut ndx_core::Lent<usize>,
+    ) {
         let held = &mut self.held;
-        shard.keep_frames(|k| held.get_mut(k as usize).and_then(|(f, _)| f.take()));
-        self.released.extend(shard.released_frames::<PoolFrame>());
+        shard.return_lent(lent, |k, keep| {
+            if keep {
+                held.get_mut(k).and_then(|(f, _)| f.take())
+            } else {
+                None
+            }
+        });
+        self.released.extend(shard.released_frames());
     }
 
     /// The burst's frames the CS did not take, and those it let go, back to the free list.

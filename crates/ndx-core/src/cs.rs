@@ -880,32 +880,31 @@ impl<F: Frame> Cs<F> {
     ///
     /// Call it once the Data have been sent down from those frames, before lending the next.
     pub fn return_lent<L>(&mut self, lent: &mut Lent<L>, mut back: impl FnMut(L, bool) -> Option<F>) {
+        let mut handles = lent.drain().enumerate().peekable();
         let mut pending = std::mem::take(&mut self.pending);
-        let mut wanted = pending.iter().copied().peekable();
-        for (k, handle) in lent.drain().enumerate() {
-            let k = k as u32;
-            // Pending entries are in lent order; an earlier number than `k` cannot be left.
-            let mut slot = None;
-            while let Some((_, s)) = wanted.next_if(|&(f, _)| f == k) {
-                // The frame's Data may have been evicted or replaced (its slot even reused
-                // by a later frame) since it was inserted.
-                if self
-                    .meta
-                    .get(s as usize)
-                    .is_some_and(|m| m.live && m.src == k)
-                {
-                    slot = Some(s);
+        // Pending entries are in lent order, one per frame at most.
+        for &(frame, slot) in &pending {
+            // The frames lent before this one: the caller's.
+            while let Some((_, h)) = handles.next_if(|&(k, _)| (k as u32) < frame) {
+                if let Some(f) = back(h, false) {
+                    self.kept.released.push(f);
                 }
             }
-            let Some(slot) = slot else {
-                if let Some(f) = back(handle, false) {
+            let handle = handles.next_if(|&(k, _)| k as u32 == frame).map(|(_, h)| h);
+            let Some(m) = self.meta.get_mut(slot as usize) else {
+                continue;
+            };
+            // The frame's Data may have been evicted or replaced (its slot even reused by a
+            // later frame) since it was inserted.
+            if !m.live || m.src != frame {
+                if let Some(f) = handle.and_then(|h| back(h, false)) {
                     self.kept.released.push(f);
                 }
                 continue;
-            };
-            let m = &mut self.meta[slot as usize];
+            }
             let end = usize::from(m.off) + m.len as usize;
-            match back(handle, true) {
+            // A frame the ledger does not hold (only if the caller lent around it): removed.
+            match handle.and_then(|h| back(h, true)) {
                 Some(f) if f.as_ref().len() >= end => {
                     m.src = HELD;
                     self.kept.hold(slot, f);
@@ -918,14 +917,9 @@ impl<F: Frame> Cs<F> {
                 None => self.remove(slot),
             }
         }
-        // Slots of frames the ledger does not hold (none when the caller lent through it).
-        for (frame, slot) in wanted {
-            if self
-                .meta
-                .get(slot as usize)
-                .is_some_and(|m| m.live && m.src == frame)
-            {
-                self.remove(slot);
+        for (_, h) in handles {
+            if let Some(f) = back(h, false) {
+                self.kept.released.push(f);
             }
         }
         pending.clear();

@@ -18,8 +18,9 @@ use crate::shard::{Actions, Outgoing};
 ///    saying whether the CS keeps its frame; the ledger is then empty.
 ///
 /// The ledger holds handles, not frames: dropping it before step 3 loses no frame (the
-/// caller still has them all), but the CS then drops the Data it meant to keep; a debug
-/// build asserts that a ledger is not dropped with handles in it.
+/// caller still has them all), but the CS then drops the Data it meant to keep. Lending
+/// again through a ledger that was not emptied by step 3 panics (see
+/// `Shard::process_burst_lent`).
 ///
 /// ```
 /// use ndx_core::{Actions, FaceId, Lent};
@@ -100,7 +101,7 @@ impl<L> Lent<L> {
     /// different number of lent frames).
     pub fn sends<'a, B>(&'a self, out: &'a Actions, bytes: B) -> impl Iterator<Item = Outgoing<'a>>
     where
-        B: Fn(&L) -> &'a [u8] + 'a,
+        B: Fn(&L) -> &'a [u8],
     {
         assert_eq!(
             out.lent as usize,
@@ -137,17 +138,5 @@ impl<L> Lent<L> {
 impl<L> Extend<L> for Lent<L> {
     fn extend<I: IntoIterator<Item = L>>(&mut self, iter: I) {
         self.handles.extend(iter);
-    }
-}
-
-impl<L> Drop for Lent<L> {
-    fn drop(&mut self) {
-        if !std::thread::panicking() {
-            debug_assert!(
-                self.handles.is_empty(),
-                "a ledger dropped with {} lent frames not returned (Shard::return_lent)",
-                self.handles.len()
-            );
-        }
     }
 }

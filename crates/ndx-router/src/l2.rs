@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use ndx_core::{Actions, L2Failure, L2Read, Shard};
+use ndx_core::{Actions, Frame, L2Failure, L2Read, Shard};
 use ndx_hcs::{
     BatchRecord, Completion, DelayMode, EmulatedConfig, EmulatedL2, L2Backend, MemoryMode,
     ReadFailure, Region, RegionConfig, Segment, SubmitError, Verify,
@@ -283,7 +283,7 @@ impl ShardL2 {
     }
 
     /// Tells the shard which batches the store holds (after a recovery).
-    pub(crate) fn refill(&self, shard: &mut Shard) -> usize {
+    pub(crate) fn refill<F: Frame>(&self, shard: &mut Shard<F>) -> usize {
         let mut n = 0;
         self.store.for_each_indexed(&mut |k, b| {
             shard.on_l2_written(k, b, true);
@@ -295,7 +295,7 @@ impl ShardL2 {
     /// About once a second (call it as often as you like): checks the store's files
     /// (`L2Backend::check_files`: deleted while open, cut short) and tells the shard which
     /// batches left the store's index.
-    pub(crate) fn maintain(&mut self, now: u64, shard: &mut Shard) {
+    pub(crate) fn maintain<F: Frame>(&mut self, now: u64, shard: &mut Shard<F>) {
         if now < self.next_check {
             return;
         }
@@ -363,7 +363,7 @@ impl ShardL2 {
     }
 
     /// Submits waiting batches while the store has write slots.
-    fn drain_backlog(&mut self, shard: &mut Shard) {
+    fn drain_backlog<F: Frame>(&mut self, shard: &mut Shard<F>) {
         while let Some(p) = self.backlog.front() {
             let mut frames = p
                 .segments
@@ -391,7 +391,12 @@ impl ShardL2 {
     /// Submits the reads and writes the action list asked for since the last call (reads
     /// that cannot be submitted complete at once as failures, which may add actions; they
     /// are executed too). Call before the action list is sent and cleared.
-    pub(crate) fn execute(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) {
+    pub(crate) fn execute<F: Frame>(
+        &mut self,
+        now: u64,
+        shard: &mut Shard<F>,
+        actions: &mut Actions,
+    ) {
         let mut submitted = false;
         loop {
             let mut progressed = false;
@@ -489,10 +494,10 @@ impl ShardL2 {
     /// A clean stop: writes every staged batch (complete or not) and waits, up to `limit`,
     /// for the writes in flight and in the backlog to finish, so a restart finds them.
     /// Leaves whatever the completions produced in `actions` (the caller clears it).
-    pub(crate) fn finish(
+    pub(crate) fn finish<F: Frame>(
         &mut self,
         now: u64,
-        shard: &mut Shard,
+        shard: &mut Shard<F>,
         actions: &mut Actions,
         limit: std::time::Duration,
     ) {
@@ -516,7 +521,12 @@ impl ShardL2 {
     /// Delivers finished reads and writes to the shard (answers from a read land in
     /// `actions`) and tells it which batches the store dropped. Never blocks. Returns the
     /// number of operations completed.
-    pub(crate) fn poll(&mut self, now: u64, shard: &mut Shard, actions: &mut Actions) -> usize {
+    pub(crate) fn poll<F: Frame>(
+        &mut self,
+        now: u64,
+        shard: &mut Shard<F>,
+        actions: &mut Actions,
+    ) -> usize {
         if self.store.in_flight() == 0 && self.backlog.is_empty() {
             // Nothing can complete (every loop turn comes here); drops only follow writes and
             // failed reads, which are in flight until their completion is polled (and file

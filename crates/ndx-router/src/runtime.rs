@@ -443,7 +443,7 @@ impl Router {
             let mut shard = if cfg.keep_frames {
                 Shard::with_frames::<ndx_afxdp::KeptFrame>(shard_cfg, fib_reader.clone(), 0)
             } else {
-                Shard::new(shard_cfg, fib_reader.clone(), 0)
+                Shard::copying::<ndx_afxdp::KeptFrame>(shard_cfg, fib_reader.clone(), 0)
             };
             for f in plane.faces.table().iter() {
                 shard.add_face(f.id, f.info);

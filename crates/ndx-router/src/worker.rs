@@ -15,7 +15,7 @@ use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use ndx_afxdp::wire::{self, Encap, UdpHeaders};
 use ndx_afxdp::{Endpoint, ExchangeReceiver, ExchangeSender, KeptFrame, RxFrame, TxError, Umem};
 use ndx_codec::{Fragmenter, LpHeaders, Packet, Reassembled, Reassembler, ReassemblerConfig};
-use ndx_core::{Actions, Dispatch, FaceId, FaceInfo, Shard, token_shard};
+use ndx_core::{Actions, Dispatch, FaceId, FaceInfo, Lent, Shard, token_shard};
 use ndx_xdp::{How, Kind, XdpMeta};
 
 use crate::faces::{Face, FaceReader, FaceTable, L2Path, Link, Origin};
@@ -161,7 +161,7 @@ pub(crate) struct Core {
     /// Shard number.
     pub me: u8,
     /// The forwarding core.
-    pub shard: Shard,
+    pub shard: Shard<KeptFrame>,
     /// Faces.
     pub faces: FaceReader,
     /// Control-plane events.
@@ -179,8 +179,9 @@ pub(crate) struct Core {
     /// Faces declared to the shard from the published table (removed when they leave it).
     known: std::collections::HashSet<FaceId>,
     actions: Actions,
-    /// The frames lent to the pipeline in the current RX burst (see `Worker::on_burst`).
-    lent: Vec<(usize, usize)>,
+    /// The frames lent to the pipeline in the current RX burst (see `Worker::on_burst`):
+    /// each one's index in the burst and where its NDN bytes start.
+    lent: Lent<(usize, usize)>,
     copy: Vec<u8>,
     frag: Vec<u8>,
     hdr: Vec<u8>,
@@ -238,7 +239,7 @@ impl Core {
     /// Packet-processing state for shard `me`.
     pub(crate) fn new(
         me: u8,
-        shard: Shard,
+        shard: Shard<KeptFrame>,
         faces: FaceReader,
         events: SyncSender<Event>,
         cfg: WorkerConfig,
@@ -258,7 +259,7 @@ impl Core {
             host: None,
             known: std::collections::HashSet::new(),
             actions: Actions::new(),
-            lent: Vec::with_capacity(256),
+            lent: Lent::with_capacity(256),
             copy: Vec::with_capacity(16 * 1024),
             frag: Vec::with_capacity(16 * 1024),
             hdr: vec![0u8; 128],
@@ -622,11 +623,9 @@ impl Worker {
         let keeping = self.core.shard.cs().keeps_frames() && self.eps[ep].may_keep(mine.len());
         // The single-buffer frames are lent to the pipeline: a Data in one is sent from
         // there, copied once into its transmit frame, so the frames are released only after
-        // the burst's output is sent. `lent[k]` is lent frame k: its index in `mine` and
-        // where its NDN bytes start.
+        // the burst's output is sent. `core.lent` holds each lent frame's index in `mine`
+        // and where its NDN bytes start.
         let umem = self.eps[ep].ep.umem();
-        let mut lent = std::mem::take(&mut self.core.lent);
-        lent.clear();
         {
             let endpoint = &self.eps[ep].ep;
             let core = &mut self.core;
@@ -661,7 +660,7 @@ impl Worker {
                     && let Some(ndn) = bytes.get(range.clone())
                 {
                     batch[n] = (face, ndn);
-                    lent.push((at, range.start));
+                    core.lent.push((at, range.start));
                     n += 1;
                     if n == BURST {
                         core.burst(now, &batch[..n], keeping);
@@ -672,16 +671,14 @@ impl Worker {
             if n > 0 {
                 core.burst(now, &batch[..n], keeping);
             }
-            debug_assert_eq!(core.actions.lent() as usize, lent.len());
         }
         {
             let frames: &[RxFrame] = mine;
-            let bytes = |k: u32| -> &[u8] {
-                lent.get(k as usize)
-                    .and_then(|&(at, start)| {
-                        let f = umem.frame(frames.get(at)?)?;
-                        f.first().get(start..)
-                    })
+            let bytes = |&(at, start): &(usize, usize)| -> &[u8] {
+                frames
+                    .get(at)
+                    .and_then(|f| umem.frame(f))
+                    .and_then(|f| f.first().get(start..))
                     .unwrap_or(&[])
             };
             self.core.transmit(&mut self.eps, table, &bytes);
@@ -691,8 +688,11 @@ impl Worker {
         // frame goes back.
         let endpoint = &mut self.eps[ep].ep;
         let mut rest = mine.drain(..).enumerate().peekable();
-        self.core.shard.keep_frames(|k| {
-            let &(at, start) = lent.get(k as usize)?;
+        let core = &mut self.core;
+        core.shard.return_lent(&mut core.lent, |(at, start), keep| {
+            if !keep {
+                return None;
+            }
             while let Some((_, f)) = rest.next_if(|&(i, _)| i < at) {
                 endpoint.release(f);
             }
@@ -705,14 +705,13 @@ impl Worker {
         for (_, f) in rest {
             endpoint.release(f);
         }
-        self.core.lent = lent;
     }
 
     /// Gives the kept frames the CS let go of (their Data evicted or replaced) back to their
     /// ports: to this shard's socket on the port, the one that kept them (a shard has one
     /// socket per port, so each socket's count of kept frames is exact).
     fn reclaim_frames(&mut self) {
-        for f in self.core.shard.released_frames::<KeptFrame>() {
+        for f in self.core.shard.released_frames() {
             if let Some(e) = self.eps.iter_mut().find(|e| e.ep.port() == f.port()) {
                 e.ep.release_kept(f);
             }
@@ -769,15 +768,16 @@ impl Worker {
 }
 
 impl Core {
-    /// Runs the pipeline on a burst of lent frames, the CS keeping its Data's frames when
-    /// `keeping` (then [`Shard::keep_frames`] must follow the transmission).
+    /// Runs the pipeline on a burst of lent frames (their handles pushed onto `self.lent`),
+    /// the CS keeping its Data's frames when `keeping` (then [`Shard::return_lent`] must
+    /// follow the transmission).
     #[inline]
     fn burst(&mut self, now: u64, batch: &[(FaceId, &[u8])], keeping: bool) {
+        let (lent, out) = (&mut self.lent, &mut self.actions);
         if keeping {
-            self.shard
-                .process_burst_keeping(now, batch, &mut self.actions);
+            self.shard.process_burst_keeping(now, batch, lent, out);
         } else {
-            self.shard.process_burst_lent(now, batch, &mut self.actions);
+            self.shard.process_burst_lent(now, batch, lent, out);
         }
     }
 
@@ -985,15 +985,20 @@ impl Core {
     }
 
     /// Submits the L2 reads and writes the pipeline asked for, sends everything it asked
-    /// for and clears the action list. `lent(k)` is the NDN bytes of the k-th frame lent to
-    /// the pipeline since the list was last cleared (see `Shard::process_burst_lent`).
-    fn transmit<'a>(&mut self, eps: &mut [Ep], table: &FaceTable, lent: &dyn Fn(u32) -> &'a [u8]) {
+    /// for and clears the action list. `lent(h)` is the NDN bytes of the frame lent to the
+    /// pipeline with handle `h` (in `self.lent`; see `Shard::process_burst_lent`).
+    fn transmit<'a>(
+        &mut self,
+        eps: &mut [Ep],
+        table: &FaceTable,
+        lent: &dyn Fn(&(usize, usize)) -> &'a [u8],
+    ) {
         if let Some(l2) = self.l2.as_mut() {
             l2.execute(self.now, &mut self.shard, &mut self.actions);
             l2.reset();
         }
         self.cache.sync(table);
-        for out in self.actions.sends_with(|k| lent(k)) {
+        for out in self.lent.sends(&self.actions, |h| lent(h)) {
             let face = out.face;
             let (link, path) = match self.cache.tx {
                 Some((id, link, path)) if id == face => (link, path),

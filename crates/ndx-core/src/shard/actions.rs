@@ -150,9 +150,9 @@ impl Actions {
     /// frame: `lent(k)` gives the bytes lent frame number `k` had when it was lent (for
     /// [`Lent::sends`](crate::Lent::sends), which numbers the caller's handles).
     #[inline]
-    pub(crate) fn sends_lent<'a, F>(&'a self, lent: F) -> impl Iterator<Item = Outgoing<'a>> + 'a
+    pub(crate) fn sends_lent<'a, F>(&'a self, lent: F) -> impl Iterator<Item = Outgoing<'a>>
     where
-        F: Fn(u32) -> &'a [u8] + 'a,
+        F: Fn(u32) -> &'a [u8],
     {
         self.sends.iter().map(move |s| Outgoing {
             face: s.face,

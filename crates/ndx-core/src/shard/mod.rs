@@ -420,6 +420,7 @@ impl<F: Frame> Shard<F> {
     ///
     /// # Panics
     /// If `lent` does not hold one more handle than `out` has lent frames.
+    #[inline(never)]
     pub fn process_lent<L>(
         &mut self,
         now: u64,
@@ -440,6 +441,7 @@ impl<F: Frame> Shard<F> {
     ///
     /// # Panics
     /// If `lent` does not hold `frames.len()` more handles than `out` has lent frames.
+    #[inline(never)]
     pub fn process_burst_lent<L>(
         &mut self,
         now: u64,
@@ -464,6 +466,7 @@ impl<F: Frame> Shard<F> {
     ///
     /// # Panics
     /// As [`process_burst_lent`](Self::process_burst_lent).
+    #[inline(never)]
     pub fn process_burst_keeping<L>(
         &mut self,
         now: u64,
@@ -486,6 +489,7 @@ impl<F: Frame> Shard<F> {
     /// `None` if the caller cannot part with it after all: its Data is then dropped from
     /// the CS); otherwise the frame stays the caller's (return `None`). See
     /// [`Cs::return_lent`].
+    #[inline(never)]
     pub fn return_lent<L>(&mut self, lent: &mut Lent<L>, back: impl FnMut(L, bool) -> Option<F>) {
         self.cs.return_lent(lent, back);
     }
@@ -504,6 +508,7 @@ impl<F: Frame> Shard<F> {
     }
 
     /// Handles one frame received on `face` at `now` (ns): a burst of one.
+    #[inline(never)]
     pub fn process(&mut self, now: u64, face: FaceId, frame: &[u8], out: &mut Actions) {
         // No staging: with nothing to prefetch for, the packet goes straight to its pipeline
         // (the same pipelines, as the burst path's equivalence test checks).
@@ -524,6 +529,7 @@ impl<F: Frame> Shard<F> {
     /// and its PIT, CS, dead-nonce and FIB lines prefetched, a few frames before its pipeline
     /// runs, so its cache misses overlap the work on the frames ahead of it.
     /// The FIB snapshot is loaded once per burst. Bursts of 16 to 64 frames work best.
+    #[inline(never)]
     pub fn process_burst(&mut self, now: u64, frames: &[(FaceId, &[u8])], out: &mut Actions) {
         self.burst(now, frames, out, false);
     }
