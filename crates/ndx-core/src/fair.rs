@@ -149,12 +149,14 @@ impl PitShares {
     }
 
     /// A face's entries went from 0 to 1.
+    #[inline]
     pub(crate) fn face_active(&mut self, cfg: &Fairness) {
         self.active += 1;
         self.update(cfg);
     }
 
     /// A face's entries went from 1 to 0 (or a face holding entries was removed).
+    #[inline]
     pub(crate) fn face_idle(&mut self, cfg: &Fairness) {
         self.active = self.active.saturating_sub(1);
         self.update(cfg);

@@ -717,6 +717,7 @@ impl FibSnapshot {
         self.stage1
     }
 
+    #[inline]
     fn matched<'s>(chunk: &'s Chunk, e: &'s Entry) -> FibMatch<'s> {
         FibMatch {
             prefix_len: usize::from(e.depth),
@@ -753,6 +754,7 @@ impl FibReader {
 
     /// The current snapshot without touching its reference count (arc-swap's fast path):
     /// for one packet or one burst, not to be held long.
+    #[inline]
     pub fn guard(&self) -> arc_swap::Guard<Arc<FibSnapshot>> {
         self.shared.load()
     }

@@ -56,6 +56,7 @@ pub struct TokenBuf {
 
 impl TokenBuf {
     /// Copies `token` (`None` and tokens longer than 32 bytes are kept as "no token").
+    #[inline]
     pub fn new(token: Option<&[u8]>) -> Self {
         let mut t = Self::default();
         if let Some(src) = token.filter(|s| s.len() <= MAX_PIT_TOKEN_LEN) {
@@ -66,6 +67,7 @@ impl TokenBuf {
     }
 
     /// The token, if there is one.
+    #[inline]
     pub fn get(&self) -> Option<&[u8]> {
         (self.len > 0).then(|| &self.bytes[..usize::from(self.len)])
     }
@@ -567,6 +569,7 @@ impl Pit {
     }
 
     /// The entry, if `id` is still live.
+    #[inline]
     pub fn get(&self, id: PitId) -> Option<&PitEntry> {
         self.entries
             .get(id.slot as usize)
@@ -574,6 +577,7 @@ impl Pit {
     }
 
     /// The entry, mutably, if `id` is still live.
+    #[inline]
     pub fn get_mut(&mut self, id: PitId) -> Option<&mut PitEntry> {
         self.entries
             .get_mut(id.slot as usize)
@@ -633,6 +637,7 @@ impl Pit {
     }
 
     /// The token naming entry `id`.
+    #[inline]
     pub fn token(&self, id: PitId) -> PitToken {
         let mut t = [0u8; PIT_TOKEN_LEN];
         t[0] = self.shard;

@@ -78,6 +78,7 @@ impl FaceList {
     }
 
     /// The faces.
+    #[inline]
     pub fn as_slice(&self) -> &[FaceId] {
         &self.faces[..self.len]
     }
