@@ -103,7 +103,11 @@ fn shard(reader: ndx_core::FibReader, cs_capacity: usize) -> Shard<PoolFrame> {
     shard_with(reader, cs_capacity, 1 << 20)
 }
 
-fn shard_with(reader: ndx_core::FibReader, cs_capacity: usize, pit_capacity: usize) -> Shard<PoolFrame> {
+fn shard_with(
+    reader: ndx_core::FibReader,
+    cs_capacity: usize,
+    pit_capacity: usize,
+) -> Shard<PoolFrame> {
     shard_keeping(reader, cs_capacity, pit_capacity, false)
 }
 
@@ -381,7 +385,14 @@ impl WorstCase {
 
     /// The Data of exchanges `first..first + n` in one burst, received as `rx` says
     /// ([`Rx::Ring`]: lent; [`Rx::Cold`]: copied); returns the time spent inside the shard.
-    fn data_burst(&mut self, s: &mut Shard<PoolFrame>, now: u64, first: usize, n: usize, rx: Rx) -> Duration {
+    fn data_burst(
+        &mut self,
+        s: &mut Shard<PoolFrame>,
+        now: u64,
+        first: usize,
+        n: usize,
+        rx: Rx,
+    ) -> Duration {
         let ids = (0..n).map(|j| (first + j) % WORST_N);
         let frames = receive(rx, &mut self.rings[1], &self.datas, ids, UP);
         self.out.clear();
@@ -403,7 +414,12 @@ impl WorstCase {
     /// A Data burst received into pool frames that the CS keeps; returns the time spent
     /// inside the shard: the pipeline and the handover (`return_lent`, collecting the
     /// frames it let go).
-    fn data_kept(&mut self, s: &mut Shard<PoolFrame>, now: u64, ids: impl Iterator<Item = usize>) -> Duration {
+    fn data_kept(
+        &mut self,
+        s: &mut Shard<PoolFrame>,
+        now: u64,
+        ids: impl Iterator<Item = usize>,
+    ) -> Duration {
         let datas = &self.datas;
         let frames = self.pool.receive(UP, ids.map(|i| datas[i].0.as_slice()));
         self.out.clear();

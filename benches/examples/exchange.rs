@@ -29,8 +29,8 @@
 use ndx_benches::{FramePool, PoolFrame};
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
 use ndx_core::{
-    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop, PIT_TOKEN_LEN, Replacement, Shard,
-    ShardConfig,
+    Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop, PIT_TOKEN_LEN, Replacement,
+    Shard, ShardConfig,
 };
 
 /// The router's allocator: large tables on transparent huge pages (`NDX_BENCH_HUGE=0` gives

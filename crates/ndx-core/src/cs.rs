@@ -715,7 +715,10 @@ impl<F: Frame> Cs<F> {
     /// over it) until [`return_lent`](Self::return_lent) hands the frame over. An offset
     /// beyond 16 bits, or a store made with [`Cs::new`], copies the Data instead. Whatever
     /// the outcome, `handle` comes back once through [`return_lent`](Self::return_lent).
-    #[expect(clippy::too_many_arguments, reason = "insert_hashed's, and the lent frame's")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "insert_hashed's, and the lent frame's"
+    )]
     pub fn insert_lent<L>(
         &mut self,
         now: u64,
@@ -879,18 +882,31 @@ impl<F: Frame> Cs<F> {
     /// its Data goes to [`released`](Self::released) too. `lent` is left empty.
     ///
     /// Call it once the Data have been sent down from those frames, before lending the next.
-    pub fn return_lent<L>(&mut self, lent: &mut Lent<L>, mut back: impl FnMut(L, bool) -> Option<F>) {
-        let mut handles = lent.drain().enumerate().peekable();
+    pub fn return_lent<L>(
+        &mut self,
+        lent: &mut Lent<L>,
+        mut back: impl FnMut(L, bool) -> Option<F>,
+    ) {
+        let mut handles = lent.drain();
+        // The number of the next handle `handles` yields.
+        let mut next = 0u32;
         let mut pending = std::mem::take(&mut self.pending);
         // Pending entries are in lent order, one per frame at most.
         for &(frame, slot) in &pending {
             // The frames lent before this one: the caller's.
-            while let Some((_, h)) = handles.next_if(|&(k, _)| (k as u32) < frame) {
+            while next < frame {
+                let Some(h) = handles.next() else { break };
+                next += 1;
                 if let Some(f) = back(h, false) {
                     self.kept.released.push(f);
                 }
             }
-            let handle = handles.next_if(|&(k, _)| k as u32 == frame).map(|(_, h)| h);
+            let handle = if next == frame {
+                next += 1;
+                handles.next()
+            } else {
+                None
+            };
             let Some(m) = self.meta.get_mut(slot as usize) else {
                 continue;
             };
@@ -917,7 +933,7 @@ impl<F: Frame> Cs<F> {
                 None => self.remove(slot),
             }
         }
-        for (_, h) in handles {
+        for h in handles {
             if let Some(f) = back(h, false) {
                 self.kept.released.push(f);
             }

@@ -5,8 +5,8 @@
 
 use ndx_codec::{Data, DataRepr, InterestRepr, LpHeaders, NameBuf};
 use ndx_core::{
-    Actions, Admission, Cs, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop,
-    PIT_TOKEN_LEN, Replacement, Shard, ShardConfig,
+    Actions, Admission, Cs, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop, PIT_TOKEN_LEN,
+    Replacement, Shard, ShardConfig,
 };
 use proptest::prelude::*;
 
@@ -315,7 +315,10 @@ fn a_shard_that_keeps_frames_sends_what_one_that_copies_sends() {
         out_k.clear();
         copying.process_burst(now, &refs, &mut out_c);
         keeping.process_burst(now, &refs, &mut out_k);
-        assert_eq!(sent(&out_c, &Lent::new(), &[]), sent(&out_k, &Lent::new(), &[]));
+        assert_eq!(
+            sent(&out_c, &Lent::new(), &[]),
+            sent(&out_k, &Lent::new(), &[])
+        );
         let tokens: Vec<Vec<u8>> = out_c
             .sends()
             .map(|(_, b)| {
@@ -355,11 +358,21 @@ fn a_shard_that_keeps_frames_sends_what_one_that_copies_sends() {
         lent_k.extend(0..refs.len());
         copying.process_burst_lent(now + 10, &refs, &mut lent_c, &mut out_c);
         keeping.process_burst_keeping(now + 10, &refs, &mut lent_k, &mut out_k);
-        assert_eq!(sent(&out_c, &lent_c, &frames), sent(&out_k, &lent_k, &frames));
-        assert_eq!(sent(&out_k, &lent_k, &frames).len(), 5, "every Data sent down");
+        assert_eq!(
+            sent(&out_c, &lent_c, &frames),
+            sent(&out_k, &lent_k, &frames)
+        );
+        assert_eq!(
+            sent(&out_k, &lent_k, &frames).len(),
+            5,
+            "every Data sent down"
+        );
         copying.return_lent(&mut lent_c, |_, _| None);
         let mut slots: Vec<Option<Vec<u8>>> = frames.into_iter().map(Some).collect();
-        keeping.return_lent(&mut lent_k, |k, keep| if keep { slots[k].take() } else { None });
+        keeping.return_lent(
+            &mut lent_k,
+            |k, keep| if keep { slots[k].take() } else { None },
+        );
         free.extend(slots.into_iter().flatten());
         free.extend(keeping.released_frames());
         // The CS (8 slots) holds the last 8 Data, all in kept frames, and serves them.
@@ -374,7 +387,11 @@ fn a_shard_that_keeps_frames_sends_what_one_that_copies_sends() {
             out_k.clear();
             copying.process(now + 20, FaceId(1), &w, &mut out_c);
             keeping.process(now + 20, FaceId(1), &w, &mut out_k);
-            assert_eq!(sent(&out_c, &Lent::new(), &[]), sent(&out_k, &Lent::new(), &[]), "{n}");
+            assert_eq!(
+                sent(&out_c, &Lent::new(), &[]),
+                sent(&out_k, &Lent::new(), &[]),
+                "{n}"
+            );
         }
         assert_eq!(copying.counters(), keeping.counters());
     }

@@ -164,7 +164,12 @@ fn whole<'a, L>(
 /// One burst's traffic: Interests `(name, CanBePrefix, from face 3)`, then the Data
 /// `(name, content length)` of those forwarded upstream (plus Interests again, lent with
 /// them), whether the burst keeps, and which lent frame (if any) the caller refuses.
-type Burst = (Vec<(u8, bool, bool)>, Vec<u16>, bool, Option<prop::sample::Index>);
+type Burst = (
+    Vec<(u8, bool, bool)>,
+    Vec<u16>,
+    bool,
+    Option<prop::sample::Index>,
+);
 
 fn burst() -> impl Strategy<Value = Burst> {
     (

@@ -138,7 +138,7 @@ impl Actions {
     pub fn sends(&self) -> impl Iterator<Item = (FaceId, &[u8])> {
         debug_assert!(
             self.lent == 0 || self.sends.iter().all(|s| s.lent.is_none()),
-            "frames were lent: read the sends with sends_with"
+            "frames were lent: read the sends with Lent::sends"
         );
         self.sends
             .iter()
@@ -316,7 +316,11 @@ impl Actions {
 
     /// Sends `range` then, if any, the lent bytes `lent`.
     #[inline]
-    pub(super) fn send_parts(&mut self, face: FaceId, (range, lent): (Range<usize>, Option<LentPart>)) {
+    pub(super) fn send_parts(
+        &mut self,
+        face: FaceId,
+        (range, lent): (Range<usize>, Option<LentPart>),
+    ) {
         self.sends.push(Send { face, range, lent });
     }
 

@@ -34,10 +34,10 @@ use crate::face::{FaceId, FaceTable};
 use crate::fair::{FaceLoad, FaceLoads, Fairness, NackBucket, PitShares};
 use crate::fib::{FibReader, FibSnapshot};
 use crate::hash::{HashKey, NameHashes};
-use crate::lent::Lent;
 use crate::l2::{
     L2Config, L2Counters, L2Failure, L2Read, L2State, L2Write, L2WriteRec, Park, Parked,
 };
+use crate::lent::Lent;
 use crate::pit::{InRecord, OutRecord, PIT_TOKEN_LEN, Pit, PitFull, PitId, TokenBuf, pit_key};
 use crate::strategy::{self, Ctx, Decision, StrategyKind};
 
@@ -227,7 +227,54 @@ impl ShardCounters {
     }
 }
 
-/// One forwarding shard.
+/// One forwarding shard, whose CS may keep receive frames of type `F`.
+///
+/// # Lending frames
+/// A caller that receives into buffers of its own lends them to the shard rather than
+/// having their Data copied: it pushes its handle on each frame onto a [`Lent`] ledger,
+/// runs the burst with [`process_burst_lent`](Self::process_burst_lent) (or
+/// [`process_burst_keeping`](Self::process_burst_keeping), which lets the CS keep the
+/// frames its Data arrived in), sends with [`Lent::sends`], then ends the lending with
+/// [`return_lent`](Self::return_lent), which hands each handle back once, saying whether
+/// the CS takes that frame. Frames the CS lets go later come back, as `F`, from
+/// [`released_frames`](Self::released_frames).
+///
+/// ```
+/// use ndx_core::{Actions, FaceId, Fib, HashKey, Lent, Shard, ShardConfig};
+/// let (_fib, reader) = Fib::new(HashKey::new(1, 2), 2);
+/// let mut shard = Shard::with_frames::<Vec<u8>>(ShardConfig::default(), reader, 0);
+/// // The caller's receive buffers; the handles are their indices.
+/// let mut rx: Vec<Option<Vec<u8>>> = vec![Some(vec![0x05, 0x00])];
+/// let (mut lent, mut out) = (Lent::new(), Actions::new());
+/// {
+///     let batch: Vec<(FaceId, &[u8])> =
+///         rx.iter().map(|b| (FaceId(1), b.as_deref().unwrap())).collect();
+///     lent.extend(0..batch.len());
+///     shard.process_burst_keeping(0, &batch, &mut lent, &mut out);
+///     for send in lent.sends(&out, |&i| batch[i].1) {
+///         let _ = send; // transmit
+///     }
+/// }
+/// out.clear();
+/// let mut returned = 0;
+/// shard.return_lent(&mut lent, |i, keep| {
+///     returned += 1;
+///     if keep { rx[i].take() } else { None }
+/// });
+/// assert_eq!(returned, 1); // every lent frame comes back, once
+/// let back: Vec<Vec<u8>> = shard.released_frames().collect();
+/// assert!(back.is_empty());
+/// ```
+///
+/// A shard made with [`Shard::new`] keeps no frames: it cannot be handed one.
+///
+/// ```compile_fail
+/// use ndx_core::{Fib, HashKey, Lent, Shard, ShardConfig};
+/// let (_fib, reader) = Fib::new(HashKey::new(1, 2), 2);
+/// let mut shard = Shard::new(ShardConfig::default(), reader, 0);
+/// let mut lent: Lent<usize> = Lent::new();
+/// shard.return_lent(&mut lent, |_, _| Some(vec![0u8]));
+/// ```
 #[derive(Debug)]
 pub struct Shard<F = NoFrame> {
     cfg: ShardConfig,
