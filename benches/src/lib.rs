@@ -3,6 +3,8 @@
 
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NackReason, NameBuf};
 
+pub mod scaling;
+
 /// The typical name: 5 components, 38 bytes of TLV.
 pub const TYPICAL_NAME: &str = "/ndn/edu/ucla/ping-server-0001/seq=1234";
 

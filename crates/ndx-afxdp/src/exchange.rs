@@ -18,6 +18,13 @@ impl Exchange {
     /// (rounded up to a power of two).
     #[expect(clippy::new_ret_no_self, reason = "the two halves are the point")]
     pub fn new(capacity: usize) -> (ExchangeSender, ExchangeReceiver) {
+        Self::of(capacity)
+    }
+
+    /// Creates an exchange of handles of type `T` (rounded up to a power of two,
+    /// as [`Exchange::new`]): the same rings and in-flight bound for handles
+    /// other than [`RxFrame`].
+    pub fn of<T: Send>(capacity: usize) -> (ExchangeSender<T>, ExchangeReceiver<T>) {
         let (fwd_p, fwd_c) = spsc::channel(capacity);
         let cap = fwd_p.capacity();
         let (back_p, back_c) = spsc::channel(cap);
@@ -38,17 +45,17 @@ impl Exchange {
 
 /// The sending shard's half.
 #[derive(Debug)]
-pub struct ExchangeSender {
-    fwd: Producer<RxFrame>,
-    back: Consumer<RxFrame>,
+pub struct ExchangeSender<T = RxFrame> {
+    fwd: Producer<T>,
+    back: Consumer<T>,
     in_flight: usize,
     cap: usize,
 }
 
-impl ExchangeSender {
+impl<T> ExchangeSender<T> {
     /// Hands `frame` to the other shard; gives it back if `capacity` frames are
     /// already in flight (release it and count a drop).
-    pub fn send(&mut self, frame: RxFrame) -> Result<(), RxFrame> {
+    pub fn send(&mut self, frame: T) -> Result<(), T> {
         if self.in_flight >= self.cap {
             return Err(frame);
         }
@@ -59,7 +66,7 @@ impl ExchangeSender {
 
     /// Takes back one frame the other shard is done with; release it on the
     /// endpoint of its port ([`crate::Endpoint::release`]).
-    pub fn reap(&mut self) -> Option<RxFrame> {
+    pub fn reap(&mut self) -> Option<T> {
         let f = self.back.pop()?;
         self.in_flight -= 1;
         Some(f)
@@ -73,21 +80,21 @@ impl ExchangeSender {
 
 /// The receiving shard's half.
 #[derive(Debug)]
-pub struct ExchangeReceiver {
-    fwd: Consumer<RxFrame>,
-    back: Producer<RxFrame>,
+pub struct ExchangeReceiver<T = RxFrame> {
+    fwd: Consumer<T>,
+    back: Producer<T>,
 }
 
-impl ExchangeReceiver {
+impl<T> ExchangeReceiver<T> {
     /// Next frame handed over, if any. Read it with [`crate::Umem::frame`] on
     /// the UMEM of `frame.port()`, then [`ExchangeReceiver::give_back`].
-    pub fn recv(&mut self) -> Option<RxFrame> {
+    pub fn recv(&mut self) -> Option<T> {
         self.fwd.pop()
     }
 
     /// Returns a frame to the sending shard for recycling. Never fails: the
     /// sender never has more frames in flight than the return ring holds.
-    pub fn give_back(&mut self, frame: RxFrame) {
+    pub fn give_back(&mut self, frame: T) {
         // Cannot fail by the in-flight bound; were it to, the frame would only
         // leak from its pool (never unsound).
         let _ = self.back.push(frame);
@@ -130,5 +137,36 @@ mod tests {
         assert_eq!(r.recv().unwrap().addrs[0], 4096);
         assert_eq!(r.recv().unwrap().addrs[0], 8192);
         assert!(r.recv().is_none());
+    }
+
+    #[test]
+    fn other_handles_cross_threads_and_come_back() {
+        let (mut s, mut r) = Exchange::of::<Box<[u8]>>(4);
+        let t = std::thread::spawn(move || {
+            let mut seen = 0u32;
+            while seen < 100 {
+                if let Some(b) = r.recv() {
+                    assert_eq!(b[0], seen as u8);
+                    seen += 1;
+                    r.give_back(b);
+                }
+            }
+        });
+        let mut free: Vec<Box<[u8]>> = (0..4).map(|_| vec![0u8; 64].into()).collect();
+        let mut sent = 0u32;
+        while sent < 100 || s.in_flight() > 0 {
+            while let Some(b) = s.reap() {
+                free.push(b);
+            }
+            if sent < 100
+                && let Some(mut b) = free.pop()
+            {
+                b[0] = sent as u8;
+                s.send(b).expect("never more in flight than the capacity");
+                sent += 1;
+            }
+        }
+        t.join().unwrap();
+        assert_eq!(free.len(), 4, "every handle came back");
     }
 }
