@@ -44,6 +44,10 @@ use ndx_core::{
 /// Frames in flight per hand-off ring, as the router's `Exchange::new(4096)`.
 pub const RING: usize = 4096;
 
+/// How long a shard may go without progress (its own or handing frames over) before the
+/// pass is declared stuck.
+const STALL: Duration = Duration::from_secs(60);
+
 /// Bytes per receive frame.
 const FRAME: usize = 2048;
 
@@ -101,6 +105,10 @@ pub struct Config {
     pub handoff: Handoff,
     /// Pin shard thread `s` to CPU `s` (modulo the CPUs this process may use).
     pub pin: bool,
+    /// Subtract from each timed section the time the thread waited for its CPU meanwhile
+    /// (read from `/proc/thread-self/schedstat` around each section: two reads of about a
+    /// microsecond each, not charged): for a shared, loaded machine.
+    pub unpreempt: bool,
 }
 
 impl Config {
@@ -202,7 +210,9 @@ impl Fixture {
             key,
             _writers: writers,
             readers,
-            packets: (0..shards).map(|me| packets(me, exchanges, routes)).collect(),
+            packets: (0..shards)
+                .map(|me| packets(me, exchanges, routes))
+                .collect(),
         }
     }
 
@@ -265,7 +275,8 @@ fn packets(shard: usize, n: usize, routes: u64) -> Vec<Packets> {
             let len = h.encode(Some(&d), &mut data).expect("LpPacket");
             data.truncate(len);
             let lp = LpPacket::decode(&data).expect("decodes");
-            let token_at = lp.pit_token().expect("token").as_ptr() as usize - data.as_ptr() as usize;
+            let token_at =
+                lp.pit_token().expect("token").as_ptr() as usize - data.as_ptr() as usize;
             let interest = i.to_vec().expect("Interest");
             Packets {
                 tag_at: (tag_offset(&interest), tag_offset(&data)),
@@ -346,6 +357,13 @@ pub struct ShardPass {
     pub engine_ns: u64,
     /// Nanoseconds from the start barrier to the end of its loop.
     pub wall_ns: u64,
+    /// Nanoseconds of waiting for the CPU subtracted from its engine time
+    /// ([`Config::unpreempt`]).
+    pub unpreempted_ns: u64,
+    /// Nanoseconds it waited on a run queue during its loop (`/proc/thread-self/schedstat`;
+    /// `None` where the kernel does not say): time another task had its CPU, which a pass
+    /// on a shared machine should show near zero.
+    pub waited_ns: Option<u64>,
     /// The CPU it was pinned to.
     pub cpu: Option<usize>,
 }
@@ -389,6 +407,30 @@ impl Pass {
     pub fn handoffs(&self) -> u64 {
         self.shards.iter().map(|s| s.handoffs_in).sum()
     }
+
+    /// The share of the measured engine time that was waiting for the CPU and subtracted
+    /// ([`Config::unpreempt`]; 0 without it).
+    pub fn subtracted(&self) -> f64 {
+        let stolen: u64 = self.shards.iter().map(|s| s.unpreempted_ns).sum();
+        let engine: u64 = self.shards.iter().map(|s| s.engine_ns).sum();
+        stolen as f64 / (stolen + engine).max(1) as f64
+    }
+
+    /// The largest share of its loop a shard spent waiting for its CPU (0 to 1; `None`
+    /// where the kernel does not say).
+    pub fn preempted(&self) -> Option<f64> {
+        self.shards
+            .iter()
+            .map(|s| Some(s.waited_ns? as f64 / s.wall_ns.max(1) as f64))
+            .try_fold(0f64, |m, x| Some(m.max(x?)))
+    }
+}
+
+/// This thread's time waiting on a run queue so far (ns), from `/proc/thread-self/schedstat`
+/// ("on-CPU ns, waiting ns, time slices").
+fn waited_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// A configuration's shards with their exchanges, run pass after pass.
@@ -404,7 +446,10 @@ impl<'f> Bench<'f> {
     /// Builds the shards (reading `fixture`'s FIB and exchanges), their frames and rings.
     pub fn new(cfg: Config, fixture: &'f Fixture) -> Result<Self, String> {
         cfg.validate()?;
-        let have = (fixture.packets.len(), fixture.packets.first().map_or(0, Vec::len));
+        let have = (
+            fixture.packets.len(),
+            fixture.packets.first().map_or(0, Vec::len),
+        );
         if cfg.shards > have.0 || cfg.exchanges > have.1 {
             return Err(format!(
                 "{} shards of {} exchanges: the fixture has {} shards of {}",
@@ -413,7 +458,8 @@ impl<'f> Bench<'f> {
         }
         let s = cfg.shards;
         // The PIT holds every exchange that may be outstanding: the rings' and a few bursts.
-        let pit_capacity = (1usize << 16).max((4 * s * (2 * RING + 4 * cfg.burst)).next_power_of_two());
+        let pit_capacity =
+            (1usize << 16).max((4 * s * (2 * RING + 4 * cfg.burst)).next_power_of_two());
         // A frame for each hand-off in flight, the wire's arrivals and a few bursts.
         let frames = (s - 1) * (RING + 2 * cfg.burst) + 4 * cfg.burst * s + 64;
         let mut engines: Vec<Engine> = (0..s)
@@ -517,13 +563,56 @@ impl<'f> Bench<'f> {
     }
 }
 
-/// Adds the time `f` took to `busy` when it did something (it returns whether it did), so
-/// a shard that only polls empty rings while it waits for the others is not charged.
-#[inline]
-fn timed(busy: &mut Duration, f: impl FnOnce() -> bool) {
-    let t = Instant::now();
-    if f() {
-        *busy += t.elapsed();
+/// The engine time a shard is charged, and how it is measured.
+#[derive(Debug)]
+struct Clock {
+    busy: Duration,
+    /// With `unpreempt`: this thread's run-queue wait (`/proc/thread-self/schedstat`), read
+    /// around each timed section, and the total subtracted.
+    schedstat: Option<std::fs::File>,
+    stolen: Duration,
+}
+
+impl Clock {
+    fn new(unpreempt: bool) -> Self {
+        Self {
+            busy: Duration::ZERO,
+            schedstat: unpreempt
+                .then(|| std::fs::File::open("/proc/thread-self/schedstat").ok())
+                .flatten(),
+            stolen: Duration::ZERO,
+        }
+    }
+
+    /// This thread's run-queue wait so far (ns), when asked to subtract it.
+    fn waited(&self) -> Option<u64> {
+        use std::os::unix::fs::FileExt;
+        let f = self.schedstat.as_ref()?;
+        let mut buf = [0u8; 96];
+        let n = f.read_at(&mut buf, 0).ok()?;
+        let s = std::str::from_utf8(&buf[..n]).ok()?;
+        s.split_whitespace().nth(1)?.parse().ok()
+    }
+
+    /// Adds the time `f` took when it did something (it returns whether it did), so a shard
+    /// that only polls empty rings while it waits for the others is not charged; with
+    /// `unpreempt`, less the time the thread waited for its CPU meanwhile (the kernel
+    /// accounts a preemption when the thread runs again, so it is in the second reading).
+    /// Never inlined, so that callgrind can count the engine's instructions alone
+    /// (`--toggle-collect='*scaling::Clock::timed*'`).
+    #[inline(never)]
+    fn timed(&mut self, f: impl FnOnce() -> bool) {
+        let w0 = self.waited();
+        let t = Instant::now();
+        if f() {
+            let el = t.elapsed();
+            let waited = w0.zip(self.waited()).map_or(Duration::ZERO, |(a, b)| {
+                Duration::from_nanos(b.saturating_sub(a))
+            });
+            let waited = waited.min(el);
+            self.busy += el - waited;
+            self.stolen += waited;
+        }
     }
 }
 
@@ -544,27 +633,28 @@ fn run(
         ..ShardPass::default()
     };
     let mut out = Actions::new();
-    let mut busy = Duration::ZERO;
+    let mut clock = Clock::new(cfg.unpreempt);
     // Data arriving here, in the order of arrival: ours, then those from the wire.
     let mut rx: Vec<RxBuf> = Vec::with_capacity(b * s);
     let mut mine: Vec<RxBuf> = Vec::with_capacity(b * s);
-    let mut inbox: Vec<(usize, RxBuf)> = Vec::with_capacity(b);
+    let mut inbox: Vec<RxBuf> = Vec::with_capacity(b);
     // Our Data to announce on the wire, and frames waiting for room in a hand-off ring.
     let mut to_wire: Vec<VecDeque<Wire>> = (0..s).map(|_| VecDeque::new()).collect();
     let mut to_hand: Vec<VecDeque<RxBuf>> = (0..s).map(|_| VecDeque::new()).collect();
     let mut own: Vec<(usize, [u8; PIT_TOKEN_LEN])> = Vec::with_capacity(b);
     let groups = n.div_ceil(b);
-    let (mut g, mut turn, mut finished) = (0, 0u64, false);
+    let (mut g, mut finished) = (0, false);
+    // A pass that stops moving is a bug (a lost frame or message): fail, do not hang.
+    let mut moved = (0u64, Instant::now());
     barrier.wait();
+    let waited = waited_ns();
     let start = Instant::now();
     loop {
-        let now = t0 + turn * 1000;
-        turn += 1;
+        // The shard's clock: 1 µs per burst of Interests, as in `exchange.rs` (not per loop
+        // turn: a shard that spins while it waits must not age its PIT entries).
+        let now = t0 + g as u64 * 1000 + 500;
         // 1. A burst of our Interests, while the wire and our frames have room.
-        if g < groups
-            && eng.pool.len() >= 2 * b
-            && to_wire.iter().all(|q| q.len() < b)
-        {
+        if g < groups && eng.pool.len() >= 2 * b && to_wire.iter().all(|q| q.len() < b) {
             let range = g * b..((g + 1) * b).min(n);
             let mut frames: Vec<RxBuf> = eng.pool.drain(eng.pool.len() - range.len()..).collect();
             for (f, p) in frames.iter_mut().zip(&packets[me][range.clone()]) {
@@ -573,9 +663,10 @@ fn run(
                 f.len = p.interest.len();
             }
             {
-                let batch: Vec<(FaceId, &[u8])> = frames.iter().map(|f| (DOWN, f.bytes())).collect();
+                let batch: Vec<(FaceId, &[u8])> =
+                    frames.iter().map(|f| (DOWN, f.bytes())).collect();
                 out.clear();
-                timed(&mut busy, || {
+                clock.timed(|| {
                     eng.shard.process_burst(now, &batch, &mut out);
                     true
                 });
@@ -614,7 +705,10 @@ fn run(
         // 2. Data arrive (the kernel's copy into our frames, untimed): ours, then other
         // shards' from the wire while we have frames to spare.
         for (j, token) in own.drain(..) {
-            let mut f = eng.pool.pop().expect("frames for our Data (checked with the Interests)");
+            let mut f = eng
+                .pool
+                .pop()
+                .expect("frames for our Data (checked with the Interests)");
             fill(&mut f, &packets[me][j], &token, &tag);
             rx.push(f);
         }
@@ -630,7 +724,7 @@ fn run(
         // Steering (each frame to its owner's ring) and our Data through the pipeline.
         if !rx.is_empty() {
             let mut lent = 0;
-            timed(&mut busy, || {
+            clock.timed(|| {
                 for f in rx.drain(..) {
                     let owner = if s == 1 {
                         me
@@ -643,7 +737,9 @@ fn run(
                         continue;
                     }
                     r.handoffs_out += 1;
-                    let tx = eng.hand_tx[owner].as_mut().expect("a ring to every other shard");
+                    let tx = eng.hand_tx[owner]
+                        .as_mut()
+                        .expect("a ring to every other shard");
                     if to_hand[owner].is_empty() {
                         match tx.send(f) {
                             Ok(()) => continue,
@@ -655,7 +751,8 @@ fn run(
                     r.ring_full += 1;
                 }
                 if !mine.is_empty() {
-                    let batch: Vec<(FaceId, &[u8])> = mine.iter().map(|f| (UP, f.bytes())).collect();
+                    let batch: Vec<(FaceId, &[u8])> =
+                        mine.iter().map(|f| (UP, f.bytes())).collect();
                     out.clear();
                     eng.shard.process_burst_lent(now, &batch, &mut out);
                     lent = out.sends_with(|k| batch[k as usize].1).count();
@@ -667,61 +764,72 @@ fn run(
             eng.pool.append(&mut mine);
         }
         // 3. Our Data handed to us by the shards they arrived at; back go their handles.
+        // (Polling an empty ring is not charged: only a drain that found a frame is.)
         let mut got = 0;
-        timed(&mut busy, || {
-            for (from, hrx) in eng.hand_rx.iter_mut().enumerate() {
-                match cfg.handoff {
-                    Handoff::Frame => {
-                        while let Some(f) = hrx.recv() {
+        for from in 0..eng.hand_rx.len() {
+            let Some(first) = eng.hand_rx[from].recv() else {
+                continue;
+            };
+            let hrx = &mut eng.hand_rx[from];
+            let shard = &mut eng.shard;
+            clock.timed(|| {
+                let mut next = Some(first);
+                while let Some(f) = next.take().or_else(|| hrx.recv()) {
+                    match cfg.handoff {
+                        Handoff::Frame => {
                             out.clear();
-                            eng.shard.process(now, UP, f.bytes(), &mut out);
+                            shard.process(now, UP, f.bytes(), &mut out);
                             got += out.sends().count();
                             hrx.give_back(f);
                         }
-                    }
-                    Handoff::Burst => {
-                        while inbox.len() < b
-                            && let Some(f) = hrx.recv()
-                        {
-                            inbox.push((from, f));
+                        Handoff::Burst => {
+                            inbox.push(f);
+                            if inbox.len() == b {
+                                break;
+                            }
                         }
                     }
                 }
-            }
-            if !inbox.is_empty() {
-                let batch: Vec<(FaceId, &[u8])> = inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
-                out.clear();
-                eng.shard.process_burst_lent(now, &batch, &mut out);
-                got += out.sends_with(|k| batch[k as usize].1).count();
-                for (from, f) in inbox.drain(..) {
-                    eng.hand_rx[from].give_back(f);
+                if !inbox.is_empty() {
+                    let batch: Vec<(FaceId, &[u8])> =
+                        inbox.iter().map(|f| (UP, f.bytes())).collect();
+                    out.clear();
+                    shard.process_burst_lent(now, &batch, &mut out);
+                    got += out.sends_with(|k| batch[k as usize].1).count();
+                    for f in inbox.drain(..) {
+                        hrx.give_back(f);
+                    }
                 }
-            }
-            got > 0
-        });
+                true
+            });
+        }
         r.handoffs_in += got as u64;
         r.data_down += got as u64;
         // 4. Handles given back to us: their frames return to our pool; waiting frames go.
-        timed(&mut busy, || {
-            let mut any = false;
-            for (owner, q) in to_hand.iter_mut().enumerate() {
-                let Some(tx) = eng.hand_tx[owner].as_mut() else {
-                    continue;
-                };
+        for (owner, q) in to_hand.iter_mut().enumerate() {
+            let Some(tx) = eng.hand_tx[owner].as_mut() else {
+                continue;
+            };
+            let first = tx.reap();
+            // Nothing came back, and nothing waits or the ring is still full: not charged.
+            if first.is_none() && (q.is_empty() || tx.in_flight() >= RING) {
+                continue;
+            }
+            let pool = &mut eng.pool;
+            clock.timed(|| {
+                pool.extend(first);
                 while let Some(f) = tx.reap() {
-                    eng.pool.push(f);
-                    any = true;
+                    pool.push(f);
                 }
                 while let Some(f) = q.pop_front() {
-                    any = true;
                     if let Err(f) = tx.send(f) {
                         q.push_front(f);
                         break;
                     }
                 }
-            }
-            any
-        });
+                true
+            });
+        }
         if !finished && r.data_down == n as u64 {
             finished = true;
             done.fetch_add(1, Ordering::AcqRel);
@@ -738,9 +846,22 @@ fn run(
         if finished {
             std::hint::spin_loop();
         }
+        let progress = r.interests_forwarded + r.data_down + r.handoffs_out;
+        // (A shard that is done waits for the others as long as they take.)
+        if progress != moved.0 || finished {
+            moved = (progress, Instant::now());
+        } else if moved.1.elapsed() > STALL {
+            panic!(
+                "shard {me}: no progress for {STALL:?} ({} of {n} Data down, {} shards done): {r:?}",
+                r.data_down,
+                done.load(Ordering::Acquire)
+            );
+        }
     }
     r.wall_ns = start.elapsed().as_nanos() as u64;
-    r.engine_ns = busy.as_nanos() as u64;
+    r.waited_ns = waited.zip(waited_ns()).map(|(a, b)| b.saturating_sub(a));
+    r.engine_ns = clock.busy.as_nanos() as u64;
+    r.unpreempted_ns = clock.stolen.as_nanos() as u64;
     let c = eng.shard.counters();
     r.data_in = c.data_in - before.data_in;
     r.by_token = c.by_token - before.by_token;
