@@ -37,8 +37,8 @@ use std::time::{Duration, Instant};
 use ndx_afxdp::{Exchange, ExchangeReceiver, ExchangeSender};
 use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
 use ndx_core::{
-    Actions, CsConfig, FaceId, FaceInfo, Fib, FibReader, HashKey, NextHop, PIT_TOKEN_LEN, Shard,
-    ShardConfig, token_shard,
+    Actions, CsConfig, FaceId, FaceInfo, Fib, FibReader, HashKey, Lent, NextHop, PIT_TOKEN_LEN,
+    Shard, ShardConfig, token_shard,
 };
 
 /// Frames in flight per hand-off ring, as the router's `Exchange::new(4096)`.
@@ -633,6 +633,8 @@ fn run(
         ..ShardPass::default()
     };
     let mut out = Actions::new();
+    // The frames lent to the pipeline in a burst (their indices in the batch).
+    let mut ledger: Lent<usize> = Lent::with_capacity(b);
     let mut clock = Clock::new(cfg.unpreempt);
     // Data arriving here, in the order of arrival: ours, then those from the wire.
     let mut rx: Vec<RxBuf> = Vec::with_capacity(b * s);
@@ -754,8 +756,11 @@ fn run(
                     let batch: Vec<(FaceId, &[u8])> =
                         mine.iter().map(|f| (UP, f.bytes())).collect();
                     out.clear();
-                    eng.shard.process_burst_lent(now, &batch, &mut out);
-                    lent = out.sends_with(|k| batch[k as usize].1).count();
+                    ledger.extend(0..batch.len());
+                    eng.shard
+                        .process_burst_lent(now, &batch, &mut ledger, &mut out);
+                    lent = ledger.sends(&out, |&k| batch[k].1).count();
+                    eng.shard.return_lent(&mut ledger, |_, _| None);
                 }
                 true
             });
@@ -794,8 +799,10 @@ fn run(
                     let batch: Vec<(FaceId, &[u8])> =
                         inbox.iter().map(|f| (UP, f.bytes())).collect();
                     out.clear();
-                    shard.process_burst_lent(now, &batch, &mut out);
-                    got += out.sends_with(|k| batch[k as usize].1).count();
+                    ledger.extend(0..batch.len());
+                    shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
+                    got += ledger.sends(&out, |&k| batch[k].1).count();
+                    shard.return_lent(&mut ledger, |_, _| None);
                     for f in inbox.drain(..) {
                         hrx.give_back(f);
                     }
