@@ -147,9 +147,21 @@ fn fill(r: &mut Region, a: &Args) -> Vec<Location> {
     (0..n).filter_map(|b| r.lookup(0, b)).collect()
 }
 
-/// Random batch reads at queue depth Q for `secs`; returns (batches/s, bytes/s).
-fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -> (f64, f64) {
+/// What one timed run through the store measured.
+#[derive(Debug, Clone, Copy, Default)]
+struct L2Run {
+    batches_per_s: f64,
+    bytes_per_s: f64,
+    /// Batch reads delivered.
+    reads: u64,
+    /// `io_uring_enter` calls made meanwhile (submissions, completion pickups, waits).
+    enters: u64,
+}
+
+/// Random batch reads at queue depth Q for `secs`.
+fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -> L2Run {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let enters0 = r.counters().ring_enters;
     let (mut batches, mut bytes, mut bad) = (0u64, 0u64, 0u64);
     let t0 = Instant::now();
     let end = t0 + Duration::from_secs(secs);
@@ -195,7 +207,12 @@ fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -
     }
     assert_eq!(bad, 0, "reads failed");
     let dt = t0.elapsed().as_secs_f64();
-    (batches as f64 / dt, bytes as f64 / dt)
+    L2Run {
+        batches_per_s: batches as f64 / dt,
+        bytes_per_s: bytes as f64 / dt,
+        reads: batches,
+        enters: r.counters().ring_enters - enters0,
+    }
 }
 
 /// The same workload through fio (io_uring engine, O_DIRECT, registered files and buffers).
@@ -286,12 +303,13 @@ fn main() {
     }
     print!("round  fio batches/s  fio MiB/s");
     for b in &backlogs {
-        print!("  | backlog {b:>2}: ndx batches/s  ndx MiB/s  ratio");
+        print!("  | backlog {b:>2}: ndx batches/s  ndx MiB/s  ratio  enters/read");
     }
     println!();
     let mut ratios = vec![Vec::new(); stores.len()];
     let mut fio_total = 0.0;
     let mut l2_totals = vec![0.0; stores.len()];
+    let mut l2_counts = vec![(0u64, 0u64); stores.len()];
     // Warm-up (discarded): the freshly written file's metadata settles first.
     for (r, locs) in &mut stores {
         run_l2(r, locs, 1, a.wait, a.qd);
@@ -299,7 +317,7 @@ fn main() {
     for round in 0..a.rounds {
         // Rotate the order (fio, then each store) so a drifting device favours none.
         let n = stores.len() + 1;
-        let (mut fio, mut l2) = ((0.0, 0.0), vec![(0.0, 0.0); stores.len()]);
+        let (mut fio, mut l2) = ((0.0, 0.0), vec![L2Run::default(); stores.len()]);
         for k in 0..n {
             match (k + round) % n {
                 0 => fio = run_fio(path.to_str().unwrap(), bs, used, a.qd, a.seconds),
@@ -311,13 +329,17 @@ fn main() {
         }
         fio_total += fio.0;
         print!("{round:>5}  {:>13.0}  {:>9.1}", fio.0, fio.1 / 1048576.0);
-        for (i, &(iops, bw)) in l2.iter().enumerate() {
-            let ratio = iops / fio.0;
+        for (i, run) in l2.iter().enumerate() {
+            let ratio = run.batches_per_s / fio.0;
             ratios[i].push(ratio);
-            l2_totals[i] += iops;
+            l2_totals[i] += run.batches_per_s;
+            l2_counts[i].0 += run.reads;
+            l2_counts[i].1 += run.enters;
             print!(
-                "  |             {iops:>13.0}  {:>9.1}  {ratio:>5.2}",
-                bw / 1048576.0
+                "  |             {:>13.0}  {:>9.1}  {ratio:>5.2}  {:>11.2}",
+                run.batches_per_s,
+                run.bytes_per_s / 1048576.0,
+                run.enters as f64 / run.reads.max(1) as f64
             );
         }
         println!();
@@ -325,17 +347,21 @@ fn main() {
     for (i, (r, _)) in stores.iter().enumerate() {
         ratios[i].sort_by(f64::total_cmp);
         let c = r.counters();
+        let (reads, enters) = l2_counts[i];
         println!(
-            "backlog {}: median ndx/fio ratio: {:.2}, ratio of means: {:.2} (target >= 0.9); \
-             reads {} ok {} corrupt {} io_errors {}, io_uring_enter calls {}",
+            "backlog {}: median ndx/fio ratio: {:.2}, ratio of means: {:.2} (target >= 1.0); \
+             io_uring_enter per batch read {:.2} ({enters} for {reads} timed reads; target \
+             <= 2); all reads {} ok {} corrupt {} io_errors {}, io_uring_enter calls {} \
+             (fill and warm-up included)",
             backlogs[i],
             ratios[i][ratios[i].len() / 2],
             l2_totals[i] / fio_total,
+            enters as f64 / reads.max(1) as f64,
             c.reads,
             c.reads_ok,
             c.corrupt,
             c.io_errors,
-            r.ring_enters(),
+            c.ring_enters,
         );
     }
     drop(stores);

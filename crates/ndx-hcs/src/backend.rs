@@ -139,6 +139,9 @@ pub struct L2Counters {
     pub indexed: u64,
     /// True once the backend degraded to L1-only.
     pub degraded: bool,
+    /// `io_uring_enter` system calls made (submissions, completion pickups and waits): the
+    /// store's kernel crossings, at most one per `poll`. Always 0 for the emulated store.
+    pub ring_enters: u64,
 }
 
 /// An L2 store driven by one single-threaded shard loop. No method blocks (except the

@@ -16,10 +16,6 @@ use crate::record::{BLOCK, BatchRecord, RecordView, encode, pad_to_block};
 use crate::recover::{LaneReader, RecoveryReport, Verify, recover};
 use crate::uring::{Engine, Op, PushError};
 
-/// `io_uring_enter` calls a `poll` may make to hand waiting reads to the device, on top of the
-/// one that submits what was queued before it.
-const POLL_REFILL_ENTERS: u32 = 2;
-
 /// Reads failing with a device error one after another (no good read in between) after which
 /// the device is taken for dead and the region degrades to L1-only.
 pub const READ_ERROR_LIMIT: u32 = 32;
@@ -158,6 +154,8 @@ pub struct Region {
     pending: VecDeque<usize>,
     /// Reads pushed to the ring and not yet reaped (<= Q).
     device_reads: usize,
+    /// Completions reaped this turn, to deliver (kept for its allocation).
+    ready: Vec<(usize, i32)>,
     /// Test probe, per read validated: (reads handed to the kernel, reads waiting) then.
     #[cfg(test)]
     device_at_validation: Vec<(usize, usize)>,
@@ -319,6 +317,7 @@ impl Region {
             read_backlog: backlog,
             pending: VecDeque::with_capacity(backlog),
             device_reads: 0,
+            ready: Vec::with_capacity(nbufs),
             #[cfg(test)]
             device_at_validation: Vec::new(),
             cfg,
@@ -454,15 +453,34 @@ impl Region {
     }
 
     /// **Blocks** until at least `min` operations have completed (after submitting what is
-    /// queued), then delivers completions like [`L2Backend::poll`]. For a dedicated I/O thread,
-    /// an idle loop or a benchmark: a forwarding shard must call `poll` instead.
+    /// queued), then delivers completions like [`L2Backend::poll`]; returns at once when a
+    /// `poll` delivers something. For a dedicated I/O thread, an idle loop or a benchmark: a
+    /// forwarding shard must call `poll` instead. At most one blocking `io_uring_enter`, on top
+    /// of the (at most one) of each of the two polls around it.
     pub fn wait(&mut self, min: usize, on_done: &mut dyn FnMut(Completion<'_>)) -> usize {
+        let n = self.poll(on_done);
+        if n > 0 || self.engine.in_flight() == 0 {
+            return n;
+        }
         self.start_waiting_reads();
         if let Err(e) = self.engine.submit_and_wait(min) {
             self.counters.io_errors += 1;
             self.degrade("submit", e.raw_os_error().unwrap_or(libc::EIO));
         }
-        self.poll(on_done)
+        n + self.poll(on_done)
+    }
+
+    /// Reaps the completions the kernel has posted into `out` (no system call); the reads
+    /// among them leave the device.
+    fn reap_into(&mut self, out: &mut Vec<(usize, i32)>) -> usize {
+        let start = out.len();
+        let n = self.engine.reap(|buf, res| out.push((buf, res)));
+        for &(buf, _) in &out[start..] {
+            if matches!(self.slots[buf], Slot::Read { .. }) {
+                self.device_reads = self.device_reads.saturating_sub(1);
+            }
+        }
+        n
     }
 
     /// Installs (or removes) a [`FaultHook`] that rewrites the results of the device
@@ -743,43 +761,27 @@ impl L2Backend for Region {
     }
 
     fn poll(&mut self, on_done: &mut dyn FnMut(Completion<'_>)) -> usize {
+        // One loop turn, at most one `io_uring_enter`:
+        // 1. the completions already posted (no system call); waiting reads take the
+        //    finished ones' places at the device;
+        let mut ready = std::mem::take(&mut self.ready);
+        self.reap_into(&mut ready);
+        // 2. one entry hands everything queued to the kernel (those refills, and the reads
+        //    and writes submitted since the last turn) and lets it post the completions it
+        //    holds; none if nothing is queued and the ring flags no pending completion;
         self.flush();
-        let mut done = Vec::<(usize, i32)>::new();
-        let mut n = 0;
-        // Kernel entries left for handing waiting reads to the device (besides `flush`).
-        let mut refills = POLL_REFILL_ENTERS;
-        // Reap into a small stack list so completions can borrow `self` mutably.
-        loop {
-            let mut batch = [(0usize, 0i32); 32];
-            let mut k = 0;
-            let reaped = self.engine.reap(|buf, res| {
-                if k < batch.len() {
-                    batch[k] = (buf, res);
-                    k += 1;
-                } else {
-                    done.push((buf, res));
-                }
-            });
-            if reaped == 0 {
-                break;
-            }
-            // The finished reads leave the device first; waiting reads take their places and
-            // go to the kernel before the finished ones are validated.
-            for &(buf, _) in batch[..k].iter().chain(done.iter()) {
-                if matches!(self.slots[buf], Slot::Read { .. }) {
-                    self.device_reads = self.device_reads.saturating_sub(1);
-                }
-            }
-            if self.start_waiting_reads() > 0 && refills > 0 {
-                refills -= 1;
-                self.flush();
-            }
-            for &(buf, res) in batch[..k].iter().chain(done.iter()) {
-                self.complete(buf, res, on_done);
-            }
-            done.clear();
-            n += reaped;
+        // 3. the completions that entry posted, unless reads wait for the device: their
+        //    places could only be refilled by a second entry, so they stay in the completion
+        //    ring for the next turn (the device keeps Q reads while any read is validated);
+        if self.pending.is_empty() {
+            self.reap_into(&mut ready);
         }
+        // 4. validate and deliver.
+        let n = ready.len();
+        for (buf, res) in ready.drain(..) {
+            self.complete(buf, res, on_done);
+        }
+        self.ready = ready;
         n
     }
 
@@ -796,7 +798,10 @@ impl L2Backend for Region {
     }
 
     fn own_counters(&self) -> L2Counters {
-        self.counters
+        L2Counters {
+            ring_enters: self.engine.enters(),
+            ..self.counters
+        }
     }
 
     fn check_files(&mut self) {
@@ -914,7 +919,10 @@ mod tests {
                 ));
             }
         });
-        assert!(r.ring_enters() - enters <= 1 + u64::from(POLL_REFILL_ENTERS));
+        assert!(
+            r.ring_enters() - enters <= 1,
+            "one io_uring_enter per poll at most"
+        );
         assert!(r.device_reads() <= r.config().read_depth);
         out
     }

@@ -8,6 +8,7 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, types};
 
@@ -37,7 +38,11 @@ pub(crate) struct Engine {
     fixed_bufs: bool,
     in_flight: usize,
     queued: usize,
+    /// Empty [`Engine::submit`] calls (nothing queued, nothing flagged) since the last
+    /// progress (a completion reaped or a kernel entry).
     idle_calls: u32,
+    /// When the safety net first looked at the clock in the current idle run.
+    idle_since: Option<Instant>,
     enters: u64,
 }
 
@@ -49,8 +54,15 @@ fn is_transient(e: &io::Error) -> bool {
     )
 }
 
-/// Empty `submit` calls (nothing queued, operations in flight) between two kernel entries.
-const IDLE_ENTER: u32 = 64;
+/// Empty `submit` calls (nothing queued, operations in flight) between two looks at the clock
+/// by the safety net.
+const IDLE_CHECK: u32 = 64;
+
+/// The safety net: with operations in flight, nothing queued, no flag raised and no
+/// completion reaped for this long, `submit` enters the kernel once anyway (then again after
+/// as long). Never needed on a kernel that honours `TASKRUN_FLAG`; it bounds the damage if
+/// a flag were ever missed, at one entry per interval instead of one per spin.
+const SAFETY_NET: Duration = Duration::from_millis(2);
 
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -116,6 +128,7 @@ impl Engine {
             in_flight: 0,
             queued: 0,
             idle_calls: 0,
+            idle_since: None,
             enters: 0,
         })
     }
@@ -197,21 +210,28 @@ impl Engine {
         Ok(())
     }
 
-    /// Hands the queued operations to the kernel (one `io_uring_enter`, never waits). With
-    /// nothing queued it enters the kernel only when the ring flags pending completion work
-    /// (the kernel posts completions on the thread's next kernel entry), and, as a safety
-    /// net, every [`IDLE_ENTER`]th empty call with operations in flight.
+    /// Hands the queued operations to the kernel in one `io_uring_enter` (never waits), and
+    /// lets the kernel post the completions it holds. With nothing queued it enters only when
+    /// the ring flags pending completion work (`IORING_SQ_TASKRUN`: a completion arrived while
+    /// the thread ran in user space on another CPU, its CQE is posted at the thread's next
+    /// kernel entry) or a CQ overflow, and, as a safety net, once per [`SAFETY_NET`] of
+    /// operations in flight without any progress. Completions that arrive while the thread
+    /// is on its own CPU are posted when an interrupt returns to it, and reaped without a
+    /// system call.
     pub(crate) fn submit(&mut self) -> io::Result<usize> {
         if self.queued == 0 {
             if self.in_flight == 0 {
                 return Ok(0);
             }
-            self.idle_calls += 1;
-            if self.idle_calls < IDLE_ENTER && !self.ring.submission().taskrun() {
+            let flagged = {
+                let sq = self.ring.submission();
+                sq.taskrun() || sq.cq_overflow()
+            };
+            if !flagged && !self.safety_net_due() {
                 return Ok(0);
             }
         }
-        self.idle_calls = 0;
+        self.progress();
         self.enters += 1;
         match self.ring.submit() {
             Ok(n) => {
@@ -223,6 +243,29 @@ impl Engine {
         }
     }
 
+    /// One more empty `submit` call: whether the safety net enters the kernel now (one look
+    /// at the clock every [`IDLE_CHECK`] calls).
+    fn safety_net_due(&mut self) -> bool {
+        self.idle_calls += 1;
+        if !self.idle_calls.is_multiple_of(IDLE_CHECK) {
+            return false;
+        }
+        let now = Instant::now();
+        match self.idle_since {
+            None => {
+                self.idle_since = Some(now);
+                false
+            }
+            Some(t) => now.duration_since(t) >= SAFETY_NET,
+        }
+    }
+
+    /// Something happened (a completion, a kernel entry): the idle run starts again.
+    fn progress(&mut self) {
+        self.idle_calls = 0;
+        self.idle_since = None;
+    }
+
     /// Submits what is queued and blocks until at least `min` operations have completed
     /// (capped at the number in flight).
     pub(crate) fn submit_and_wait(&mut self, min: usize) -> io::Result<usize> {
@@ -231,7 +274,7 @@ impl Engine {
         match self.ring.submit_and_wait(want) {
             Ok(n) => {
                 self.queued = self.queued.saturating_sub(n);
-                self.idle_calls = 0;
+                self.progress();
                 Ok(n)
             }
             Err(e) if is_transient(&e) => Ok(0),
@@ -263,7 +306,7 @@ impl Engine {
             }
             n += k;
             if k > 0 {
-                self.idle_calls = 0;
+                self.progress();
             }
             if k < done.len() {
                 return n;
