@@ -156,12 +156,24 @@ struct L2Run {
     reads: u64,
     /// `io_uring_enter` calls made meanwhile (submissions, completion pickups, waits).
     enters: u64,
+    /// CPU time of the reading thread (user + system), seconds.
+    cpu: f64,
+}
+
+/// CPU time this thread has used so far, seconds (`/proc/thread-self/schedstat`; 0 without
+/// it).
+fn thread_cpu() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0.0, |ns| ns as f64 * 1e-9)
 }
 
 /// Random batch reads at queue depth Q for `secs`.
 fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -> L2Run {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let enters0 = r.counters().ring_enters;
+    let cpu0 = thread_cpu();
     let (mut batches, mut bytes, mut bad) = (0u64, 0u64, 0u64);
     let t0 = Instant::now();
     let end = t0 + Duration::from_secs(secs);
@@ -212,6 +224,7 @@ fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -
         bytes_per_s: bytes as f64 / dt,
         reads: batches,
         enters: r.counters().ring_enters - enters0,
+        cpu: thread_cpu() - cpu0,
     }
 }
 
@@ -303,13 +316,13 @@ fn main() {
     }
     print!("round  fio batches/s  fio MiB/s");
     for b in &backlogs {
-        print!("  | backlog {b:>2}: ndx batches/s  ndx MiB/s  ratio  enters/read");
+        print!("  | backlog {b:>2}: ndx batches/s  ndx MiB/s  ratio  enters/read  cpu us/read");
     }
     println!();
     let mut ratios = vec![Vec::new(); stores.len()];
     let mut fio_total = 0.0;
     let mut l2_totals = vec![0.0; stores.len()];
-    let mut l2_counts = vec![(0u64, 0u64); stores.len()];
+    let mut l2_counts = vec![(0u64, 0u64, 0.0f64); stores.len()];
     // Warm-up (discarded): the freshly written file's metadata settles first.
     for (r, locs) in &mut stores {
         run_l2(r, locs, 1, a.wait, a.qd);
@@ -335,11 +348,13 @@ fn main() {
             l2_totals[i] += run.batches_per_s;
             l2_counts[i].0 += run.reads;
             l2_counts[i].1 += run.enters;
+            l2_counts[i].2 += run.cpu;
             print!(
-                "  |             {:>13.0}  {:>9.1}  {ratio:>5.2}  {:>11.2}",
+                "  |             {:>13.0}  {:>9.1}  {ratio:>5.2}  {:>11.2}  {:>11.1}",
                 run.batches_per_s,
                 run.bytes_per_s / 1048576.0,
-                run.enters as f64 / run.reads.max(1) as f64
+                run.enters as f64 / run.reads.max(1) as f64,
+                run.cpu * 1e6 / run.reads.max(1) as f64
             );
         }
         println!();
@@ -347,16 +362,17 @@ fn main() {
     for (i, (r, _)) in stores.iter().enumerate() {
         ratios[i].sort_by(f64::total_cmp);
         let c = r.counters();
-        let (reads, enters) = l2_counts[i];
+        let (reads, enters, cpu) = l2_counts[i];
         println!(
             "backlog {}: median ndx/fio ratio: {:.2}, ratio of means: {:.2} (target >= 1.0); \
              io_uring_enter per batch read {:.2} ({enters} for {reads} timed reads; target \
-             <= 2); all reads {} ok {} corrupt {} io_errors {}, io_uring_enter calls {} \
+             <= 2), CPU {:.1} us per batch read; all reads {} ok {} corrupt {} io_errors {}, io_uring_enter calls {} \
              (fill and warm-up included)",
             backlogs[i],
             ratios[i][ratios[i].len() / 2],
             l2_totals[i] / fio_total,
             enters as f64 / reads.max(1) as f64,
+            cpu * 1e6 / reads.max(1) as f64,
             c.reads,
             c.reads_ok,
             c.corrupt,
