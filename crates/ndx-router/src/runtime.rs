@@ -889,7 +889,7 @@ impl Drop for Router {
 }
 
 /// One [`Redispatch`] per shard (all `None` with a single shard, which reassembles itself).
-fn redispatch_mesh(n: usize, dispatch: &Dispatch) -> Vec<Option<Redispatch>> {
+pub(crate) fn redispatch_mesh(n: usize, dispatch: &Dispatch) -> Vec<Option<Redispatch>> {
     if n < 2 {
         return (0..n).map(|_| None).collect();
     }

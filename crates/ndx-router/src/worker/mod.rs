@@ -5,6 +5,17 @@
 //! an RCU snapshot, counters are published with relaxed stores, frames that belong to another
 //! shard move over lock-free SPSC exchange rings (only the descriptor moves), and new faces are
 //! announced to the control thread with a non-blocking `try_send` on a bounded channel.
+//!
+//! The worker is generic over its sockets ([`io::Socket`]): the AF_XDP endpoint in the
+//! router, an in-memory fake in the unit tests (`fake`, `tests`).
+
+#[cfg(test)]
+mod fake;
+mod io;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use io::{KeptHandle, PortMem, RxHandle, Socket};
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -13,7 +24,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 
 use ndx_afxdp::wire::{self, Encap, UdpHeaders};
-use ndx_afxdp::{Endpoint, ExchangeReceiver, ExchangeSender, KeptFrame, RxFrame, TxError, Umem};
+use ndx_afxdp::{Endpoint, ExchangeReceiver, ExchangeSender, KeptFrame, TxError};
 use ndx_codec::{Fragmenter, LpHeaders, Packet, Reassembled, Reassembler, ReassemblerConfig};
 use ndx_core::{Actions, Dispatch, FaceId, FaceInfo, Lent, Shard, token_shard};
 use ndx_xdp::{How, Kind, XdpMeta};
@@ -74,25 +85,28 @@ pub(crate) struct WorkerConfig {
 
 /// One of this shard's sockets.
 #[derive(Debug)]
-pub(crate) struct Ep {
+pub(crate) struct Ep<S: Socket = Endpoint> {
     /// The socket.
-    pub ep: Endpoint,
+    pub ep: S,
+    /// Its port's memory (read while the socket is borrowed for transmission).
+    pub mem: S::Mem,
     /// Its interface.
     pub ifindex: u32,
     /// Most of the port's receive frames this shard's CS may keep (0: Data are copied).
     pub keep_max: usize,
 }
 
-impl Ep {
+impl<S: Socket> Ep<S> {
     /// A socket whose shard's CS may keep up to half of its share of the port's receive
     /// frames when `keep` (the other half keeps the fill ring fed).
-    pub(crate) fn new(ep: Endpoint, ifindex: u32, keep: bool) -> Self {
+    pub(crate) fn new(ep: S, ifindex: u32, keep: bool) -> Self {
         let keep_max = if keep {
             (ep.rx_frames() / ep.sockets() / 2) as usize
         } else {
             0
         };
         Self {
+            mem: ep.mem(),
             ep,
             ifindex,
             keep_max,
@@ -133,35 +147,36 @@ pub(crate) struct Redispatch {
     pub returned: Receiver<Vec<u8>>,
 }
 
-/// Everything a worker thread owns.
+/// Everything a worker thread owns: its sockets of type `S` (the AF_XDP endpoint but in
+/// unit tests).
 #[derive(Debug)]
-pub(crate) struct Worker {
+pub(crate) struct Worker<S: Socket = Endpoint> {
     /// Shard number.
     pub me: u8,
     /// This shard's sockets (at least one per interface).
-    pub eps: Vec<Ep>,
+    pub eps: Vec<Ep<S>>,
     /// Every port's UMEM and interface, to read frames handed over by other shards.
-    pub ports: Vec<(Umem, u32)>,
+    pub ports: Vec<(S::Mem, u32)>,
     /// Rings to each other shard (`None` at our own index).
-    pub to: Vec<Option<ExchangeSender>>,
+    pub to: Vec<Option<ExchangeSender<S::Rx>>>,
     /// Rings from the other shards.
-    pub from: Vec<ExchangeReceiver>,
+    pub from: Vec<ExchangeReceiver<S::Rx>>,
     /// Where counters are published.
     pub stats: Arc<ShardStats>,
     /// The packet-processing state.
-    pub core: Core,
+    pub core: Core<S::Kept>,
     /// Its heartbeat for the systemd watchdog, moved with every counter publication.
     pub heartbeat: crate::watchdog::Beat,
 }
 
 /// A worker's packet-processing state (separate from its sockets so both can be borrowed at
-/// once).
+/// once); its CS keeps frames of type `K` (its sockets' [`Socket::Kept`]).
 #[derive(Debug)]
-pub(crate) struct Core {
+pub(crate) struct Core<K: ndx_core::Frame = KeptFrame> {
     /// Shard number.
     pub me: u8,
     /// The forwarding core.
-    pub shard: Shard<KeptFrame>,
+    pub shard: Shard<K>,
     /// Faces.
     pub faces: FaceReader,
     /// Control-plane events.
@@ -235,11 +250,11 @@ struct LocalFaces {
     faces: HashMap<FaceId, Face>,
 }
 
-impl Core {
+impl<K: ndx_core::Frame> Core<K> {
     /// Packet-processing state for shard `me`.
     pub(crate) fn new(
         me: u8,
-        shard: Shard<KeptFrame>,
+        shard: Shard<K>,
         faces: FaceReader,
         events: SyncSender<Event>,
         cfg: WorkerConfig,
@@ -323,7 +338,7 @@ impl Core {
 
     /// Processes the packets the host thread handed in (at most a few bursts' worth per
     /// loop turn, so the sockets keep their turn) and sends what they produce.
-    fn drain_host(&mut self, now: u64, eps: &mut [Ep], table: &FaceTable) {
+    fn drain_host<S: Socket>(&mut self, now: u64, eps: &mut [Ep<S>], table: &FaceTable) {
         let mut n = 0;
         while n < 4 * BURST {
             let h = match self.host_first.take() {
@@ -346,7 +361,7 @@ impl Core {
         self.transmit(eps, table, &|_| &[]);
     }
 
-    fn publish_sockets(&mut self, eps: &[Ep]) {
+    fn publish_sockets<S: Socket>(&mut self, eps: &[Ep<S>]) {
         let (mut dropped, mut full, mut empty, mut starved, mut errors) = (0, 0, 0, 0, 0);
         for e in eps {
             errors += e.ep.counters().kick_errors;
@@ -408,162 +423,217 @@ impl Core {
     }
 }
 
-/// The frame's bytes as one slice: the first segment, or a copy of a multi-buffer chain.
-fn whole<'a>(f: &ndx_afxdp::Frame<'a>, segments: usize, copy: &'a mut Vec<u8>) -> &'a [u8] {
-    if segments == 1 {
-        f.first()
+/// The frame's bytes as one slice: the first segment, or a copy of a multi-buffer chain;
+/// `None` when `mem` is not the frame's port.
+#[inline]
+fn whole<'a, M: PortMem>(mem: &'a M, f: &'a M::Rx, copy: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+    if f.segments() == 1 {
+        mem.first(f)
     } else {
-        copy.clear();
-        f.copy_to(copy);
-        copy
+        mem.copy_to(f, copy).then_some(copy.as_slice())
     }
 }
 
-impl Worker {
+/// The state the worker's loop carries from one turn to the next.
+#[derive(Debug)]
+pub(crate) struct Turns<R> {
+    /// RX burst buffer.
+    rx: Vec<R>,
+    /// This shard's frames of the burst.
+    mine: Vec<R>,
+    /// The face table's snapshot in use.
+    table: Arc<FaceTable>,
+    /// When timers run next (ns).
+    next_timer: u64,
+    /// When counters are published next (ns).
+    next_publish: u64,
+}
+
+/// What one loop turn did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Turn {
+    /// Nothing arrived (no frame, hand-off, host packet or L2 completion).
+    pub idle: bool,
+    /// Counters were published (every 10 ms).
+    pub published: bool,
+}
+
+impl<S: Socket> Worker<S> {
     /// Runs until `stop` is set; returns the final counters.
     pub(crate) fn run(mut self, stop: &AtomicBool) -> Snapshot {
         // The time-stamp counter, calibrated against `Instant` (a third of a vDSO call).
         let mut clock = ndx_mem::LoopClock::new();
-        let mut rx: Vec<RxFrame> = Vec::with_capacity(self.core.cfg.burst);
-        let mut mine: Vec<RxFrame> = Vec::with_capacity(self.core.cfg.burst);
-        let mut table = self.core.faces.table.load_full();
-        let mut next_timer = 0u64;
-        let mut next_publish = 0u64;
+        let mut turns = self.turns();
         let mut empty_turns = 0u32;
         // The first beat says the loop runs (`READY=1` waits for every shard's).
         self.heartbeat.beat(stop);
         while !stop.load(Ordering::Relaxed) {
             let now = clock.now();
-            self.core.now = now;
-            self.core.snap.add(Io::Loops, 1);
-            let mut idle = true;
-            for i in 0..self.eps.len() {
-                let n = self.eps[i].ep.rx_burst(&mut rx, self.core.cfg.burst);
-                if n == 0 {
-                    continue;
-                }
-                let shift = crate::stats::RX_BURST.shift;
-                self.core.hist.rx_burst.observe(shift, n as u64);
-                idle = false;
-                self.on_burst(now, i, &mut rx, &mut mine, &table);
-            }
-            // Frames handed over by other shards.
-            for k in 0..self.from.len() {
-                while let Some(frame) = self.from[k].recv() {
-                    idle = false;
-                    self.core.snap.add(Io::ExchangedIn, 1);
-                    self.on_exchanged(now, frame, k, &table);
-                }
-            }
-            // Reassembled packets handed over by other shards.
-            while let Some(h) = self
-                .core
-                .redispatch
-                .as_ref()
-                .and_then(|r| r.inbox.try_recv().ok())
-            {
-                idle = false;
-                self.core.snap.add(Io::ExchangedIn, 1);
-                self.core
-                    .shard
-                    .process(now, h.face, &h.bytes, &mut self.core.actions);
-                if let Some(r) = &self.core.redispatch
-                    && let Some(Some(back)) = r.back.get(usize::from(h.from))
-                {
-                    let _ = back.try_send(h.bytes);
-                }
-                self.core.transmit(&mut self.eps, &table, &|_| &[]);
-            }
-            if let Some(r) = &self.core.redispatch {
-                while let Ok(b) = r.returned.try_recv() {
-                    if self.core.pool.len() < 1024 {
-                        self.core.pool.push(b);
-                    }
-                }
-            }
-            // Frames we handed over that came back: recycle them on their own port.
-            for k in 0..self.to.len() {
-                if let Some(tx) = self.to[k].as_mut() {
-                    while let Some(frame) = tx.reap() {
-                        if let Some(e) = self.eps.iter_mut().find(|e| e.ep.port() == frame.port()) {
-                            e.ep.release(frame);
-                        }
-                    }
-                }
-            }
-            if now >= next_timer {
-                self.core.shard.on_timer(now, &mut self.core.actions);
-                self.core.transmit(&mut self.eps, &table, &|_| &[]);
-                self.core.reassembler.expire(now);
-                next_timer = now + 1_000_000;
-            }
-            if self.core.poll_l2(now) {
-                idle = false;
-            }
-            if !self.core.actions.is_empty() {
-                self.core.transmit(&mut self.eps, &table, &|_| &[]);
-            }
-            self.reclaim_frames();
-            for e in &mut self.eps {
-                if self.core.down.is_empty() || !self.core.down.contains(&e.ifindex) {
-                    e.ep.poll();
-                } else {
-                    // Down or deleted: no kick (it would fail with ENETDOWN or ENXIO on
-                    // every turn); what is queued leaves when the link comes back.
-                    e.ep.complete();
-                    e.ep.recycle();
-                }
-            }
-            // Packets from the host thread (app faces, management, kernel UDP): the face
-            // table first, as the host publishes a new face before its first packet.
-            let first = self
-                .core
-                .host
-                .as_ref()
-                .and_then(|h| h.inbox.try_recv().ok());
-            if first.is_some() {
-                self.core.host_first = first;
-                idle = false;
-                self.core.refresh(&mut table);
-                self.core.drain_host(now, &mut self.eps, &table);
-            }
-            if now >= next_publish {
-                next_publish = now + 10_000_000;
+            let t = self.turn(now, &mut turns, stop);
+            if t.published {
                 clock.recalibrate();
-                self.core.refresh(&mut table);
-                self.core.take_live();
-                self.core.cfg.links.not_up(&mut self.core.down);
-                self.core.publish_sockets(&self.eps);
-                self.core.publish(&self.stats);
-                self.heartbeat.beat(stop);
             }
-            if idle {
+            if t.idle {
                 empty_turns += 1;
                 // Poll flat out for a while (the next burst usually follows closely; a PAUSE
                 // costs up to ~140 cycles), then yield or pause.
                 if empty_turns > IDLE_TURNS {
-                    match self.core.cfg.idle {
-                        crate::config::Idle::Yield => std::thread::yield_now(),
-                        crate::config::Idle::Park => {
-                            // The host unparks us when it hands us a packet.
-                            let bell = self.core.host.as_ref().map(|h| h.shard_bell.clone());
-                            if let Some(b) = &bell {
-                                b.store(true, Ordering::SeqCst);
-                            }
-                            std::thread::park_timeout(std::time::Duration::from_micros(
-                                crate::config::PARK_MICROS,
-                            ));
-                            if let Some(b) = &bell {
-                                b.store(false, Ordering::SeqCst);
-                            }
-                        }
-                        crate::config::Idle::Spin => std::hint::spin_loop(),
-                    }
+                    self.rest();
                 }
             } else {
                 empty_turns = 0;
             }
         }
+        self.finish()
+    }
+
+    /// The loop's state before its first turn.
+    pub(crate) fn turns(&self) -> Turns<S::Rx> {
+        Turns {
+            rx: Vec::with_capacity(self.core.cfg.burst),
+            mine: Vec::with_capacity(self.core.cfg.burst),
+            table: self.core.faces.table.load_full(),
+            next_timer: 0,
+            next_publish: 0,
+        }
+    }
+
+    /// One turn of the loop at time `now` (ns): RX bursts, hand-offs from other shards,
+    /// timers, L2 completions, transmission and frame recycling, host packets, and (every
+    /// 10 ms) the counters' publication.
+    #[inline]
+    pub(crate) fn turn(&mut self, now: u64, st: &mut Turns<S::Rx>, stop: &AtomicBool) -> Turn {
+        self.core.now = now;
+        self.core.snap.add(Io::Loops, 1);
+        let mut idle = true;
+        for i in 0..self.eps.len() {
+            let n = self.eps[i].ep.rx_burst(&mut st.rx, self.core.cfg.burst);
+            if n == 0 {
+                continue;
+            }
+            let shift = crate::stats::RX_BURST.shift;
+            self.core.hist.rx_burst.observe(shift, n as u64);
+            idle = false;
+            self.on_burst(now, i, &mut st.rx, &mut st.mine, &st.table);
+        }
+        let table = &st.table;
+        // Frames handed over by other shards.
+        for k in 0..self.from.len() {
+            while let Some(frame) = self.from[k].recv() {
+                idle = false;
+                self.core.snap.add(Io::ExchangedIn, 1);
+                self.on_exchanged(now, frame, k, table);
+            }
+        }
+        // Reassembled packets handed over by other shards.
+        while let Some(h) = self
+            .core
+            .redispatch
+            .as_ref()
+            .and_then(|r| r.inbox.try_recv().ok())
+        {
+            idle = false;
+            self.core.snap.add(Io::ExchangedIn, 1);
+            self.core
+                .shard
+                .process(now, h.face, &h.bytes, &mut self.core.actions);
+            if let Some(r) = &self.core.redispatch
+                && let Some(Some(back)) = r.back.get(usize::from(h.from))
+            {
+                let _ = back.try_send(h.bytes);
+            }
+            self.core.transmit(&mut self.eps, table, &|_| &[]);
+        }
+        if let Some(r) = &self.core.redispatch {
+            while let Ok(b) = r.returned.try_recv() {
+                if self.core.pool.len() < 1024 {
+                    self.core.pool.push(b);
+                }
+            }
+        }
+        // Frames we handed over that came back: recycle them on their own port.
+        for k in 0..self.to.len() {
+            if let Some(tx) = self.to[k].as_mut() {
+                while let Some(frame) = tx.reap() {
+                    if let Some(e) = self.eps.iter_mut().find(|e| e.ep.port() == frame.port()) {
+                        e.ep.release(frame);
+                    }
+                }
+            }
+        }
+        if now >= st.next_timer {
+            self.core.shard.on_timer(now, &mut self.core.actions);
+            self.core.transmit(&mut self.eps, table, &|_| &[]);
+            self.core.reassembler.expire(now);
+            st.next_timer = now + 1_000_000;
+        }
+        if self.core.poll_l2(now) {
+            idle = false;
+        }
+        if !self.core.actions.is_empty() {
+            self.core.transmit(&mut self.eps, table, &|_| &[]);
+        }
+        self.reclaim_frames();
+        for e in &mut self.eps {
+            if self.core.down.is_empty() || !self.core.down.contains(&e.ifindex) {
+                e.ep.poll();
+            } else {
+                // Down or deleted: no kick (it would fail with ENETDOWN or ENXIO on
+                // every turn); what is queued leaves when the link comes back.
+                e.ep.complete();
+                e.ep.recycle();
+            }
+        }
+        // Packets from the host thread (app faces, management, kernel UDP): the face
+        // table first, as the host publishes a new face before its first packet.
+        let first = self
+            .core
+            .host
+            .as_ref()
+            .and_then(|h| h.inbox.try_recv().ok());
+        if first.is_some() {
+            self.core.host_first = first;
+            idle = false;
+            self.core.refresh(&mut st.table);
+            self.core.drain_host(now, &mut self.eps, &st.table);
+        }
+        let published = now >= st.next_publish;
+        if published {
+            st.next_publish = now + 10_000_000;
+            self.core.refresh(&mut st.table);
+            self.core.take_live();
+            self.core.cfg.links.not_up(&mut self.core.down);
+            self.core.publish_sockets(&self.eps);
+            self.core.publish(&self.stats);
+            self.heartbeat.beat(stop);
+        }
+        Turn { idle, published }
+    }
+
+    /// Yields or pauses between empty turns, as `router.idle` says.
+    fn rest(&self) {
+        match self.core.cfg.idle {
+            crate::config::Idle::Yield => std::thread::yield_now(),
+            crate::config::Idle::Park => {
+                // The host unparks us when it hands us a packet.
+                let bell = self.core.host.as_ref().map(|h| h.shard_bell.clone());
+                if let Some(b) = &bell {
+                    b.store(true, Ordering::SeqCst);
+                }
+                std::thread::park_timeout(std::time::Duration::from_micros(
+                    crate::config::PARK_MICROS,
+                ));
+                if let Some(b) = &bell {
+                    b.store(false, Ordering::SeqCst);
+                }
+            }
+            crate::config::Idle::Spin => std::hint::spin_loop(),
+        }
+    }
+
+    /// The clean stop: the L2 receives what it was about to, every kept frame goes back
+    /// before the sockets close, and the final counters are published and returned.
+    pub(crate) fn finish(&mut self) -> Snapshot {
         // A clean stop keeps what the L2 was about to receive.
         if let Some(l2) = self.core.l2.as_mut() {
             l2.finish(
@@ -592,7 +662,7 @@ impl Worker {
         }
         self.core.publish_sockets(&self.eps);
         self.core.publish(&self.stats);
-        self.core.snap
+        std::mem::take(&mut self.core.snap)
     }
 
     /// One RX burst: frames of other shards are handed over; ours go through the pipeline in
@@ -602,8 +672,8 @@ impl Worker {
         &mut self,
         now: u64,
         ep: usize,
-        rx: &mut Vec<RxFrame>,
-        mine: &mut Vec<RxFrame>,
+        rx: &mut Vec<S::Rx>,
+        mine: &mut Vec<S::Rx>,
         table: &FaceTable,
     ) {
         // With no other shard to hand frames to, every frame is ours: no metadata to read.
@@ -625,31 +695,31 @@ impl Worker {
         // there, copied once into its transmit frame, so the frames are released only after
         // the burst's output is sent. `core.lent` holds each lent frame's index in `mine`
         // and where its NDN bytes start.
-        let umem = self.eps[ep].ep.umem();
+        let mem = self.eps[ep].mem.clone();
         {
-            let endpoint = &self.eps[ep].ep;
             let core = &mut self.core;
             let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
             let mut n = 0;
             for (at, f) in mine.iter().enumerate() {
-                let frame = endpoint.frame(f);
                 if f.segments() > 1 {
                     if n > 0 {
                         core.burst(now, &batch[..n], keeping);
                         n = 0;
                     }
                     let mut copy = std::mem::take(&mut core.copy);
-                    let bytes = whole(&frame, f.segments(), &mut copy);
-                    core.ingest(now, ifindex, bytes, f.len(), table);
+                    if let Some(bytes) = whole(&mem, f, &mut copy) {
+                        core.ingest(now, ifindex, bytes, f.len(), table);
+                    }
                     core.copy = copy;
                     continue;
                 }
-                let bytes = frame.first();
+                let Some(bytes) = mem.first(f) else {
+                    continue;
+                };
                 // The XDP program already said whether this is a fragment: no second decode
                 // (only asked with several shards, where the worker reassembles).
                 let fragment = if core.redispatch.is_some() {
-                    frame
-                        .meta()
+                    mem.meta(f)
                         .and_then(XdpMeta::parse)
                         .map(|m| m.kind == Kind::Fragment)
                 } else {
@@ -673,12 +743,12 @@ impl Worker {
             }
         }
         {
-            let frames: &[RxFrame] = mine;
+            let frames: &[S::Rx] = mine;
             let bytes = |&(at, start): &(usize, usize)| -> &[u8] {
                 frames
                     .get(at)
-                    .and_then(|f| umem.frame(f))
-                    .and_then(|f| f.first().get(start..))
+                    .and_then(|f| mem.first(f))
+                    .and_then(|f| f.get(start..))
                     .unwrap_or(&[])
             };
             self.core.transmit(&mut self.eps, table, &bytes);
@@ -720,17 +790,18 @@ impl Worker {
 
     /// Hands a frame that belongs to another shard to it (or drops it when its ring is full);
     /// returns the frame when it is ours.
-    fn steer(&mut self, ep: usize, rx: RxFrame) -> Option<RxFrame> {
+    fn steer(&mut self, ep: usize, rx: S::Rx) -> Option<S::Rx> {
         let core = &mut self.core;
-        let meta = self.eps[ep].ep.frame(&rx).meta().and_then(XdpMeta::parse);
+        let mem = &self.eps[ep].mem;
+        let meta = mem.meta(&rx).and_then(XdpMeta::parse);
         let target = match meta {
             // Names too long for the XDP program are steered by source: dispatch them here.
             Some(m)
                 if m.how == How::Source
                     && matches!(m.kind, Kind::Interest | Kind::Data | Kind::Nack) =>
             {
-                let f = self.eps[ep].ep.frame(&rx);
-                core.owner_of_frame(f.first(), rx.len())
+                mem.first(&rx)
+                    .and_then(|f| core.owner_of_frame(f, rx.len()))
             }
             Some(m) => Some(m.shard),
             None => None,
@@ -751,15 +822,14 @@ impl Worker {
         Some(rx)
     }
 
-    fn on_exchanged(&mut self, now: u64, rx: RxFrame, from: usize, table: &FaceTable) {
+    fn on_exchanged(&mut self, now: u64, rx: S::Rx, from: usize, table: &FaceTable) {
         let core = &mut self.core;
-        if let Some((umem, ifindex)) = self.ports.iter().find(|(u, _)| u.port() == rx.port())
-            && let Some(f) = umem.frame(&rx)
-        {
+        if let Some((mem, ifindex)) = self.ports.iter().find(|(m, _)| m.port() == rx.port()) {
             let ifindex = *ifindex;
             let mut copy = std::mem::take(&mut core.copy);
-            let bytes = whole(&f, rx.segments(), &mut copy);
-            core.ingest(now, ifindex, bytes, rx.len(), table);
+            if let Some(bytes) = whole(mem, &rx, &mut copy) {
+                core.ingest(now, ifindex, bytes, rx.len(), table);
+            }
             core.copy = copy;
         }
         self.from[from].give_back(rx);
@@ -767,7 +837,7 @@ impl Worker {
     }
 }
 
-impl Core {
+impl<K: ndx_core::Frame> Core<K> {
     /// Runs the pipeline on a burst of lent frames (their handles pushed onto `self.lent`),
     /// the CS keeping its Data's frames when `keeping` (then [`Shard::return_lent`] must
     /// follow the transmission).
@@ -987,9 +1057,9 @@ impl Core {
     /// Submits the L2 reads and writes the pipeline asked for, sends everything it asked
     /// for and clears the action list. `lent(h)` is the NDN bytes of the frame lent to the
     /// pipeline with handle `h` (in `self.lent`; see `Shard::process_burst_lent`).
-    fn transmit<'a>(
+    fn transmit<'a, S: Socket>(
         &mut self,
-        eps: &mut [Ep],
+        eps: &mut [Ep<S>],
         table: &FaceTable,
         lent: &dyn Fn(&(usize, usize)) -> &'a [u8],
     ) {
@@ -1149,8 +1219,8 @@ fn owner(d: &Dispatch, r: &Reassembled<'_>) -> u8 {
 }
 
 /// Builds the link headers for one packet and queues it on `ep`.
-fn send_one(
-    ep: &mut Ep,
+fn send_one<S: Socket>(
+    ep: &mut Ep<S>,
     link: Link,
     path: &L2Path,
     cfg: &WorkerConfig,
