@@ -251,12 +251,12 @@ impl Net {
     }
 
     /// A packet from the peer behind `port` reaches shard `s`'s socket there.
-    fn from_peer(&self, port: usize, s: usize, ndn: &[u8], meta: Option<[u8; 16]>) {
-        self.from_addr(port, s, peer_addr(port), ndn, meta);
+    fn arrive_from_peer(&self, port: usize, s: usize, ndn: &[u8], meta: Option<[u8; 16]>) {
+        self.arrive_from(port, s, peer_addr(port), ndn, meta);
     }
 
     /// A packet from `src` (a peer behind `port`) reaches shard `s`'s socket there.
-    fn from_addr(
+    fn arrive_from(
         &self,
         port: usize,
         s: usize,
@@ -406,14 +406,14 @@ fn frames_of_another_shard_go_to_its_ring() {
     });
     let producer = peer_addr(B);
     // Steered to shard 1 by the XDP program, arriving at shard 0's socket.
-    net.from_peer(
+    net.arrive_from_peer(
         A,
         0,
         &interest("/p/one", 1),
         Some(meta(1, Kind::Interest, How::Name)),
     );
     // Steered to shard 0: ours.
-    net.from_peer(
+    net.arrive_from_peer(
         A,
         0,
         &interest("/p/two", 2),
@@ -440,7 +440,7 @@ fn frames_of_another_shard_go_to_its_ring() {
         let uri = format!("/p/src/{k}");
         let owner = net.dispatch.shard(&name(&uri).as_name(), None);
         want[usize::from(owner)].push(uri.clone());
-        net.from_peer(
+        net.arrive_from_peer(
             A,
             0,
             &interest(&uri, 100 + k),
@@ -479,7 +479,7 @@ fn a_full_exchange_ring_releases_the_frame() {
     });
     // 64 in flight fill the ring (shard 1 does not turn meanwhile); a burst is 64 frames.
     for k in 0..70 {
-        net.from_peer(
+        net.arrive_from_peer(
             A,
             0,
             &interest(&format!("/p/full/{k}"), k),
@@ -509,7 +509,7 @@ fn data_for_another_shards_pit_entry_reaches_it_and_leaves_from_it() {
     });
     let (consumer, producer) = (peer_addr(A), peer_addr(B));
     for (k, uri) in ["/p/whole", "/p/frag"].iter().enumerate() {
-        net.from_peer(
+        net.arrive_from_peer(
             A,
             1,
             &interest(uri, k as u32),
@@ -528,7 +528,7 @@ fn data_for_another_shards_pit_entry_reaches_it_and_leaves_from_it() {
     }
     // The whole Data: the XDP program read the token and steered it to shard 1.
     let d = data("/p/whole", 300);
-    net.from_peer(
+    net.arrive_from_peer(
         B,
         0,
         &with_token(&d, Some(&tokens[0])),
@@ -537,7 +537,7 @@ fn data_for_another_shards_pit_entry_reaches_it_and_leaves_from_it() {
     // The fragmented Data: fragments go by source, to shard 0.
     let d2 = data("/p/frag", 3000);
     for f in fragments(&d2, Some(&tokens[1]), 1200, 77) {
-        net.from_peer(B, 0, &f, Some(meta(0, Kind::Fragment, How::Source)));
+        net.arrive_from_peer(B, 0, &f, Some(meta(0, Kind::Fragment, How::Source)));
     }
     net.run(3);
     assert!(
@@ -569,7 +569,7 @@ fn data_larger_than_the_mtu_leaves_in_fragments_that_reassemble() {
         ..Opts::default()
     });
     let (consumer, producer) = (peer_addr(A), peer_addr(B));
-    net.from_peer(A, 0, &interest("/p/big", 9), None);
+    net.arrive_from_peer(A, 0, &interest("/p/big", 9), None);
     net.run(2);
     let out = net.sent(B, 0, producer);
     assert_eq!(out.len(), 1);
@@ -605,7 +605,7 @@ fn data_larger_than_the_mtu_leaves_in_fragments_that_reassemble() {
     // The other way: an Interest in fragments from the consumer is reassembled and forwarded.
     let i = interest("/p/in-pieces", 10);
     for f in fragments(&i, None, 40, 5) {
-        net.from_peer(A, 0, &f, None);
+        net.arrive_from_peer(A, 0, &f, None);
     }
     net.run(2);
     let out = net.sent(B, 0, producer);
@@ -630,7 +630,7 @@ fn an_unknown_udp_peer_gets_a_face_within_the_bounds() {
     });
     let producer = peer_addr(B);
     let stranger: SocketAddr = "10.0.1.50:7000".parse().unwrap();
-    net.from_addr(A, 0, stranger, &interest("/p/new", 1), None);
+    net.arrive_from(A, 0, stranger, &interest("/p/new", 1), None);
     net.run(2);
     assert_eq!(net.count(0, Io::FacesCreated), 1);
     let Ok(Event::NewFace(face)) = net.events.try_recv() else {
@@ -646,7 +646,7 @@ fn an_unknown_udp_peer_gets_a_face_within_the_bounds() {
     let out = net.sent(B, 0, producer);
     assert_eq!(out.len(), 1);
     let (_, token) = unwrap_lp(&out[0]);
-    net.from_peer(
+    net.arrive_from_peer(
         B,
         0,
         &with_token(&data("/p/new", 10), token.as_deref()),
@@ -656,13 +656,13 @@ fn an_unknown_udp_peer_gets_a_face_within_the_bounds() {
     assert_eq!(net.sent(A, 0, stranger).len(), 1);
     // A second port of the same address: past `per_address`.
     let same_host: SocketAddr = "10.0.1.50:7001".parse().unwrap();
-    net.from_addr(A, 0, same_host, &interest("/p/x", 2), None);
+    net.arrive_from(A, 0, same_host, &interest("/p/x", 2), None);
     // Another address: within `max`.
     let other: SocketAddr = "10.0.1.51:7000".parse().unwrap();
-    net.from_addr(A, 0, other, &interest("/p/y", 3), None);
+    net.arrive_from(A, 0, other, &interest("/p/y", 3), None);
     // A third address: past `max`.
     let third: SocketAddr = "10.0.1.52:7000".parse().unwrap();
-    net.from_addr(A, 0, third, &interest("/p/z", 4), None);
+    net.arrive_from(A, 0, third, &interest("/p/z", 4), None);
     net.run(2);
     assert_eq!(net.count(0, Io::FacesCreated), 2);
     assert_eq!(net.count(0, Io::FacesRefused), 2);
@@ -682,7 +682,7 @@ fn an_unknown_udp_peer_gets_a_face_within_the_bounds() {
 fn an_unknown_peer_without_on_demand_faces_is_dropped() {
     let mut net = Net::new(Opts::default());
     let stranger: SocketAddr = "10.0.1.50:7000".parse().unwrap();
-    net.from_addr(A, 0, stranger, &interest("/p/new", 1), None);
+    net.arrive_from(A, 0, stranger, &interest("/p/new", 1), None);
     net.run(2);
     assert_eq!(net.count(0, Io::UnknownFace), 1);
     assert_eq!(net.count(0, Io::FacesCreated), 0);
@@ -733,9 +733,9 @@ fn every_frame_comes_back_exactly_once_under_random_traffic() {
                     1 => Some(meta(owner, Kind::Interest, How::Name)),
                     _ => Some(meta(s as u8, Kind::Interest, How::Source)),
                 };
-                net.from_peer(A, s, &interest(&uri, nonce), m);
+                net.arrive_from_peer(A, s, &interest(&uri, nonce), m);
                 if rng.below(50) == 0 {
-                    net.from_peer(A, s, b"\x05\x03junk", None);
+                    net.arrive_from_peer(A, s, b"\x05\x03junk", None);
                 }
             }
             net.run(1 + rng.below(3) as usize);
@@ -758,10 +758,10 @@ fn every_frame_comes_back_exactly_once_under_random_traffic() {
                         let tail = f.split_off(f.len() / 2);
                         net.ports[B].arrive_segments(to, vec![f, tail], m);
                     } else {
-                        net.from_peer(B, to, &d, m);
+                        net.arrive_from_peer(B, to, &d, m);
                     }
                     if rng.below(10) == 0 {
-                        net.from_peer(B, to, &d, None);
+                        net.arrive_from_peer(B, to, &d, None);
                     }
                 }
             }
@@ -827,7 +827,7 @@ fn a_burst_larger_than_the_transmit_ring_is_flushed_and_retried() {
         ..Opts::default()
     });
     for k in 0..40 {
-        net.from_peer(A, 0, &interest(&format!("/p/burst/{k}"), k), None);
+        net.arrive_from_peer(A, 0, &interest(&format!("/p/burst/{k}"), k), None);
     }
     net.run(2);
     assert_eq!(net.sent(B, 0, peer_addr(B)).len(), 40);
