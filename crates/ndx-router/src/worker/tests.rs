@@ -83,6 +83,8 @@ struct Net {
     now: u64,
     stop: AtomicBool,
     producer: FaceId,
+    /// The interfaces' link states, as the control thread sets them.
+    links: Arc<crate::iface::LinkStates>,
     /// Kept alive: the published tables the workers read.
     _faces: Faces,
     _fib: Fib,
@@ -230,6 +232,7 @@ impl Net {
             now: 0,
             stop: AtomicBool::new(false),
             producer,
+            links,
             _faces: faces,
             _fib: fib,
         }
@@ -842,5 +845,32 @@ fn a_burst_larger_than_the_transmit_ring_is_flushed_and_retried() {
             .lookup(&Link::Udp(peer_addr(B)))
             .unwrap()
     );
+    net.ports[A].assert_settled();
+}
+
+/// A link that is down: nothing is sent there (counted `tx_link_down`) from the next counter
+/// publication on, and sending resumes once it is up again.
+#[test]
+fn nothing_is_sent_on_a_link_that_is_down() {
+    let mut net = Net::new(Opts::default());
+    let producer = peer_addr(B);
+    net.links.set(2, crate::iface::LinkState::Down);
+    // The workers read link states every 10 ms.
+    net.run(600);
+    net.arrive_from_peer(A, 0, &interest("/p/down", 1), None);
+    net.run(2);
+    assert_eq!(net.count(0, Io::TxLinkDown), 1);
+    assert!(net.sent(B, 0, producer).is_empty());
+    net.links.set(2, crate::iface::LinkState::Up);
+    net.run(600);
+    net.arrive_from_peer(A, 0, &interest("/p/down", 2), None);
+    net.run(2);
+    let names: Vec<String> = net
+        .sent(B, 0, producer)
+        .iter()
+        .map(|p| name_of(p))
+        .collect();
+    assert_eq!(names, ["/p/down"]);
+    assert_eq!(net.count(0, Io::TxLinkDown), 1);
     net.ports[A].assert_settled();
 }
