@@ -26,8 +26,8 @@
 //! ```
 //! Divide the total by the number of exchanges (`BURST` > 1 uses `Shard::process_burst`).
 
-use ndx_benches::{FramePool, PoolFrame};
-use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
+use ndx_benches::{FramePool, PoolFrame, data_with_token, exchange_pair};
+use ndx_codec::{LpPacket, NameBuf};
 use ndx_core::{
     Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, Lent, NextHop, PIT_TOKEN_LEN, Replacement,
     Shard, ShardConfig,
@@ -49,21 +49,6 @@ fn name(i: u64) -> NameBuf {
 /// An Interest, and its Data: in an LpPacket whose PitToken (a placeholder until the Interest
 /// is forwarded) starts at the given offset, or bare.
 type Exchange = (Vec<u8>, Vec<u8>, Option<usize>);
-
-/// `data` in an LpPacket with a PitToken placeholder of our tokens' length, and the token's
-/// offset.
-fn data_with_token(data: &[u8]) -> (Vec<u8>, usize) {
-    let h = LpHeaders {
-        pit_token: Some(&[0; PIT_TOKEN_LEN]),
-        ..LpHeaders::default()
-    };
-    let mut out = vec![0; h.encoded_len(Some(data.len()))];
-    let n = h.encode(Some(data), &mut out).expect("LpPacket");
-    out.truncate(n);
-    let lp = LpPacket::decode(&out).expect("decodes");
-    let off = lp.pit_token().expect("token").as_ptr() as usize - out.as_ptr() as usize;
-    (out, off)
-}
 
 /// Where the shard reads its frames from.
 struct Rx {
@@ -315,20 +300,14 @@ fn setup(routes: u64, n: u64, env: &Env) -> Setup {
             nm.push_generic(b"video")
                 .push_generic(format!("obj{j}").as_bytes())
                 .push_segment(j % 1000);
-            let mut i = InterestRepr::new(nm.clone());
-            i.nonce = Some(j as u32);
-            i.lifetime_ms = Some(4000);
-            i.hop_limit = Some(64);
-            let mut d = DataRepr::new(nm, vec![0x42; 1000]);
-            d.freshness_ms = Some(10_000);
-            let d = d.to_vec().expect("Data");
+            let (i, d) = exchange_pair(nm, j as u32);
             let (d, off) = if env.tokens {
                 let (lp, off) = data_with_token(&d);
                 (lp, Some(off))
             } else {
                 (d, None)
             };
-            (i.to_vec().expect("Interest"), d, off)
+            (i, d, off)
         })
         .collect();
     Setup {

@@ -30,7 +30,9 @@
 
 use std::time::Instant;
 
-use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
+use ndx_benches::{data_with_token, exchange_pair};
+use ndx_codec::rng::Rng;
+use ndx_codec::{DataRepr, InterestRepr, LpPacket, NameBuf};
 use ndx_core::{
     Actions, CsConfig, FaceId, FaceInfo, Fib, HashKey, L2Admission, L2Config, L2Failure, NextHop,
     PIT_TOKEN_LEN, Shard, ShardConfig,
@@ -96,18 +98,6 @@ fn parse_args() -> Args {
     a
 }
 
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 /// An Interest, its Data in an LpPacket with a PitToken placeholder, and the token's offset.
 type Exchange = (Vec<u8>, Vec<u8>, usize);
 
@@ -119,23 +109,9 @@ fn exchanges(n: usize) -> Vec<Exchange> {
                 .push_generic(format!("site{}", j % 1000).as_bytes())
                 .push_generic(format!("obj{j}").as_bytes())
                 .push_segment(j % 1000);
-            let mut i = InterestRepr::new(nm.clone());
-            i.nonce = Some(j as u32);
-            i.lifetime_ms = Some(4000);
-            i.hop_limit = Some(64);
-            let mut d = DataRepr::new(nm, vec![0x42; 1000]);
-            d.freshness_ms = Some(10_000);
-            let d = d.to_vec().expect("Data");
-            let h = LpHeaders {
-                pit_token: Some(&[0; PIT_TOKEN_LEN]),
-                ..LpHeaders::default()
-            };
-            let mut lp = vec![0; h.encoded_len(Some(d.len()))];
-            let len = h.encode(Some(&d), &mut lp).expect("LpPacket");
-            lp.truncate(len);
-            let decoded = LpPacket::decode(&lp).expect("decodes");
-            let off = decoded.pit_token().expect("token").as_ptr() as usize - lp.as_ptr() as usize;
-            (i.to_vec().expect("Interest"), lp, off)
+            let (interest, d) = exchange_pair(nm, j as u32);
+            let (lp, off) = data_with_token(&d);
+            (interest, lp, off)
         })
         .collect()
 }
@@ -287,6 +263,19 @@ fn region(a: &Args, dir: &std::path::Path, shard: &mut Shard) -> (Region, Vec<(u
 
 /// Carries out the L2 requests in `out`: reads go to the region (a refused one fails at once,
 /// the parked Interests then go upstream); writes are dropped (not measured here).
+/// Hands a finished L2 read to the shard, as the router's worker does.
+fn deliver(shard: &mut Shard, now: u64, c: Completion<'_>, out: &mut Actions) {
+    if let Completion::Read {
+        request_id, result, ..
+    } = c
+    {
+        let result = result
+            .map(|v| v.segments().map(|s| (s.name_key, s.frame)))
+            .map_err(|_| L2Failure::Io);
+        shard.on_l2_complete(now, request_id, result, out);
+    }
+}
+
 fn execute(now: u64, shard: &mut Shard, l2: &mut Region, out: &Actions, spill: &mut Actions) {
     for w in out.l2_writes() {
         shard.on_l2_written(w.content_key, w.batch, false);
@@ -364,7 +353,7 @@ fn pass(st: &mut Setup, a: &Args, sweeps: u64, t0: u64, rng: &mut Rng) -> f64 {
             while l2.in_flight() < target && tries < target && bg_sent < allowed {
                 bg_sent += 1;
                 tries += 1;
-                let (content, batch) = st.batches[(rng.next() % st.batches.len() as u64) as usize];
+                let (content, batch) = st.batches[rng.below(st.batches.len() as u64) as usize];
                 let mut i = InterestRepr::new(bg_name(content, batch * a.batch as u64));
                 nonce = nonce.wrapping_add(1);
                 i.nonce = Some(nonce);
@@ -380,17 +369,7 @@ fn pass(st: &mut Setup, a: &Args, sweeps: u64, t0: u64, rng: &mut Rng) -> f64 {
         if l2.in_flight() > 0 {
             l2out.clear();
             let shard = &mut st.shard;
-            l2.poll(&mut |c| {
-                if let Completion::Read {
-                    request_id, result, ..
-                } = c
-                {
-                    let result = result
-                        .map(|v| v.segments().map(|s| (s.name_key, s.frame)))
-                        .map_err(|_| L2Failure::Io);
-                    shard.on_l2_complete(t + 700, request_id, result, &mut l2out);
-                }
-            });
+            l2.poll(&mut |c| deliver(shard, t + 700, c, &mut l2out));
             bg_done += l2out.sends().filter(|s| s.0 == BACKGROUND).count() as u64;
             execute(t + 700, &mut st.shard, l2, &l2out, &mut spill);
         }
@@ -401,17 +380,7 @@ fn pass(st: &mut Setup, a: &Args, sweeps: u64, t0: u64, rng: &mut Rng) -> f64 {
         let shard = &mut st.shard;
         let t = t0 + sweeps * 10_000_000_000;
         while l2.in_flight() > 0 {
-            l2.wait(1, &mut |c| {
-                if let Completion::Read {
-                    request_id, result, ..
-                } = c
-                {
-                    let result = result
-                        .map(|v| v.segments().map(|s| (s.name_key, s.frame)))
-                        .map_err(|_| L2Failure::Io);
-                    shard.on_l2_complete(t, request_id, result, &mut spill);
-                }
-            });
+            l2.wait(1, &mut |c| deliver(shard, t, c, &mut spill));
             spill.clear();
         }
         let enters = l2.counters().ring_enters - enters0;
@@ -471,7 +440,7 @@ fn main() {
         r.direct_io(),
         r.registered_buffers()
     );
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng::new(0x9E37_79B9_7F4A_7C15);
     // A warm-up pass each (discarded), then passes in a rotating order.
     for st in &mut setups {
         pass(st, &a, 1, 0, &mut rng);

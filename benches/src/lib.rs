@@ -1,7 +1,8 @@
 //! Fixtures shared by the ndx criterion benches (`benches/`): typical packets built with the
 //! codec's own encoders, so every bench measures the same bytes.
 
-use ndx_codec::{DataRepr, InterestRepr, LpHeaders, NackReason, NameBuf};
+use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NackReason, NameBuf};
+use ndx_core::PIT_TOKEN_LEN;
 
 pub mod scaling;
 
@@ -41,6 +42,36 @@ pub fn data(content_len: usize) -> Vec<u8> {
     let mut d = DataRepr::new(name, vec![0x5A; content_len]);
     d.freshness_ms = Some(10_000);
     d.to_vec().expect("encodable Data")
+}
+
+/// The worst-case exchange's packets for `name`: an Interest (Nonce `nonce`, lifetime 4 s,
+/// HopLimit 64) and its Data (1,000 bytes of content, freshness 10 s), encoded bare.
+pub fn exchange_pair(name: NameBuf, nonce: u32) -> (Vec<u8>, Vec<u8>) {
+    let mut i = InterestRepr::new(name.clone());
+    i.nonce = Some(nonce);
+    i.lifetime_ms = Some(4000);
+    i.hop_limit = Some(64);
+    let mut d = DataRepr::new(name, vec![0x42; 1000]);
+    d.freshness_ms = Some(10_000);
+    (
+        i.to_vec().expect("encodable Interest"),
+        d.to_vec().expect("encodable Data"),
+    )
+}
+
+/// `data` in an LpPacket with a PitToken placeholder of the shard's token length, and the
+/// token's offset (where a bench writes the token the shard put on the Interest).
+pub fn data_with_token(data: &[u8]) -> (Vec<u8>, usize) {
+    let h = LpHeaders {
+        pit_token: Some(&[0; PIT_TOKEN_LEN]),
+        ..LpHeaders::default()
+    };
+    let mut lp = vec![0; h.encoded_len(Some(data.len()))];
+    let len = h.encode(Some(data), &mut lp).expect("encodable LpPacket");
+    lp.truncate(len);
+    let decoded = LpPacket::decode(&lp).expect("decodes");
+    let off = decoded.pit_token().expect("token").as_ptr() as usize - lp.as_ptr() as usize;
+    (lp, off)
 }
 
 /// The PitToken the forwarder puts on Interests it sends.

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ndx_afxdp::{Exchange, ExchangeReceiver, ExchangeSender};
-use ndx_codec::{DataRepr, InterestRepr, LpHeaders, LpPacket, NameBuf};
+use ndx_codec::{LpPacket, NameBuf};
 use ndx_core::{
     Actions, CsConfig, FaceId, FaceInfo, Fib, FibReader, HashKey, Lent, NextHop, PIT_TOKEN_LEN,
     Shard, ShardConfig, token_shard,
@@ -260,24 +260,8 @@ fn packets(shard: usize, n: usize, routes: u64) -> Vec<Packets> {
             nm.push_generic(b"video")
                 .push_generic(format!("obj{k}").as_bytes())
                 .push_segment(k % 1000);
-            let mut i = InterestRepr::new(nm.clone());
-            i.nonce = Some(k as u32);
-            i.lifetime_ms = Some(4000);
-            i.hop_limit = Some(64);
-            let mut d = DataRepr::new(nm, vec![0x42; 1000]);
-            d.freshness_ms = Some(10_000);
-            let d = d.to_vec().expect("Data");
-            let h = LpHeaders {
-                pit_token: Some(&[0; PIT_TOKEN_LEN]),
-                ..LpHeaders::default()
-            };
-            let mut data = vec![0; h.encoded_len(Some(d.len()))];
-            let len = h.encode(Some(&d), &mut data).expect("LpPacket");
-            data.truncate(len);
-            let lp = LpPacket::decode(&data).expect("decodes");
-            let token_at =
-                lp.pit_token().expect("token").as_ptr() as usize - data.as_ptr() as usize;
-            let interest = i.to_vec().expect("Interest");
+            let (interest, d) = crate::exchange_pair(nm, k as u32);
+            let (data, token_at) = crate::data_with_token(&d);
             Packets {
                 tag_at: (tag_offset(&interest), tag_offset(&data)),
                 interest,

@@ -94,18 +94,6 @@ fn parse_args() -> Args {
     a
 }
 
-/// xorshift64*: a fast deterministic generator for the random record picks.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 /// Fills the region once; returns the locations of every record.
 fn fill(r: &mut Region, a: &Args) -> Vec<Location> {
     let frames: Vec<Vec<u8>> = (0..a.batch)
@@ -171,7 +159,8 @@ fn thread_cpu() -> f64 {
 
 /// Random batch reads at queue depth Q for `secs`.
 fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -> L2Run {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    // A fast deterministic generator for the random record picks.
+    let mut rng = ndx_codec::rng::Rng::new(0x9E37_79B9_7F4A_7C15);
     let enters0 = r.counters().ring_enters;
     let cpu0 = thread_cpu();
     let (mut batches, mut bytes, mut bad) = (0u64, 0u64, 0u64);
@@ -182,7 +171,7 @@ fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -
         let now = Instant::now();
         if now < end {
             while r.free_read_slots() > 0 {
-                let loc = locs[(rng.next() % locs.len() as u64) as usize];
+                let loc = locs[rng.below(locs.len() as u64) as usize];
                 r.submit_read(loc, id).expect("submit read");
                 id += 1;
             }
