@@ -102,6 +102,8 @@ struct Attached {
     xdp: NdxXdp,
     link: Option<LinkGuard>,
     mode: AttachMode,
+    /// Whether the program is the `xdp.frags` one and the sockets multi-buffer.
+    frags: bool,
     /// The link as last seen (`Router::check_links`), and how often it went down and came
     /// back up.
     state: LinkState,
@@ -304,6 +306,7 @@ impl Router {
                 xdp,
                 link: Some(link.0),
                 mode: link.1,
+                frags,
                 state: LinkState::Up,
                 downs: 0,
                 ups: 0,
@@ -656,8 +659,16 @@ impl Router {
         );
         for a in &self.attached {
             s.push_str(&format!(
-                "\nndx: {} (ifindex {}, mtu {}): XDP {:?} mode",
-                a.info.name, a.info.ifindex, a.info.mtu, a.mode
+                "\nndx: {} (ifindex {}, mtu {}): XDP {:?} mode{}",
+                a.info.name,
+                a.info.ifindex,
+                a.info.mtu,
+                a.mode,
+                if a.frags {
+                    ", multi-buffer (xdp.frags)"
+                } else {
+                    ""
+                }
             ));
         }
         if let (Some(l2), Some(core)) = (&self.cfg.l2, &self.cfg.shard.l2) {

@@ -229,6 +229,12 @@ shard_counters! {
     ReassemblyEvicted = "reassembly_evicted", Counter, Count;
     /// NDNLPv2 fragments refused as malformed, inconsistent or oversized.
     ReassemblyErrors = "reassembly_errors", Counter, Count;
+    /// NDNLPv2 fragments received (LpPackets with FragCount > 1, valid or not).
+    FragmentsIn = "fragments_in", Counter, Count;
+    /// Packets reassembled whole from NDNLPv2 fragments.
+    Reassembled = "reassembled", Counter, Count;
+    /// NDNLPv2 fragments sent: packets larger than their link's MTU, split on the way out.
+    FragmentsOut = "fragments_out", Counter, Count;
     /// L2 reads whose record failed validation (checksum, header, lengths).
     L2ChecksumErrors = "l2_checksum_errors", Counter, Count;
     /// L2 reads that returned fewer bytes than the record.
@@ -724,12 +730,15 @@ impl Snapshot {
     /// own and the worker's): fragment sets dropped incomplete after their timeout
     /// (`reassembly_timeouts`) or to make room for a new set (`reassembly_evicted`), and
     /// fragments refused as malformed, inconsistent or oversized (`reassembly_errors`; the
-    /// shard's also count in `drop_reassembly`).
+    /// shard's also count in `drop_reassembly`); fragments received (`fragments_in`) and
+    /// packets completed from them (`reassembled`).
     pub fn set_reassembly(&mut self, reassemblers: &[ReassemblyCounters]) {
         let sum = |f: fn(&ReassemblyCounters) -> u64| reassemblers.iter().map(f).sum::<u64>();
         self.set(Counter::ReassemblyTimeouts, sum(|c| c.expired));
         self.set(Counter::ReassemblyEvicted, sum(|c| c.evicted));
         self.set(Counter::ReassemblyErrors, sum(|c| c.invalid + c.too_large));
+        self.set(Counter::FragmentsIn, sum(|c| c.fragments_received));
+        self.set(Counter::Reassembled, sum(|c| c.packets_completed));
     }
 
     /// Adds another snapshot (totals over shards).
@@ -862,9 +871,13 @@ mod tests {
             ReassemblyCounters {
                 expired: 3,
                 too_large: 5,
+                fragments_received: 7,
+                packets_completed: 2,
                 ..Default::default()
             },
         ]);
+        assert_eq!(s.get("fragments_in"), Some(7));
+        assert_eq!(s.get("reassembled"), Some(2));
         assert_eq!(s.get("reassembly_timeouts"), Some(5));
         assert_eq!(s.get("reassembly_evicted"), Some(1));
         assert_eq!(s.get("reassembly_errors"), Some(9));

@@ -1168,7 +1168,9 @@ impl<K: ndx_core::Frame> Core<K> {
                 self.frag.clear();
                 self.frag.resize(room, 0);
                 match frags.next_into(&mut self.frag) {
-                    Some(Ok(len)) => send_one(
+                    Some(Ok(len)) => {
+                        self.snap.add(Io::FragmentsOut, 1);
+                        send_one(
                         ep,
                         link,
                         &path,
@@ -1176,7 +1178,8 @@ impl<K: ndx_core::Frame> Core<K> {
                         [&self.frag[..len], &[]],
                         &mut self.hdr,
                         &mut self.snap,
-                    ),
+                    );
+                    }
                     _ => break,
                 }
             }

@@ -563,6 +563,38 @@ fn data_for_another_shards_pit_entry_reaches_it_and_leaves_from_it() {
     net.ports[B].assert_settled();
 }
 
+/// Jumbo frames: an 8800-byte Data that arrives as a three-segment multi-buffer frame from a
+/// 9000-byte link leaves on the other 9000-byte link as one frame, not in NDNLPv2 fragments.
+#[test]
+fn jumbo_data_leave_a_9000_byte_link_whole() {
+    let mut net = Net::new(Opts {
+        mtu: [9000, 9000],
+        ..Opts::default()
+    });
+    let (consumer, producer) = (peer_addr(A), peer_addr(B));
+    net.arrive_from_peer(A, 0, &interest("/p/jumbo", 9), None);
+    net.run(2);
+    let out = net.sent(B, 0, producer);
+    assert_eq!(out.len(), 1);
+    let (_, token) = unwrap_lp(&out[0]);
+    let d = data("/p/jumbo", 8800);
+    let mut frame = udp_frame(B, producer, &with_token(&d, token.as_deref()));
+    assert!(frame.len() <= 9000 + 14, "the test's frame fits the link");
+    // Cut as the kernel does for AF_XDP multi-buffer: 3840 + 3840 + the rest.
+    let rest = frame.split_off(2 * 3840);
+    let second = frame.split_off(3840);
+    net.ports[B].arrive_segments(0, vec![frame, second, rest], None);
+    net.run(2);
+    let sent = net.sent(A, 0, consumer);
+    assert_eq!(sent.len(), 1, "one frame, not fragments");
+    let (inner, _) = unwrap_lp(&sent[0]);
+    assert_eq!(inner, d, "the Data, byte for byte");
+    assert_eq!(net.count(0, Io::FragmentsOut), 0);
+    assert_eq!(net.count(0, Io::TxTooBig), 0);
+    net.ports[A].assert_settled();
+    net.ports[B].assert_settled();
+}
+
 /// (3) Fragmentation on output: a Data larger than the consumer link's MTU leaves as NDNLPv2
 /// fragments, each within the MTU, that reassemble to the Data.
 #[test]
@@ -605,6 +637,7 @@ fn data_larger_than_the_mtu_leaves_in_fragments_that_reassemble() {
     }
     assert_eq!(whole.as_deref(), Some(d.as_slice()));
     assert_eq!(net.count(0, Io::TxFrames), 1 + frags.len() as u64);
+    assert_eq!(net.count(0, Io::FragmentsOut), frags.len() as u64);
     // The other way: an Interest in fragments from the consumer is reassembled and forwarded.
     let i = interest("/p/in-pieces", 10);
     for f in fragments(&i, None, 40, 5) {
