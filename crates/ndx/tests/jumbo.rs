@@ -97,8 +97,8 @@ struct Transfer {
 
 /// Serves a 1 MiB file in 8800-byte Data on a line of MTU `mtu` (the tools told the same
 /// MTU), fetches it through ndx and checks it arrived byte for byte.
-fn transfer(mtu: u32) -> Transfer {
-    let line = Line::new(Family::V4, 1, mtu);
+fn transfer(family: Family, mtu: u32) -> Transfer {
+    let line = Line::new(family, 1, mtu);
     let (file, want) = line.content("obj", OBJECT, 37);
     // XDP classification on: the program counts NDNLPv2 fragments it sees.
     let router = line.start_udp_router("xdp_classify = \"always\"");
@@ -151,7 +151,20 @@ fn jumbo_data_cross_a_9000_mtu_line_as_single_frames() {
     if skip() {
         return;
     }
-    let t = transfer(9000);
+    single_frames(transfer(Family::V4, 9000));
+}
+
+/// The same over IPv6 (20 bytes more of IP header: the frame still fits).
+#[test]
+fn jumbo_data_cross_a_9000_mtu_ipv6_line_as_single_frames() {
+    if skip() {
+        return;
+    }
+    single_frames(transfer(Family::V6, 9000));
+}
+
+/// Asserts every Data of `t` crossed each hop of its 9000-MTU line as one frame.
+fn single_frames(t: Transfer) {
     let s = &t.status;
     // Native XDP at MTU 9000: only an `xdp.frags` program attaches (the kernel refuses
     // another one above ~3500 bytes on veth).
@@ -201,7 +214,7 @@ fn the_same_transfer_on_a_1500_mtu_line_is_fragmented() {
     if skip() {
         return;
     }
-    let t = transfer(1500);
+    let t = transfer(Family::V4, 1500);
     let s = &t.status;
     // 8800 bytes in fragments of at most 1472: at least 6 per Data, on each hop.
     let least = 6 * t.data;
