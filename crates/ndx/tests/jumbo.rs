@@ -113,8 +113,15 @@ fn transfer(family: Family, mtu: u32) -> Transfer {
         Wire::read(&line.c, "eth0").since(c0),
     );
     let fetched = std::fs::read(&out_path).expect("ndx get wrote its output");
-    assert_eq!(fetched.len(), want.len(), "fetched object has the wrong length");
-    assert!(fetched == want, "fetched object differs from the served one");
+    assert_eq!(
+        fetched.len(),
+        want.len(),
+        "fetched object has the wrong length"
+    );
+    assert!(
+        fetched == want,
+        "fetched object differs from the served one"
+    );
     let data = segments(&got);
     assert_eq!(data, OBJECT.div_ceil(SEGMENT) as u64);
     let status = router.settle(|s| total(s, "data_out") >= data);
@@ -140,7 +147,9 @@ fn assert_native_frags(log: &str, mtu: u32) {
             .find(|l| l.contains(&format!(" {ifname} (ifindex")))
             .unwrap_or_else(|| panic!("no banner line for {ifname}: {log}"));
         assert!(
-            line.contains(&format!("mtu {mtu}): XDP Driver mode, multi-buffer (xdp.frags)")),
+            line.contains(&format!(
+                "mtu {mtu}): XDP Driver mode, multi-buffer (xdp.frags)"
+            )),
             "{line}"
         );
     }

@@ -1171,14 +1171,14 @@ impl<K: ndx_core::Frame> Core<K> {
                     Some(Ok(len)) => {
                         self.snap.add(Io::FragmentsOut, 1);
                         send_one(
-                        ep,
-                        link,
-                        &path,
-                        &self.cfg,
-                        [&self.frag[..len], &[]],
-                        &mut self.hdr,
-                        &mut self.snap,
-                    );
+                            ep,
+                            link,
+                            &path,
+                            &self.cfg,
+                            [&self.frag[..len], &[]],
+                            &mut self.hdr,
+                            &mut self.snap,
+                        );
                     }
                     _ => break,
                 }
