@@ -89,6 +89,8 @@ fn retransmissions(out: &Output) -> u64 {
 struct Transfer {
     status: serde_json::Value,
     log: String,
+    /// `ip link show` of the router's `c0` and `p0` while it ran.
+    links: Vec<String>,
     producer: Wire,
     consumer: Wire,
     data: u64,
@@ -129,7 +131,12 @@ fn transfer(family: Family, mtu: u32) -> Transfer {
         "MTU {mtu}: {}\n{}\nproducer {producer:?}\nconsumer {consumer:?}",
         status["counters"], status["xdp"]
     );
+    let links = ["c0", "p0"]
+        .iter()
+        .map(|i| String::from_utf8_lossy(&line.r.run(&["ip", "link", "show", i]).stdout).into())
+        .collect();
     Transfer {
+        links,
         log: router.log(),
         status,
         producer,
@@ -139,8 +146,13 @@ fn transfer(family: Family, mtu: u32) -> Transfer {
     }
 }
 
-/// Native XDP with the frags program on both router interfaces, as the start-up banner says.
-fn assert_native_frags(log: &str, mtu: u32) {
+/// Native XDP with the frags program on both router interfaces, as the start-up banner says
+/// and the kernel shows (`xdp`, not `xdpgeneric`, after the MTU in `ip link show`).
+fn assert_native_frags(log: &str, links: &[String], mtu: u32) {
+    for link in links {
+        assert!(link.contains(&format!(" mtu {mtu} xdp ")), "{link}");
+        assert!(link.contains("prog/xdp"), "{link}");
+    }
     for ifname in ["c0", "p0"] {
         let line = log
             .lines()
@@ -177,7 +189,7 @@ fn single_frames(t: Transfer) {
     let s = &t.status;
     // Native XDP at MTU 9000: only an `xdp.frags` program attaches (the kernel refuses
     // another one above ~3500 bytes on veth).
-    assert_native_frags(&t.log, 9000);
+    assert_native_frags(&t.log, &t.links, 9000);
     // No NDNLPv2 fragmentation anywhere: the router received, reassembled and sent none, and
     // its XDP program saw none.
     for c in ["fragments_in", "reassembled", "fragments_out", "tx_too_big"] {
