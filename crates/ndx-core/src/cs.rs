@@ -235,7 +235,8 @@ pub struct Cs<F = NoFrame> {
     /// Whether evicted Data are copied out for the L2 ([`Cs::set_eviction_log`]).
     log_evictions: bool,
     evicted_bytes: Vec<u8>,
-    evicted: Vec<(u64, std::ops::Range<usize>)>,
+    /// (name hash, the Data's range in `evicted_bytes`, its Name's TLV-VALUE within it).
+    evicted: Vec<(u64, std::ops::Range<usize>, (u32, u32))>,
 }
 
 /// A receive frame a store may keep (see [`Cs::with_frames`]): any owned buffer that can
@@ -862,13 +863,14 @@ impl<F: Frame> Cs<F> {
     }
 
     fn log_eviction(&mut self, slot: u32) {
-        let hash = self.meta[slot as usize].hash;
+        let m = &self.meta[slot as usize];
+        let (hash, name) = (m.hash, (m.name_off, m.name_len));
         let mut log = std::mem::take(&mut self.evicted_bytes);
         let at = log.len();
         // A pending slot's bytes are still the caller's: nothing to log.
         log.extend_from_slice(self.slot_bytes(slot));
         if log.len() > at {
-            self.evicted.push((hash, at..log.len()));
+            self.evicted.push((hash, at..log.len(), name));
         }
         self.evicted_bytes = log;
     }
@@ -990,8 +992,19 @@ impl<F: Frame> Cs<F> {
     /// Hands every logged eviction to `f` (name hash, Data packet), oldest first, and
     /// forgets them (the buffers keep their memory).
     pub fn drain_evicted(&mut self, mut f: impl FnMut(u64, &[u8])) {
-        for (hash, range) in &self.evicted {
-            f(*hash, self.evicted_bytes.get(range.clone()).unwrap_or(&[]));
+        self.drain_evicted_named(|hash, _, data| f(hash, data));
+    }
+
+    /// [`drain_evicted`](Self::drain_evicted) that also hands over each Data's Name
+    /// TLV-VALUE (a slice of the Data, as the store indexed it): `f(name hash, name, Data)`,
+    /// so the caller need not decode the Data to learn its name.
+    pub fn drain_evicted_named(&mut self, mut f: impl FnMut(u64, &[u8], &[u8])) {
+        for (hash, range, (off, len)) in &self.evicted {
+            let data = self.evicted_bytes.get(range.clone()).unwrap_or(&[]);
+            let name = data
+                .get(*off as usize..(*off as usize).saturating_add(*len as usize))
+                .unwrap_or(&[]);
+            f(*hash, name, data);
         }
         self.evicted.clear();
         self.evicted_bytes.clear();

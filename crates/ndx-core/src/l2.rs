@@ -6,6 +6,7 @@
 //! [`Shard::on_l2_written`](crate::Shard::on_l2_written).
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 
 use crate::pit::PitId;
@@ -177,16 +178,51 @@ struct Stage {
     segments: Vec<(u64, u64, Range<usize>)>,
     mask: u64,
     used: bool,
+    /// The admission will refuse this batch (a first eviction under `SecondHit`): only its
+    /// segment mask is kept, no name or bytes are copied.
+    dry: bool,
     /// When its first Data was staged (ns).
     since: u64,
 }
+
+/// The hasher of the L2's (content key, batch) maps. A content key is already a keyed hash
+/// of the content name (the shard's secret `HashKey`), so one multiply-fold per word mixes
+/// enough; SipHash (the std default) cost about 200 instructions per lookup, several per
+/// evicted Data.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        let m = u128::from(self.0 ^ x) * 0x9E37_79B9_7F4A_7C15;
+        self.0 = (m as u64) ^ ((m >> 64) as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by (content key, batch).
+type KeyMap<V> = HashMap<(u64, u64), V, BuildHasherDefault<KeyHasher>>;
 
 /// A bounded FIFO set of (content key, batch): inserting into a full set drops the oldest
 /// key. Removal is O(1): the order queue keeps each key's insertion stamp and skips entries
 /// whose stamp is no longer current, and is compacted when stale entries pile up.
 #[derive(Debug)]
 struct FifoSet {
-    set: HashMap<(u64, u64), u64>,
+    set: KeyMap<u64>,
     order: VecDeque<((u64, u64), u64)>,
     cap: usize,
     stamp: u64,
@@ -196,7 +232,7 @@ impl FifoSet {
     fn new(cap: usize) -> Self {
         let cap = cap.max(1);
         Self {
-            set: HashMap::with_capacity(cap),
+            set: KeyMap::with_capacity_and_hasher(cap, BuildHasherDefault::default()),
             order: VecDeque::with_capacity(cap),
             cap,
             stamp: 0,
@@ -264,7 +300,9 @@ pub(crate) struct L2State {
     reads: Vec<Read>,
     next_request: u64,
     stages: Vec<Stage>,
-    stage_of: HashMap<(u64, u64), usize>,
+    /// The staging slots not in use.
+    free_stages: Vec<usize>,
+    stage_of: KeyMap<usize>,
     stage_age: VecDeque<usize>,
     pub(crate) counters: L2Counters,
 }
@@ -307,7 +345,8 @@ impl L2State {
                 .collect(),
             next_request: 1,
             stages: (0..cfg.staging).map(|_| Stage::default()).collect(),
-            stage_of: HashMap::with_capacity(cfg.staging),
+            free_stages: (0..cfg.staging).rev().collect(),
+            stage_of: KeyMap::with_capacity_and_hasher(cfg.staging, BuildHasherDefault::default()),
             stage_age: VecDeque::with_capacity(cfg.staging),
             counters: L2Counters::default(),
             cfg,
@@ -430,8 +469,29 @@ impl L2State {
         Some((r.content_key, r.batch))
     }
 
+    /// Whether the next Data staged for (content, batch) would have its bytes written, as
+    /// far as can be told now: false when the batch is being staged dry, or would start a
+    /// dry stage (a first eviction under `SecondHit`). The caller may then stage it with
+    /// empty `data` (see [`stage`](Self::stage)) and skip copying it.
+    pub(crate) fn wants_bytes(&self, content_key: u64, batch: u64) -> bool {
+        let key = (content_key, batch);
+        match self.stage_of.get(&key) {
+            Some(&s) => !self.stages[s].dry,
+            None => !self.refuses(key),
+        }
+    }
+
+    /// Whether a batch whose staging starts now is sure to be refused: under `SecondHit`,
+    /// one with no ghost. (Its ghost can only be added by its own flush, and there is one
+    /// stage per batch, so the answer holds until the flush.)
+    fn refuses(&self, key: (u64, u64)) -> bool {
+        matches!(self.cfg.admission, L2Admission::SecondHit { .. }) && !self.ghosts.contains(key)
+    }
+
     /// Stages an evicted Data (segment `segment` of content `content_name`) at `now`; calls
-    /// `emit` with every batch that becomes ready (complete, or flushed for room).
+    /// `emit` with every batch that becomes ready (complete, or flushed for room). A batch
+    /// the admission is sure to refuse is staged dry: only which segments it saw is kept,
+    /// so `content_name` and `data` may then be empty ([`wants_bytes`](Self::wants_bytes)).
     pub(crate) fn stage(
         &mut self,
         now: u64,
@@ -444,20 +504,24 @@ impl L2State {
         let slot = match self.stage_of.get(&key) {
             Some(&s) => s,
             None => {
-                let slot = match self.stages.iter().position(|s| !s.used) {
+                let slot = match self.free_stages.pop() {
                     Some(s) => s,
                     None => {
                         let oldest = self.stage_age.pop_front().unwrap_or(0);
                         self.flush(oldest, emit);
-                        oldest
+                        self.free_stages.pop().unwrap_or(oldest)
                     }
                 };
+                let dry = self.refuses(key);
                 let s = &mut self.stages[slot];
                 s.used = true;
+                s.dry = dry;
                 s.content_key = content_key;
                 s.batch = key.1;
                 s.name.clear();
-                s.name.extend_from_slice(content_name);
+                if !dry {
+                    s.name.extend_from_slice(content_name);
+                }
                 s.bytes.clear();
                 s.segments.clear();
                 s.mask = 0;
@@ -471,9 +535,11 @@ impl L2State {
         let bit = 1u64 << (segment % b);
         if s.mask & bit == 0 {
             s.mask |= bit;
-            let at = s.bytes.len();
-            s.bytes.extend_from_slice(data);
-            s.segments.push((segment, name_hash, at..at + data.len()));
+            if !s.dry {
+                let at = s.bytes.len();
+                s.bytes.extend_from_slice(data);
+                s.segments.push((segment, name_hash, at..at + data.len()));
+            }
         }
         let full = if b == 64 { u64::MAX } else { (1u64 << b) - 1 };
         if s.mask == full {
@@ -517,10 +583,17 @@ impl L2State {
             return;
         }
         s.used = false;
+        self.free_stages.push(slot);
         self.stage_of.remove(&(s.content_key, s.batch));
         s.segments.sort_unstable_by_key(|x| x.0);
         let admit = match self.cfg.admission {
             L2Admission::WriteAll => true,
+            // Staged dry: no ghost when it started, none added since (see `refuses`).
+            L2Admission::SecondHit { .. } if s.dry => {
+                debug_assert!(!self.ghosts.contains((s.content_key, s.batch)));
+                self.ghosts.insert((s.content_key, s.batch));
+                false
+            }
             L2Admission::SecondHit { .. } => {
                 let k = (s.content_key, s.batch);
                 if self.ghosts.contains(k) {
@@ -678,6 +751,50 @@ mod tests {
         assert_eq!(stage(&mut l2, 1, &[0, 1]).len(), 1);
         // Admitted once: the ghost is gone, the next eviction is a first one again.
         assert!(stage(&mut l2, 1, &[0, 1]).is_empty());
+    }
+
+    #[test]
+    fn a_first_eviction_is_staged_dry_and_the_second_written_whole() {
+        let mut l2 = L2State::new(cfg(2, 4, L2Admission::SecondHit { window: 4 }));
+        // No ghost: the shard may stage it without name or bytes.
+        assert!(!l2.wants_bytes(1, 0));
+        let mut emitted = 0;
+        for s in 0..2 {
+            l2.stage(0, (1, b""), (s, 10 + s, b""), &mut |_| emitted += 1);
+        }
+        assert_eq!((emitted, l2.counters.rejected), (0, 1));
+        assert!(!l2.staging());
+        // The ghost makes the next eviction of the batch wanted, and it is written whole.
+        assert!(l2.wants_bytes(1, 0));
+        let w = stage(&mut l2, 1, &[1, 0]);
+        assert_eq!(w.len(), 1);
+        assert_eq!(w[0].2, vec![(0, vec![0u8; 3]), (1, vec![1u8; 4])]);
+        assert_eq!(l2.counters.writes, 1);
+        // A batch being staged dry stays dry until flushed.
+        assert!(stage(&mut l2, 2, &[0]).is_empty());
+        assert!(!l2.wants_bytes(2, 0));
+    }
+
+    #[test]
+    fn a_ghost_that_leaves_the_window_while_its_batch_is_staged_refuses_it() {
+        // Window 1: batch (1, 0)'s ghost is pushed out by (2, 0)'s while (1, 0) is being
+        // staged the second time; at its flush it is a first eviction again (refused), as
+        // before dry staging.
+        let mut l2 = L2State::new(cfg(2, 4, L2Admission::SecondHit { window: 1 }));
+        assert!(stage(&mut l2, 1, &[0, 1]).is_empty());
+        assert!(stage(&mut l2, 1, &[0]).is_empty());
+        assert!(
+            l2.wants_bytes(1, 0),
+            "its ghost is there when its staging starts"
+        );
+        assert!(stage(&mut l2, 2, &[0, 1]).is_empty());
+        assert!(
+            stage(&mut l2, 1, &[1]).is_empty(),
+            "refused: its ghost is gone"
+        );
+        assert_eq!((l2.counters.rejected, l2.counters.writes), (3, 0));
+        // Its flush left a ghost again: the next eviction is written.
+        assert_eq!(stage(&mut l2, 1, &[0, 1]).len(), 1);
     }
 
     #[test]

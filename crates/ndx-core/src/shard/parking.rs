@@ -165,23 +165,29 @@ impl<F: Frame> Shard<F> {
         }
         let Some(l2) = self.l2.as_mut() else { return };
         let key = self.cfg.hash_key;
-        self.cs.drain_evicted(|hash, bytes| {
-            let Ok(d) = Data::decode(bytes) else { return };
-            let name = d.name();
+        // The CS logged each Data's name: no decode. A batch the admission is sure to
+        // refuse is staged without its bytes (`L2State::wants_bytes`).
+        self.cs.drain_evicted_named(|hash, name, bytes| {
+            let Ok(name) = Name::from_value(name) else {
+                return;
+            };
             let (content, Some(seg)) = content_of(&name) else {
                 return;
             };
             let content_key = key.name(&content);
-            if l2.holds(content_key, seg / l2.cfg.batch) {
+            let batch = seg / l2.cfg.batch;
+            if l2.holds(content_key, batch) {
                 // Came from the L2 (or was written already): nothing to write.
                 return;
             }
-            l2.stage(
-                now,
-                (content_key, content.as_bytes()),
-                (seg, hash, bytes),
-                &mut |st| push_l2_write(out, st),
-            );
+            let (content, bytes) = if l2.wants_bytes(content_key, batch) {
+                (content.as_bytes(), bytes)
+            } else {
+                (&[][..], &[][..])
+            };
+            l2.stage(now, (content_key, content), (seg, hash, bytes), &mut |st| {
+                push_l2_write(out, st)
+            });
         });
     }
 
