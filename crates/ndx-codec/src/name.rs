@@ -128,6 +128,24 @@ impl<'a> Name<'a> {
         self.components().last()
     }
 
+    /// The name without its last component, and that component (None for `/`), in one
+    /// pass over the components (`prefix(len - 1)` and `last()` take two).
+    pub fn split_last(&self) -> Option<(Name<'a>, Component<'a>)> {
+        let mut end = 0;
+        let mut last = None;
+        for c in self.components() {
+            if let Some(prev) = last.replace(c) {
+                end += prev.wire().len();
+            }
+        }
+        let last = last?;
+        let prefix = Name {
+            value: self.value.get(..end).unwrap_or(&[]),
+            len: self.len - 1,
+        };
+        Some((prefix, last))
+    }
+
     /// The first `k` components (all of them when `k >= len`).
     pub fn prefix(&self, k: usize) -> Name<'a> {
         if k >= self.len {

@@ -315,6 +315,19 @@ proptest! {
         prop_assert!(p <= name);
         prop_assert_eq!(p.components().collect::<Vec<_>>(), name.components().take(k).collect::<Vec<_>>());
     }
+
+    #[test]
+    fn split_last_is_prefix_and_last(n in arb_name()) {
+        let name = n.as_name();
+        match name.split_last() {
+            None => prop_assert!(name.is_empty()),
+            Some((head, last)) => {
+                prop_assert_eq!(head, name.prefix(name.len() - 1));
+                prop_assert_eq!(head.len(), name.len() - 1);
+                prop_assert_eq!(Some(last), name.last());
+            }
+        }
+    }
 }
 
 #[test]

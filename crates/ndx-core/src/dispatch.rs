@@ -146,9 +146,12 @@ impl Dispatch {
 
 /// The content name (without a final segment component) and the segment number.
 pub fn content_of<'a>(name: &Name<'a>) -> (Name<'a>, Option<u64>) {
-    match name.last().map(|c| c.kind()) {
-        Some(ComponentKind::Segment(s)) => (name.prefix(name.len() - 1), Some(s)),
-        _ => (*name, None),
+    match name.split_last() {
+        Some((content, last)) => match last.kind() {
+            ComponentKind::Segment(s) => (content, Some(s)),
+            _ => (*name, None),
+        },
+        None => (*name, None),
     }
 }
 
