@@ -5,6 +5,7 @@
 //! [`Shard::on_l2_complete`](crate::Shard::on_l2_complete) and
 //! [`Shard::on_l2_written`](crate::Shard::on_l2_written).
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
@@ -244,20 +245,27 @@ impl FifoSet {
     }
 
     fn insert(&mut self, k: (u64, u64)) {
-        if self.set.contains_key(&k) {
-            return;
+        // Inserted first, then the oldest dropped down to the capacity: the same keys go as
+        // when room is made first (the new key is the newest), with one lookup for both the
+        // membership test and the insertion.
+        match self.set.entry(k) {
+            Entry::Occupied(_) => return,
+            Entry::Vacant(v) => {
+                self.stamp += 1;
+                v.insert(self.stamp);
+            }
         }
-        while self.set.len() >= self.cap {
+        self.order.push_back((k, self.stamp));
+        while self.set.len() > self.cap {
             let Some((old, stamp)) = self.order.pop_front() else {
                 break;
             };
-            if self.set.get(&old) == Some(&stamp) {
-                self.set.remove(&old);
+            if let Entry::Occupied(e) = self.set.entry(old)
+                && *e.get() == stamp
+            {
+                e.remove();
             }
         }
-        self.stamp += 1;
-        self.set.insert(k, self.stamp);
-        self.order.push_back((k, self.stamp));
         if self.order.len() > 2 * self.cap + 16 {
             let set = &self.set;
             self.order.retain(|(k, st)| set.get(k) == Some(st));
