@@ -40,8 +40,15 @@ pub struct Counters {
     pub tx_too_long: u64,
     /// TX frames reclaimed from the completion ring (by the owner) or from the owner.
     pub tx_completed: u64,
-    /// `sendto` kicks issued.
+    /// `sendto` kicks issued (copy mode transmits only inside them).
     pub kicks: u64,
+    /// Flushes that issued at least one kick (`kicks / kick_rounds`: `sendto` calls per burst).
+    pub kick_rounds: u64,
+    /// Kicks skipped because the TX ring did not ask for one (`XDP_USE_NEED_WAKEUP`).
+    pub kicks_saved: u64,
+    /// Owner only: `poll` calls that woke the kernel's receive side because the fill ring
+    /// asked for it (`XDP_USE_NEED_WAKEUP`; zero-copy drivers only, never in copy mode).
+    pub fill_wakeups: u64,
     /// Kicks that failed with something other than EAGAIN/EBUSY/ENOBUFS.
     pub kick_errors: u64,
     /// Owner only: times the fill ring could not be topped up because no free frame was left.
@@ -128,6 +135,8 @@ pub struct Endpoint {
     kept: i64,
     layout: Layout,
     counters: Counters,
+    /// Bound with `XDP_USE_NEED_WAKEUP`: kick only when a ring's flags word asks for it.
+    need_wakeup: bool,
     user: User,
     // Last: the rings and sockets above must be gone before the memory is unmapped.
     region: Arc<Region>,
@@ -175,6 +184,7 @@ pub(crate) struct EndpointParts {
     pub(crate) tx_back: Option<Consumer<u64>>,
     pub(crate) tx_free: Vec<u64>,
     pub(crate) layout: Layout,
+    pub(crate) need_wakeup: bool,
     pub(crate) user: User,
     pub(crate) region: Arc<Region>,
 }
@@ -201,6 +211,7 @@ impl Endpoint {
             kept: 0,
             layout: p.layout,
             counters: Counters::default(),
+            need_wakeup: p.need_wakeup,
             user: p.user,
             region: p.region,
         };
@@ -567,16 +578,29 @@ impl Endpoint {
     }
 
     /// Wakes the kernel's transmit path with `sendto` while descriptors remain.
+    ///
+    /// Copy mode transmits only inside `sendto`, at most the socket's TX budget per call
+    /// (32 frames unless raised with [`crate::PortConfig::tx_budget`]), so a burst larger
+    /// than the budget takes several calls: this repeats until the ring drains or a call
+    /// makes no progress (at most 64 calls). Bound with `XDP_USE_NEED_WAKEUP`, it kicks
+    /// only while the ring's flags word asks for it (always, in copy mode; a zero-copy
+    /// driver clears it while its NAPI loop is sending anyway).
     pub fn kick(&mut self) {
         let fd = self.user.as_raw_fd();
         let mut last = u32::MAX;
+        let mut kicked = false;
         for _ in 0..64 {
             let pending = self.tx.pending();
             if pending == 0 || pending == last && last != u32::MAX {
                 break;
             }
+            if self.need_wakeup && !self.tx.needs_wakeup() {
+                self.counters.kicks_saved += 1;
+                break;
+            }
             last = pending;
             self.counters.kicks += 1;
+            kicked = true;
             // SAFETY: a zero-length sendto on our own socket fd; no buffers passed.
             let r = unsafe {
                 libc::sendto(
@@ -596,6 +620,7 @@ impl Endpoint {
                 }
             }
         }
+        self.counters.kick_rounds += u64::from(kicked);
     }
 
     /// Reclaims transmitted frames: the owner drains the completion ring (keeping
@@ -663,6 +688,12 @@ impl Endpoint {
             w.commit();
             drop(w);
             o.free_rx.truncate(o.free_rx.len() - n);
+            // A zero-copy driver that ran out of fill entries sleeps until woken; copy mode
+            // never sets the flag (the sender's softirq receives).
+            if n > 0 && self.need_wakeup && o.fill.needs_wakeup() {
+                self.counters.fill_wakeups += 1;
+                o.fill.wake();
+            }
         } else if let Some(p) = &mut self.to_owner {
             // Capacity >= all RX frames of the port: cannot be full.
             for a in self.released.drain(..) {

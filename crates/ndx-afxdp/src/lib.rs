@@ -32,7 +32,7 @@ pub mod xdp;
 pub use endpoint::{Counters, Endpoint, KernelStats, TxError, XDP_PKT_CONTD};
 pub use error::Error;
 pub use exchange::{Exchange, ExchangeReceiver, ExchangeSender};
-pub use port::{Port, PortConfig, XDP_USE_SG};
+pub use port::{DEFAULT_TX_BUDGET, Port, PortConfig, XDP_USE_SG};
 pub use umem::{
     Frame, FrameMut, KeptFrame, MAX_SEGMENTS, RxFrame, Umem, UmemConfig, XDP_PACKET_HEADROOM,
 };

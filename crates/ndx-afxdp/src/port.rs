@@ -16,6 +16,77 @@ use crate::umem::{Region, Umem, UmemConfig};
 /// `XDP_USE_SG`: accept multi-buffer packets (bind flag, Linux 6.6+).
 pub const XDP_USE_SG: u16 = 1 << 4;
 
+/// `SOL_XDP` socket option: the copy-mode TX budget per `sendto` (Linux 6.17+).
+const XDP_MAX_TX_SKB_BUDGET: libc::c_int = 9;
+/// The kernel's copy-mode TX budget per `sendto` when not raised (`TX_BATCH_SIZE`).
+pub const DEFAULT_TX_BUDGET: u32 = 32;
+
+fn set_int(
+    fd: libc::c_int,
+    level: libc::c_int,
+    opt: libc::c_int,
+    v: libc::c_int,
+    op: &'static str,
+) -> Result<(), Error> {
+    // SAFETY: a plain setsockopt on our own socket with an int value of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            opt,
+            (&raw const v).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 { Ok(()) } else { Err(Error::sys(op)) }
+}
+
+/// Turns on busy polling with `budget` packets per poll.
+fn set_busy_poll(fd: libc::c_int, budget: u32) -> Result<(), Error> {
+    set_int(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_PREFER_BUSY_POLL,
+        1,
+        "setsockopt SO_PREFER_BUSY_POLL",
+    )?;
+    set_int(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_BUSY_POLL,
+        20,
+        "setsockopt SO_BUSY_POLL",
+    )?;
+    let b = libc::c_int::try_from(budget).unwrap_or(libc::c_int::MAX);
+    set_int(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_BUSY_POLL_BUDGET,
+        b,
+        "setsockopt SO_BUSY_POLL_BUDGET",
+    )
+}
+
+/// Sets the copy-mode TX budget of a socket whose TX ring exists; a kernel without the
+/// option (ENOPROTOOPT, before 6.17) keeps its default.
+fn set_tx_budget(fd: libc::c_int, budget: u32) -> Result<(), Error> {
+    // SAFETY: a plain setsockopt on our own socket with a u32 value of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_XDP,
+            XDP_MAX_TX_SKB_BUDGET,
+            (&raw const budget).cast(),
+            std::mem::size_of::<u32>() as libc::socklen_t,
+        )
+    };
+    if r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOPROTOOPT) {
+        Ok(())
+    } else {
+        Err(Error::sys("setsockopt XDP_MAX_TX_SKB_BUDGET"))
+    }
+}
+
 /// Configuration of a [`Port`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PortConfig {
@@ -36,6 +107,20 @@ pub struct PortConfig {
     /// Force copy mode (`XDP_COPY`; veth supports nothing else). Default false:
     /// the kernel picks.
     pub force_copy: bool,
+    /// Bind with `XDP_USE_NEED_WAKEUP` and make system calls only when a ring's flags
+    /// word asks for them (`sendto` for TX, `poll` for the fill ring). Default true.
+    /// In copy mode the kernel always asks on TX (it transmits only inside `sendto`) and
+    /// never on the fill ring (the sender's softirq receives).
+    pub need_wakeup: bool,
+    /// Frames the kernel may transmit per `sendto` in copy mode
+    /// (`XDP_MAX_TX_SKB_BUDGET`, Linux 6.17+): from 32 (the kernel's own default) up to
+    /// `tx_ring`. `None` (the default) means `tx_ring`: one call drains the ring. A kernel
+    /// without the option keeps 32 (and [`crate::Endpoint::kick`] simply calls again).
+    pub tx_budget: Option<u32>,
+    /// Socket busy polling: `SO_PREFER_BUSY_POLL`, `SO_BUSY_POLL` (20 µs) and
+    /// `SO_BUSY_POLL_BUDGET` set to this many packets. `None` (the default) leaves it off:
+    /// in copy mode on veth there is no NAPI context to busy-poll.
+    pub busy_poll: Option<u32>,
 }
 
 impl Default for PortConfig {
@@ -48,6 +133,9 @@ impl Default for PortConfig {
             tx_frames: None,
             multi_buffer: true,
             force_copy: false,
+            need_wakeup: true,
+            tx_budget: None,
+            busy_poll: None,
         }
     }
 }
@@ -83,6 +171,21 @@ impl Port {
         }
         pow2("rx_ring", cfg.rx_ring)?;
         pow2("tx_ring", cfg.tx_ring)?;
+        if let Some(b) = cfg.tx_budget
+            && !(DEFAULT_TX_BUDGET..=cfg.tx_ring).contains(&b)
+        {
+            return Err(Error::Config(format!(
+                "tx_budget = {b} must be in {DEFAULT_TX_BUDGET}..={} (the TX ring)",
+                cfg.tx_ring
+            )));
+        }
+        if let Some(b) = cfg.busy_poll
+            && !(1..=65535).contains(&b)
+        {
+            return Err(Error::Config(format!(
+                "busy_poll = {b} must be in 1..=65535"
+            )));
+        }
         let fc = cfg.umem.frame_count;
         let tx_per = cfg.tx_frames.unwrap_or((fc / 4 / n).max(1));
         let tx_total = u64::from(tx_per) * u64::from(n);
@@ -123,6 +226,9 @@ impl Port {
         if cfg.force_copy {
             flags |= SocketConfig::XDP_BIND_COPY;
         }
+        if cfg.need_wakeup {
+            flags |= SocketConfig::XDP_BIND_NEED_WAKEUP;
+        }
         let rx_size = NonZeroU32::new(cfg.rx_ring);
         let tx_size = NonZeroU32::new(cfg.tx_ring);
         let owner_sc = SocketConfig {
@@ -130,7 +236,7 @@ impl Port {
             tx_size,
             bind_flags: flags,
         };
-        // Shared sockets may pass no flag: they inherit SG/copy from the owner.
+        // Shared sockets may pass no flag: they inherit SG/copy/need-wakeup from the owner.
         let shared_sc = SocketConfig {
             rx_size,
             tx_size,
@@ -150,6 +256,16 @@ impl Port {
         let tx0 = user0
             .map_tx()
             .map_err(|e| Error::errno("mmap TX ring", &e))?;
+        // Unset: the whole ring (when it exceeds the kernel's default at all).
+        let tx_budget = cfg
+            .tx_budget
+            .or((cfg.tx_ring > DEFAULT_TX_BUDGET).then_some(cfg.tx_ring));
+        if let Some(b) = tx_budget {
+            set_tx_budget(user0.as_raw_fd(), b)?;
+        }
+        if let Some(b) = cfg.busy_poll {
+            set_busy_poll(user0.as_raw_fd(), b)?;
+        }
         xumem.bind(&user0).map_err(|e| Error::errno("bind", &e))?;
 
         let fs = u64::from(cfg.umem.frame_size);
@@ -171,6 +287,12 @@ impl Port {
                 .map_err(|e| Error::errno("rx/tx rings", &e))?;
             let rx = u.map_rx().map_err(|e| Error::errno("mmap RX ring", &e))?;
             let tx = u.map_tx().map_err(|e| Error::errno("mmap TX ring", &e))?;
+            if let Some(b) = tx_budget {
+                set_tx_budget(u.as_raw_fd(), b)?;
+            }
+            if let Some(b) = cfg.busy_poll {
+                set_busy_poll(u.as_raw_fd(), b)?;
+            }
             dq.bind(&u).map_err(|e| Error::errno("bind shared", &e))?;
             let (ret_p, ret_c) = spsc::channel(fc as usize);
             let (back_p, back_c) = spsc::channel(tx_per as usize);
@@ -188,6 +310,7 @@ impl Port {
                 tx_back: Some(back_c),
                 tx_free: tx_frames_of(i),
                 layout,
+                need_wakeup: cfg.need_wakeup,
                 user: u,
                 region: region.clone(),
             });
@@ -215,6 +338,7 @@ impl Port {
             tx_back: None,
             tx_free: tx_frames_of(0),
             layout,
+            need_wakeup: cfg.need_wakeup,
             user: user0,
             region: region.clone(),
         })];

@@ -677,4 +677,72 @@ fn open_errors_are_clean() {
         Port::open("lo", 0, &odd_ring),
         Err(ndx_afxdp::Error::Config(_))
     ));
+    for (tx_budget, busy_poll) in [(Some(16), None), (Some(4096), None), (None, Some(0))] {
+        let bad = PortConfig {
+            tx_budget,
+            busy_poll,
+            ..small_cfg(1)
+        };
+        let e = Port::open("lo", 0, &bad).unwrap_err();
+        assert!(matches!(e, ndx_afxdp::Error::Config(_)), "{e}");
+    }
+}
+
+/// Whether the running kernel is at least `major.minor`.
+fn kernel_at_least(major: u32, minor: u32) -> bool {
+    let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut v = r.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+    (v.next().unwrap_or(0), v.next().unwrap_or(0)) >= (major, minor)
+}
+
+/// Copy mode transmits at most the socket's TX budget per `sendto`: with the kernel's 32 a
+/// burst of 256 frames takes several kicks in one flush; with the default (the whole TX
+/// ring, Linux 6.17+) one kick sends it all. Either way every frame completes.
+#[test]
+fn tx_budget_sets_frames_per_kick() {
+    let Some(pair) = root_pair(1500) else {
+        return;
+    };
+    spawn_in(&pair.b.0, move || {
+        let h = b_to_a(
+            format!("{B_IP}:6363").parse().unwrap(),
+            format!("{A_IP}:5000").parse().unwrap(),
+        );
+        let mut hdr = [0u8; 62];
+        let payload = [0x5au8; 100];
+        let hl = wire::build_udp(&mut hdr, &h, &[&payload]).unwrap();
+        let g: [&[u8]; 2] = [&hdr[..hl], &payload];
+        let burst = vec![&g[..]; 256];
+        let mut kicks = Vec::new();
+        for budget in [Some(32), None] {
+            let cfg = PortConfig {
+                tx_budget: budget,
+                force_copy: true,
+                ..small_cfg(1)
+            };
+            // The previous socket's queue is released from a work queue: retry a moment.
+            let mut port = None;
+            assert!(wait_until(5, || {
+                port = Port::open("b0", 0, &cfg).ok();
+                port.is_some()
+            }));
+            let mut ep = port.unwrap().into_endpoints().remove(0);
+            assert_eq!(ep.tx_burst(burst.iter().copied()), 256);
+            assert!(
+                tx_completes(&mut ep, 256),
+                "{budget:?}: {:?}",
+                ep.counters()
+            );
+            let c = ep.counters();
+            assert_eq!(c.kick_rounds, 1, "{budget:?}: {c:?}");
+            assert_eq!(c.kick_errors, 0, "{budget:?}: {c:?}");
+            kicks.push(c.kicks);
+        }
+        assert!(kicks[0] >= 256 / 32, "budget 32: {kicks:?}");
+        if kernel_at_least(6, 17) {
+            assert_eq!(kicks[1], 1, "the whole ring per call: {kicks:?}");
+        }
+    })
+    .join()
+    .unwrap();
 }
