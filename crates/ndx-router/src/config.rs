@@ -91,6 +91,8 @@ struct RawRouter {
     frames: u32,
     idle: String,
     xdp_classify: String,
+    xsk_tx_budget: u32,
+    xsk_busy_poll: u32,
 }
 
 impl Default for RawRouter {
@@ -106,6 +108,8 @@ impl Default for RawRouter {
             frames: 8192,
             idle: "spin".into(),
             xdp_classify: "auto".into(),
+            xsk_tx_budget: 0,
+            xsk_busy_poll: 0,
         }
     }
 }
@@ -743,6 +747,11 @@ pub struct Config {
     /// Whether the XDP program parses NDN frames (kind, name hash, shard, metadata):
     /// `router.xdp_classify`, "auto" = only with several shards.
     pub xdp_classify: bool,
+    /// Frames the kernel may transmit per `sendto` on a copy-mode socket
+    /// (`router.xsk_tx_budget`; `None` = the whole TX ring, one call per burst).
+    pub xsk_tx_budget: Option<u32>,
+    /// Socket busy polling with this budget (`router.xsk_busy_poll`; `None` = off).
+    pub xsk_busy_poll: Option<u32>,
     /// UMEM frames per (interface, queue).
     pub frames: u32,
     /// Per-shard table configuration (shard number filled in per shard).
@@ -1018,6 +1027,26 @@ impl RawConfig {
                 return bad(
                     "router.xdp_classify",
                     format!("{other:?}: \"auto\" (only with several shards) or \"always\""),
+                );
+            }
+        };
+        let xsk_tx_budget = match r.xsk_tx_budget {
+            0 => None,
+            b @ 32..=2048 => Some(b),
+            b => {
+                return bad(
+                    "router.xsk_tx_budget",
+                    format!("{b}: 0 (the whole TX ring) or between 32 and 2048"),
+                );
+            }
+        };
+        let xsk_busy_poll = match r.xsk_busy_poll {
+            0 => None,
+            b @ 1..=1024 => Some(b),
+            b => {
+                return bad(
+                    "router.xsk_busy_poll",
+                    format!("{b}: 0 (off) or between 1 and 1024"),
                 );
             }
         };
@@ -1384,6 +1413,8 @@ impl RawConfig {
             burst: r.burst,
             idle,
             xdp_classify,
+            xsk_tx_budget,
+            xsk_busy_poll,
             frames: r.frames,
             shard,
             keep_frames: c.keep_frames,
@@ -1775,6 +1806,13 @@ mod tests {
         );
         assert_eq!(parse("").unwrap().idle, Idle::Spin);
         assert!(err("[router]\nxdp_classify = \"never\"").contains("router.xdp_classify"));
+        assert!(err("[router]\nxsk_tx_budget = 16").contains("router.xsk_tx_budget"));
+        assert!(err("[router]\nxsk_tx_budget = 4096").contains("router.xsk_tx_budget"));
+        assert!(err("[router]\nxsk_busy_poll = 2000").contains("router.xsk_busy_poll"));
+        let d = parse("").unwrap();
+        assert_eq!((d.xsk_tx_budget, d.xsk_busy_poll), (None, None));
+        let c = parse("[router]\nxsk_tx_budget = 32\nxsk_busy_poll = 64").unwrap();
+        assert_eq!((c.xsk_tx_budget, c.xsk_busy_poll), (Some(32), Some(64)));
         assert!(!parse("").unwrap().xdp_classify, "one shard: off");
         assert!(parse("[router]\nshards = 2").unwrap().xdp_classify);
         assert!(

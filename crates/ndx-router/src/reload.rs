@@ -417,6 +417,8 @@ pub(crate) fn restart_keys(old: &Config, new: &Config) -> Vec<String> {
         burst: _,
         idle: _,
         xdp_classify: _,
+        xsk_tx_budget: _,
+        xsk_busy_poll: _,
         frames: _,
         shard: _,
         keep_frames: _,
@@ -483,6 +485,14 @@ pub(crate) fn restart_keys(old: &Config, new: &Config) -> Vec<String> {
     );
     diff("router.burst", old.burst != new.burst);
     diff("router.frames", old.frames != new.frames);
+    diff(
+        "router.xsk_tx_budget",
+        old.xsk_tx_budget != new.xsk_tx_budget,
+    );
+    diff(
+        "router.xsk_busy_poll",
+        old.xsk_busy_poll != new.xsk_busy_poll,
+    );
     // "auto" follows the shards: named only when the shards stay.
     diff(
         "router.xdp_classify",

@@ -263,6 +263,8 @@ impl Router {
                     },
                     sockets: on_q.len() as u32,
                     multi_buffer: frags,
+                    tx_budget: cfg.xsk_tx_budget,
+                    busy_poll: cfg.xsk_busy_poll,
                     ..PortConfig::default()
                 };
                 let port = Port::open(&ic.name, q, &pc).map_err(|source| StartError::Socket {

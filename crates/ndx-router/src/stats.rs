@@ -113,6 +113,13 @@ shard_counters! {
     XskFillRingEmpty = "xsk_fill_ring_empty", Counter, Count;
     /// Times the fill ring could not be topped up for lack of free frames.
     XskFillStarved = "xsk_fill_starved", Counter, Count;
+    /// Transmit wakeups (`sendto`): copy mode transmits only inside them, up to a budget
+    /// of frames per call.
+    XskTxKicks = "xsk_tx_kicks", Counter, Count;
+    /// Flushes that kicked at least once (`xsk_tx_kicks` / this: `sendto` calls per burst).
+    XskTxKickRounds = "xsk_tx_kick_rounds", Counter, Count;
+    /// Fill-ring wakeups (`poll`) the kernel asked for (zero-copy drivers only).
+    XskFillWakeups = "xsk_fill_wakeups", Counter, Count;
     /// Packets the host thread handed in (from app faces, management, kernel UDP).
     HostIn = "host_in", Counter, Count;
     /// Packets sent to host faces (app connections, management).

@@ -366,6 +366,7 @@ impl Socket for FakeSocket {
             return;
         }
         self.counters.kicks += 1;
+        self.counters.kick_rounds += 1;
         let mut st = self.port.lock();
         st.sent[self.index].append(&mut self.pending);
     }

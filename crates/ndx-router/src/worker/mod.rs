@@ -363,8 +363,13 @@ impl<K: ndx_core::Frame> Core<K> {
 
     fn publish_sockets<S: Socket>(&mut self, eps: &[Ep<S>]) {
         let (mut dropped, mut full, mut empty, mut starved, mut errors) = (0, 0, 0, 0, 0);
+        let (mut kicks, mut rounds, mut wakeups) = (0, 0, 0);
         for e in eps {
-            errors += e.ep.counters().kick_errors;
+            let c = e.ep.counters();
+            errors += c.kick_errors;
+            kicks += c.kicks;
+            rounds += c.kick_rounds;
+            wakeups += c.fill_wakeups;
             if let Ok(k) = e.ep.kernel_stats() {
                 dropped += k.rx_dropped;
                 full += k.rx_ring_full;
@@ -377,6 +382,9 @@ impl<K: ndx_core::Frame> Core<K> {
         self.snap.set(Io::XskFillRingEmpty, empty);
         self.snap.set(Io::XskFillStarved, starved);
         self.snap.set(Io::TxErrors, errors);
+        self.snap.set(Io::XskTxKicks, kicks);
+        self.snap.set(Io::XskTxKickRounds, rounds);
+        self.snap.set(Io::XskFillWakeups, wakeups);
     }
 
     fn publish(&mut self, stats: &ShardStats) {
