@@ -1935,6 +1935,8 @@ mod tests {
         assert_eq!(c.dispatch_table, d.dispatch_table);
         assert_eq!(c.burst, d.burst);
         assert_eq!(c.frames, d.frames);
+        assert_eq!(c.xsk_tx_budget, d.xsk_tx_budget);
+        assert_eq!(c.xsk_busy_poll, d.xsk_busy_poll);
         assert_eq!(c.shard.pit_capacity, d.shard.pit_capacity);
         assert_eq!(c.shard.cs, d.shard.cs);
         assert!(

@@ -1397,6 +1397,15 @@ cost = 5
         );
         let e = reload(&mut plane, &mut r, &text).unwrap_err();
         assert_eq!(e.restart_keys(), ["metrics.listen"]);
+        let text = BASE.replace(
+            "[router]\n",
+            "[router]\nxsk_tx_budget = 32\nxsk_busy_poll = 8\n",
+        );
+        let e = reload(&mut plane, &mut r, &text).unwrap_err();
+        assert_eq!(
+            e.restart_keys(),
+            ["router.xsk_tx_budget", "router.xsk_busy_poll"]
+        );
         let text = BASE.replace("name = \"c0\"\n", "name = \"c1\"\n");
         let e = reload(&mut plane, &mut r, &text).unwrap_err();
         assert_eq!(e.restart_keys(), ["interface (was [c0, p0], now [c1, p0])"]);
