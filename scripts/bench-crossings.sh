@@ -59,16 +59,7 @@ cpus = [$FWD_CPU]
 control_socket = "$WORK/ndx.sock"
 [app]
 socket = "$WORK/nfd.sock"
-[[interface]]
-name = "c0"
-[[interface]]
-name = "p0"
-[[face]]
-name = "producer"
-remote = "udp://10.77.2.1:6363"
-[[route]]
-prefix = "/bench"
-face = "producer"
+$(ndx_line_config "/bench")
 CFG
 }
 

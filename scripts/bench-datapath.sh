@@ -164,16 +164,7 @@ control_socket = "$WORK/ndx.sock"
 socket = "$WORK/nfd.sock"
 [cs]
 capacity = 65536
-[[interface]]
-name = "c0"
-[[interface]]
-name = "p0"
-[[face]]
-name = "producer"
-remote = "udp://10.77.2.1:6363"
-[[route]]
-prefix = "/bench"
-face = "producer"
+$(ndx_line_config "/bench")
 CFG
 cat > "$WORK/fw.yml" <<YML
 core:

@@ -74,16 +74,7 @@ cpus = [$FWD_CPU]
 control_socket = "$WORK/ndx-$mtu.sock"
 [app]
 socket = "$WORK/nfd-$mtu.sock"
-[[interface]]
-name = "c0"
-[[interface]]
-name = "p0"
-[[face]]
-name = "producer"
-remote = "udp://10.77.2.1:6363"
-[[route]]
-prefix = "/jumbo"
-face = "producer"
+$(ndx_line_config "/jumbo")
 CFG
 done
 

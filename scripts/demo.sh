@@ -48,16 +48,7 @@ control_socket = "$WORK/ndx.sock"
 [app]
 # Its own app socket: NFD's path may belong to a forwarder already running here.
 socket = "$WORK/nfd.sock"
-[[interface]]
-name = "c0"
-[[interface]]
-name = "p0"
-[[face]]
-name = "producer"
-remote = "udp://10.77.2.1:6363"
-[[route]]
-prefix = "/demo"
-face = "producer"
+$(ndx_line_config "/demo")
 CFG
 if [ -n "$L2" ]; then
   cat >> "$WORK/ndx.toml" <<CFG

@@ -1,4 +1,4 @@
-# Sourced by demo.sh and bench-datapath.sh: the throwaway line topology
+# Sourced by demo.sh and the bench-*.sh scripts: the throwaway line topology
 #
 #   ns $C eth0 10.77.1.1 ──veth── c0 10.77.1.2  ns $R  p0 10.77.2.2 ──veth── eth0 10.77.2.1 ns $P
 #
@@ -36,4 +36,21 @@ ndx_teardown() {
   for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
   for ns in "$@"; do ip netns del "$ns" 2>/dev/null; done
   return 0
+}
+
+# ndx_line_config PREFIX: the part of an ndx configuration every script on this line shares:
+# c0 and p0 attached, a UDP face to the producer and a route for PREFIX through it.
+ndx_line_config() {
+  cat <<CFG
+[[interface]]
+name = "c0"
+[[interface]]
+name = "p0"
+[[face]]
+name = "producer"
+remote = "udp://10.77.2.1:6363"
+[[route]]
+prefix = "$1"
+face = "producer"
+CFG
 }
