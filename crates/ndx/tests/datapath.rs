@@ -17,31 +17,10 @@ use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use support::{Proc, python, skip, stdout_lines, wait_for};
-use topo::{Family, Line, has_xdp, ok, per_shard, spawn_logged, total, xdp};
-
-/// Segments `ndx get` reported ("Fetched NAME (N segments, B bytes)").
-fn segments(out: &Output) -> u64 {
-    let text = String::from_utf8_lossy(&out.stderr);
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("Fetched "))
-        .unwrap_or_else(|| panic!("no report from ndx get: {text}"));
-    line.split('(')
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("unparsable report: {line}"))
-}
-
-/// Retransmissions `ndx get` reported ("Retransmissions: N, ...").
-fn retransmissions(out: &Output) -> u64 {
-    let text = String::from_utf8_lossy(&out.stderr);
-    text.lines()
-        .find_map(|l| l.strip_prefix("Retransmissions: "))
-        .and_then(|l| l.split(',').next())
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no retransmission count from ndx get: {text}"))
-}
+use topo::{
+    Family, Line, get_retransmissions as retransmissions, get_segments as segments, has_xdp, ok,
+    per_shard, spawn_logged, total, xdp,
+};
 
 /// Asserts the fetched file equals the served bytes.
 fn same_bytes(out: &PathBuf, want: &[u8]) {

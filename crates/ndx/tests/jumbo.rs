@@ -12,10 +12,10 @@
 mod support;
 mod topo;
 
-use std::process::Output;
-
 use support::{Netns, skip};
-use topo::{Family, Line, ok, total, xdp};
+use topo::{
+    Family, Line, get_retransmissions as retransmissions, get_segments as segments, ok, total, xdp,
+};
 
 /// Bytes of content per Data: with the Data's name and signature, the LpPacket, UDP, IPv4
 /// and Ethernet headers the frame stays under 9000 + 14 bytes.
@@ -60,27 +60,6 @@ impl Wire {
             tx_bytes: self.tx_bytes - before.tx_bytes,
         }
     }
-}
-
-/// Segments `ndx get` reported ("Fetched NAME (N segments, B bytes)").
-fn segments(out: &Output) -> u64 {
-    let text = String::from_utf8_lossy(&out.stderr);
-    text.lines()
-        .find(|l| l.starts_with("Fetched "))
-        .and_then(|l| l.split('(').nth(1))
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no segment count from ndx get: {text}"))
-}
-
-/// Interests `ndx get` sent again ("Retransmissions: N, ...").
-fn retransmissions(out: &Output) -> u64 {
-    let text = String::from_utf8_lossy(&out.stderr);
-    text.lines()
-        .find_map(|l| l.strip_prefix("Retransmissions: "))
-        .and_then(|l| l.split(',').next())
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no retransmission count from ndx get: {text}"))
 }
 
 /// One transfer on a line of MTU `mtu`: the router's counters, the wire counters of the

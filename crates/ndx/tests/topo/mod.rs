@@ -506,6 +506,27 @@ pub fn has_xdp(ns: &Netns, ifname: &str) -> bool {
     text.contains("xdp") || text.contains("prog/xdp")
 }
 
+/// Segments `ndx get` reported ("Fetched NAME (N segments, B bytes)").
+pub fn get_segments(out: &Output) -> u64 {
+    let text = String::from_utf8_lossy(&out.stderr);
+    text.lines()
+        .find(|l| l.starts_with("Fetched "))
+        .and_then(|l| l.split('(').nth(1))
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no segment count from ndx get: {text}"))
+}
+
+/// Interests `ndx get` sent again ("Retransmissions: N, ...").
+pub fn get_retransmissions(out: &Output) -> u64 {
+    let text = String::from_utf8_lossy(&out.stderr);
+    text.lines()
+        .find_map(|l| l.strip_prefix("Retransmissions: "))
+        .and_then(|l| l.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no retransmission count from ndx get: {text}"))
+}
+
 /// (sent, satisfied, Nacks, timeouts) from `ndx gen`'s report ("Sent N Interests in T s: D
 /// Data (S Interests satisfied), K Nacks, M timeouts").
 pub fn gen_report(out: &Output) -> (u64, u64, u64, u64) {
