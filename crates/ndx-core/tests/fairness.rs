@@ -170,15 +170,10 @@ fn a_flood_to_an_unroutable_prefix_gets_rate_limited_nacks() {
     assert_eq!(out.sends().count(), 1);
 }
 
-#[test]
-fn shares_off_lets_one_face_fill_the_pit() {
-    let fairness = Fairness {
-        pit_shares: false,
-        ..Fairness::default()
-    };
-    let mut s = shard(256, fairness);
+/// The attacker sends Interests `from..from + n` for `/routable/x` at one instant.
+fn attacker_floods(s: &mut Shard, from: u64, n: u64) {
     let mut out = Actions::new();
-    for i in 0..300 {
+    for i in from..from + n {
         out.clear();
         s.process(
             1_000_000_000,
@@ -187,6 +182,16 @@ fn shares_off_lets_one_face_fill_the_pit() {
             &mut out,
         );
     }
+}
+
+#[test]
+fn shares_off_lets_one_face_fill_the_pit() {
+    let fairness = Fairness {
+        pit_shares: false,
+        ..Fairness::default()
+    };
+    let mut s = shard(256, fairness);
+    attacker_floods(&mut s, 0, 300);
     assert_eq!(s.pit().len(), 256);
     assert_eq!(s.counters().dropped(DropReason::PitFull), 44);
     assert_eq!(s.counters().dropped(DropReason::PitQuota), 0);
@@ -199,24 +204,12 @@ fn retune_turns_shares_on_while_the_shard_runs() {
         ..Fairness::default()
     };
     let mut s = shard(256, off);
-    let mut out = Actions::new();
-    let mut flood = |s: &mut Shard, from: u64, n: u64| {
-        for i in from..from + n {
-            out.clear();
-            s.process(
-                1_000_000_000,
-                ATTACKER,
-                &interest("/routable/x", i, 4000),
-                &mut out,
-            );
-        }
-    };
-    flood(&mut s, 0, 100);
+    attacker_floods(&mut s, 0, 100);
     assert_eq!(s.pit().len(), 100, "no share while off");
     // A reload turns shares on: one active face of 256 entries with one reserved share gets
     // 128, so the 100 it holds stay and it may create 28 more.
     s.retune(Fairness::default(), 120_000, s.config().unsolicited);
-    flood(&mut s, 100, 100);
+    attacker_floods(&mut s, 100, 100);
     assert_eq!(s.pit().len(), 128, "the PIT entries in flight stay");
     assert_eq!(s.counters().dropped(DropReason::PitQuota), 72);
     assert_eq!(s.config().fairness, Fairness::default());

@@ -20,6 +20,12 @@ use topo::{Family, Line, NDX, ok, total};
 
 const LISTEN: &str = "127.0.0.1:9363";
 
+/// Whether curl is missing (a skip here, a failure under `NDX_REQUIRE_ROOT_TESTS=1`).
+fn curl_missing() -> bool {
+    Command::new("curl").arg("--version").output().is_err()
+        && tool_missing::<()>("curl is missing").is_none()
+}
+
 /// `curl -i` of `path` on the metrics port, inside the router's namespace: (status code,
 /// head, body).
 fn curl(line: &Line, path: &str) -> (u16, String, String) {
@@ -135,11 +141,7 @@ fn check_ordered(before: &Exposition, status: &Value, after: &Exposition) {
 
 #[test]
 fn metrics_follow_a_fetch_and_agree_with_the_status() {
-    if skip() {
-        return;
-    }
-    if Command::new("curl").arg("--version").output().is_err() {
-        tool_missing::<()>("curl is missing");
+    if skip() || curl_missing() {
         return;
     }
     let line = Line::new(Family::V4, 1, 1500);
@@ -272,11 +274,7 @@ fn metrics_follow_a_fetch_and_agree_with_the_status() {
 /// that succeeded, in the same scrape: both are published together).
 #[test]
 fn l2_reads_fill_the_latency_histogram() {
-    if skip() {
-        return;
-    }
-    if Command::new("curl").arg("--version").output().is_err() {
-        tool_missing::<()>("curl is missing");
+    if skip() || curl_missing() {
         return;
     }
     let line = Line::new(Family::V4, 1, 1500);

@@ -123,6 +123,13 @@ impl PortState {
     fn record(&mut self, id: u64, fate: Fate) {
         self.history.push((id, fate));
     }
+
+    /// Takes frame `id` (of `port`) off the handed-out set; panics, saying `what`, when it
+    /// is not there or belongs to another port.
+    fn take_out(&mut self, port: u32, id: u64, what: &str) {
+        assert_eq!(port, self.id, "frame of another port");
+        assert!(self.out.remove(&id), "port {}: frame {id} {what}", self.id);
+    }
 }
 
 /// One port: its frame pool and ledger, shared by its sockets and the test.
@@ -303,12 +310,10 @@ impl Socket for FakeSocket {
     }
     fn release(&mut self, frame: FakeRx) {
         let mut st = self.port.lock();
-        assert_eq!(frame.port, st.id, "frame of another port");
-        assert!(
-            st.out.remove(&frame.id),
-            "port {}: frame {} released but not out (twice, or after being kept)",
-            st.id,
-            frame.id
+        st.take_out(
+            frame.port,
+            frame.id,
+            "released but not out (twice, or after being kept)",
         );
         st.record(frame.id, Fate::Released);
     }
@@ -317,13 +322,7 @@ impl Socket for FakeSocket {
             return Err(frame);
         }
         let mut st = self.port.lock();
-        assert_eq!(frame.port, st.id, "frame of another port");
-        assert!(
-            st.out.remove(&frame.id),
-            "port {}: frame {} kept but not out",
-            st.id,
-            frame.id
-        );
+        st.take_out(frame.port, frame.id, "kept but not out");
         st.kept.insert(frame.id);
         st.record(frame.id, Fate::Kept);
         self.kept += 1;
