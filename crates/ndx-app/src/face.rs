@@ -14,6 +14,7 @@ use ndx_codec::{
 
 use crate::addr::Endpoint;
 use crate::error::AppError;
+use crate::mtu::{LinkMtu, PathMtus};
 use crate::stream::{MAX_FRAME, StreamLink};
 
 /// IPv4 (20) plus UDP (8) header bytes.
@@ -82,7 +83,10 @@ enum Link {
 #[derive(Debug)]
 pub(crate) struct Face {
     link: Link,
+    /// The fragmenter of every peer (a stream, or a UDP face with a fixed MTU).
     fragmenter: Fragmenter,
+    /// Per-peer fragmenters from the path MTU (a UDP face with [`LinkMtu::Auto`]).
+    path_mtus: Option<PathMtus>,
     reassembler: Reassembler,
     next_sequence: u64,
     tx: Vec<u8>,
@@ -131,7 +135,7 @@ impl Face {
     pub(crate) fn open(
         target: &Endpoint,
         bind_addr: Option<SocketAddr>,
-        link_mtu: usize,
+        link_mtu: LinkMtu,
     ) -> Result<(Self, Peer), AppError> {
         match target {
             Endpoint::Udp(a) => {
@@ -148,6 +152,7 @@ impl Face {
         Ok(Self {
             link: Link::Stream(link),
             fragmenter: Fragmenter::new(MAX_FRAME).map_err(AppError::Encode)?,
+            path_mtus: None,
             reassembler: reassembler(),
             next_sequence: 0,
             tx: vec![0; MAX_FRAME],
@@ -157,8 +162,9 @@ impl Face {
     }
 
     /// Wraps `sock`; `link_mtu` is the IP MTU of the path (the largest LpPacket is that minus
-    /// the IP and UDP headers of the socket's family).
-    pub(crate) fn new(sock: UdpSocket, link_mtu: usize) -> Result<Self, AppError> {
+    /// the IP and UDP headers of the socket's family), or [`LinkMtu::Auto`]: each peer's path
+    /// MTU as the kernel knows it.
+    pub(crate) fn new(sock: UdpSocket, link_mtu: LinkMtu) -> Result<Self, AppError> {
         let local = sock.local_addr().map_err(|source| AppError::Socket {
             what: "reading the local address",
             source,
@@ -169,26 +175,44 @@ impl Face {
             V6_OVERHEAD
         };
         enlarge_buffers(&sock);
-        let payload = link_mtu.saturating_sub(overhead).min(MAX_DATAGRAM);
-        let fragmenter = Fragmenter::new(payload).map_err(|_| {
-            AppError::InvalidOption(format!(
-                "MTU {link_mtu} is too small (at least {} needed)",
-                Fragmenter::MIN_MTU + overhead
-            ))
-        })?;
+        let (fragmenter, path_mtus) = match link_mtu {
+            LinkMtu::Fixed(mtu) => {
+                let payload = mtu.saturating_sub(overhead).min(MAX_DATAGRAM);
+                let fragmenter = Fragmenter::new(payload).map_err(|_| {
+                    AppError::InvalidOption(format!(
+                        "MTU {mtu} is too small (at least {} needed)",
+                        Fragmenter::MIN_MTU + overhead
+                    ))
+                })?;
+                (fragmenter, None)
+            }
+            LinkMtu::Auto => (
+                Fragmenter::new(MAX_DATAGRAM).map_err(AppError::Encode)?,
+                Some(PathMtus::new(overhead, MAX_DATAGRAM)),
+            ),
+        };
         Ok(Self {
             link: Link::Udp {
                 sock,
                 rx: vec![0; MAX_DATAGRAM + 1],
                 timeout: None,
             },
+            tx: vec![0; fragmenter.mtu()],
             fragmenter,
+            path_mtus,
             reassembler: reassembler(),
             next_sequence: 0,
-            tx: vec![0; payload],
             epoch: Instant::now(),
             counters: FaceCounters::default(),
         })
+    }
+
+    /// The fragmenter for packets to `to`.
+    fn fragmenter_for(&mut self, to: Peer) -> Fragmenter {
+        match (&mut self.path_mtus, to) {
+            (Some(p), Peer::Udp(a)) => p.fragmenter(a, Instant::now()),
+            _ => self.fragmenter,
+        }
     }
 
     /// Where the face is attached: its UDP socket's local address, or the forwarder's
@@ -222,12 +246,11 @@ impl Face {
             nack,
             ..LpHeaders::default()
         };
-        if headers.is_empty() && packet.len() <= self.fragmenter.mtu() {
+        let fragmenter = self.fragmenter_for(to);
+        if headers.is_empty() && packet.len() <= fragmenter.mtu() {
             return self.send_datagram(to, packet, false);
         }
-        let mut frags = self
-            .fragmenter
-            .fragment(packet, &headers, self.next_sequence)?;
+        let mut frags = fragmenter.fragment(packet, &headers, self.next_sequence)?;
         let fragmented = frags.is_fragmented();
         if fragmented {
             self.next_sequence = self.next_sequence.wrapping_add(frags.count());

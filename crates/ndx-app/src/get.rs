@@ -11,7 +11,7 @@ use ndx_codec::NameBuf;
 use crate::addr::{Endpoint, parse_endpoint, parse_udp_endpoint};
 use crate::consumer::Consumer;
 use crate::error::AppError;
-use crate::producer::DEFAULT_MTU;
+use crate::mtu::LinkMtu;
 use crate::rtt::RttStats;
 
 /// Default forwarder (or producer) address of the consumer tools.
@@ -58,9 +58,10 @@ pub struct GetOptions {
     /// Largest retransmission timeout (after backoff), in milliseconds.
     #[arg(long, default_value_t = 4000)]
     pub max_rto_ms: u64,
-    /// Link MTU in bytes (for the rare Interest that would not fit).
-    #[arg(long, default_value_t = DEFAULT_MTU)]
-    pub mtu: usize,
+    /// Link MTU in bytes, or `auto`: the path MTU towards the target (for the rare Interest
+    /// that would not fit).
+    #[arg(long, default_value_t = LinkMtu::Auto)]
+    pub mtu: LinkMtu,
     /// Accept Data without checking their DigestSha256 signature.
     #[arg(long)]
     pub no_verify: bool,
@@ -86,7 +87,7 @@ impl GetOptions {
             initial_rto_ms: 1000,
             min_rto_ms: 200,
             max_rto_ms: 4000,
-            mtu: DEFAULT_MTU,
+            mtu: LinkMtu::Auto,
             no_verify: false,
             no_progress: false,
         }

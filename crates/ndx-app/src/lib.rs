@@ -21,6 +21,7 @@ mod consumer;
 mod error;
 mod face;
 mod get;
+mod mtu;
 mod object;
 mod producer;
 mod progress;
@@ -37,10 +38,11 @@ pub use addr::{
 pub use consumer::{Consumer, MAX_SEGMENTS};
 pub use error::{AppError, VerifyError};
 pub use get::{DEFAULT_TARGET, Discovery, GetOptions, GetReport, get};
+pub use mtu::{DEFAULT_MTU, LinkMtu, PATH_MTU_TTL, path_mtu};
 pub use ndx_codec::{NackReason, NameBuf};
 pub use producer::{
-    DEFAULT_FRESHNESS_MS, DEFAULT_MTU, DEFAULT_PRODUCER_BIND, DEFAULT_SEGMENT_SIZE, Producer,
-    ProducerReport, PutOptions, ServeOptions, put, read_input, serve,
+    DEFAULT_FRESHNESS_MS, DEFAULT_PRODUCER_BIND, DEFAULT_SEGMENT_SIZE, Producer, ProducerReport,
+    PutOptions, ServeOptions, put, read_input, serve,
 };
 pub use rtt::RttStats;
 pub use traffic::{GenOptions, GenReport, generate};

@@ -14,13 +14,12 @@ use ndx_codec::{DataRepr, Interest, NackReason, NameBuf, Packet};
 use crate::addr::{Endpoint, parse_udp_endpoint, parse_unix_endpoint};
 use crate::error::AppError;
 use crate::face::{Face, Peer, bind};
+use crate::mtu::LinkMtu;
 use crate::object::{Lookup, SegmentedObject, timestamp_version};
 use crate::register::register;
 
 /// Default content bytes per segment (as ndnputchunks and `ndnd put`).
 pub const DEFAULT_SEGMENT_SIZE: usize = 8000;
-/// Default link MTU in bytes (IP packet size); Data larger than what fits is fragmented.
-pub const DEFAULT_MTU: usize = 1500;
 /// Default FreshnessPeriod of served Data, in milliseconds.
 pub const DEFAULT_FRESHNESS_MS: u64 = 10_000;
 /// Default address the producers listen on.
@@ -62,10 +61,11 @@ pub struct PutOptions {
     /// Version number (default: the current time in milliseconds since the Unix epoch).
     #[arg(long)]
     pub version: Option<u64>,
-    /// Link MTU in bytes: Data longer than fits in one UDP datagram of this path MTU is sent
-    /// as NDNLPv2 fragments.
-    #[arg(long, default_value_t = DEFAULT_MTU)]
-    pub mtu: usize,
+    /// Link MTU in bytes, or `auto`: the kernel's path MTU towards each peer (the route's
+    /// interface MTU, lowered by any ICMP "packet too big"). Data longer than fits in one UDP
+    /// datagram of that MTU is sent as NDNLPv2 fragments.
+    #[arg(long, default_value_t = LinkMtu::Auto)]
+    pub mtu: LinkMtu,
     /// Stop after this many seconds (default: run until killed).
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<u64>,
@@ -83,7 +83,7 @@ impl PutOptions {
             segment_size: DEFAULT_SEGMENT_SIZE,
             freshness_ms: DEFAULT_FRESHNESS_MS,
             version: None,
-            mtu: DEFAULT_MTU,
+            mtu: LinkMtu::Auto,
             duration: None,
         }
     }
@@ -117,9 +117,9 @@ pub struct ServeOptions {
     /// FreshnessPeriod of each Data, in milliseconds.
     #[arg(short, long, default_value_t = DEFAULT_FRESHNESS_MS)]
     pub freshness_ms: u64,
-    /// Link MTU in bytes (larger Data is fragmented).
-    #[arg(long, default_value_t = DEFAULT_MTU)]
-    pub mtu: usize,
+    /// Link MTU in bytes, or `auto`: each peer's path MTU (larger Data is fragmented).
+    #[arg(long, default_value_t = LinkMtu::Auto)]
+    pub mtu: LinkMtu,
     /// Stop after this many seconds (default: run until killed).
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<u64>,
@@ -134,7 +134,7 @@ impl ServeOptions {
             forwarder: None,
             payload_size: 1000,
             freshness_ms: DEFAULT_FRESHNESS_MS,
-            mtu: DEFAULT_MTU,
+            mtu: LinkMtu::Auto,
             duration: None,
         }
     }
@@ -181,7 +181,7 @@ enum Responder {
 fn producer_face(
     bind_addr: SocketAddr,
     forwarder: Option<&Path>,
-    mtu: usize,
+    mtu: LinkMtu,
     prefix: &NameBuf,
 ) -> Result<(Face, Endpoint), AppError> {
     let face = match forwarder {

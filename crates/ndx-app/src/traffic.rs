@@ -12,7 +12,7 @@ use crate::addr::{Endpoint, parse_endpoint, parse_udp_endpoint};
 use crate::error::AppError;
 use crate::face::Face;
 use crate::get::DEFAULT_TARGET;
-use crate::producer::DEFAULT_MTU;
+use crate::mtu::LinkMtu;
 use crate::rtt::{RttStats, RttStatsBuilder};
 use ndx_codec::rng::Rng;
 
@@ -47,9 +47,9 @@ pub struct GenOptions {
     /// Set MustBeFresh on the Interests.
     #[arg(long)]
     pub must_be_fresh: bool,
-    /// Link MTU in bytes.
-    #[arg(long, default_value_t = DEFAULT_MTU)]
-    pub mtu: usize,
+    /// Link MTU in bytes, or `auto`: the path MTU towards the target.
+    #[arg(long, default_value_t = LinkMtu::Auto)]
+    pub mtu: LinkMtu,
 }
 
 impl GenOptions {
@@ -66,7 +66,7 @@ impl GenOptions {
             distinct: None,
             lifetime_ms: 1000,
             must_be_fresh: false,
-            mtu: DEFAULT_MTU,
+            mtu: LinkMtu::Auto,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The option structs flatten into a clap command line as the `ndx` binary will use them.
 
 use clap::{CommandFactory, Parser, Subcommand};
-use ndx_app::{GenOptions, GetOptions, PutOptions, ServeOptions};
+use ndx_app::{GenOptions, GetOptions, LinkMtu, PutOptions, ServeOptions};
 
 #[derive(Parser, Debug)]
 struct Cli {
@@ -86,7 +86,18 @@ fn options_parse() {
         unreachable!()
     };
     assert_eq!(p.bind, "10.0.0.1:6363".parse().unwrap());
-    assert_eq!((p.segment_size, p.mtu), (1000, 9000));
+    assert_eq!((p.segment_size, p.mtu), (1000, LinkMtu::Fixed(9000)));
+    // The MTU defaults to each peer's path MTU, and a bad one is refused by name.
+    let Cmd::Put(p) = parse(&["put", "/a", "-i", "f"]) else {
+        unreachable!()
+    };
+    assert_eq!(p.mtu, LinkMtu::Auto);
+    let err = Cli::try_parse_from(["t", "get", "/a", "--mtu", "jumbo"]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("expected `auto` or a number of bytes"),
+        "{err}"
+    );
     let Cmd::Gen(n) = parse(&["gen", "/a", "-w", "8", "--distinct", "10", "-c", "5"]) else {
         unreachable!()
     };

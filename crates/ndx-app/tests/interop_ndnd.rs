@@ -25,10 +25,13 @@ use std::process::{Command, Stdio};
 use common::ndnd_fw::{Forwarder, Kill};
 use common::{Running, consumer_ok_line, content, first_line, pyndn, python_or_skip, skip};
 use ndx_app::{
-    Consumer, Endpoint, GenOptions, GetOptions, Producer, PutOptions, ServeOptions, generate,
+    Consumer, Endpoint, GenOptions, GetOptions, LinkMtu, Producer, PutOptions, ServeOptions,
+    generate,
 };
 
 const DEFAULT_NDND: &str = "/opt/ndx-interop/go/ndnd";
+/// The UDP MTU the test forwarder is configured with (`default_mtu`).
+const NDND_MTU: usize = 1420;
 
 fn ndnd() -> Result<PathBuf, String> {
     let p = std::env::var_os("NDX_NDND").map_or_else(|| PathBuf::from(DEFAULT_NDND), PathBuf::from);
@@ -53,7 +56,10 @@ fn forwarder(tag: &str) -> Option<Forwarder> {
 
 /// `ndx put` of `data` under `prefix` on a loopback UDP port, routed to from `fw`.
 fn put_behind(fw: &Forwarder, prefix: &str, data: &[u8]) -> Running {
-    let opts = PutOptions::new(prefix.parse().unwrap(), "127.0.0.1:0".parse().unwrap());
+    let mut opts = PutOptions::new(prefix.parse().unwrap(), "127.0.0.1:0".parse().unwrap());
+    // ndnd's UDP MTU, not loopback's path MTU (64 KiB): the segments go in NDNLPv2 fragments,
+    // which is what these tests check ndnd reassembles.
+    opts.mtu = LinkMtu::Fixed(NDND_MTU);
     let producer = Running::start(Producer::put(&opts, data).unwrap());
     fw.route(prefix, producer.addr);
     producer
@@ -181,6 +187,7 @@ fn python_ndn_through_ndnd_from_ndx_put_discovers_with_can_be_prefix() {
         "/ndx/ndnd/py".parse().unwrap(),
         std::net::SocketAddr::new(ip, 0),
     );
+    opts.mtu = LinkMtu::Fixed(NDND_MTU); // fragmented, as in put_behind
     // A fixed version: ndnd hashes names to its forwarding threads (8 by default; xxHash), and
     // `/ndx/ndnd/py/v=1/seg=0` does not hash to the thread of `/ndx/ndnd/py`, so the outcome
     // does not depend on the clock.

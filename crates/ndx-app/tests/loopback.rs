@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use common::{Relay, Running, content};
 use ndx_app::{
-    AppError, Consumer, Discovery, GenOptions, GetOptions, NackReason, Producer, PutOptions,
-    ServeOptions, VerifyError, generate,
+    AppError, Consumer, Discovery, GenOptions, GetOptions, LinkMtu, NackReason, Producer,
+    PutOptions, ServeOptions, VerifyError, generate,
 };
 use ndx_codec::{Data, InterestRepr, LpHeaders, NameBuf, Packet};
 use sha2::{Digest, Sha256};
@@ -32,8 +32,10 @@ fn fetch(opts: &GetOptions) -> Result<(Vec<u8>, ndx_app::GetReport), AppError> {
 #[test]
 fn multi_megabyte_object_with_fragmentation() {
     let data = content(3 * 1024 * 1024 + 123, 1);
-    let opts = PutOptions::new(name("/ndx/test/big"), v4_any());
+    let mut opts = PutOptions::new(name("/ndx/test/big"), v4_any());
     assert_eq!(opts.segment_size, 8000);
+    // Loopback's path MTU (64 KiB) would carry every segment whole.
+    opts.mtu = LinkMtu::Fixed(1500);
     let producer = Running::start(Producer::put(&opts, &data).unwrap());
     let mut g = GetOptions::new(name("/ndx/test/big"), producer.addr);
     g.no_progress = true;
@@ -54,6 +56,22 @@ fn multi_megabyte_object_with_fragmentation() {
     assert!(p.fragments_sent >= 6 * (report.segments - 1), "{p:?}");
     assert!(p.data_sent >= report.segments);
     eprintln!("{report}");
+}
+
+#[test]
+fn the_path_mtu_is_used_by_default() {
+    // Loopback's path MTU is 64 KiB: 8000-byte segments go whole, with no `--mtu`.
+    let data = content(200_000, 3);
+    let opts = PutOptions::new(name("/ndx/test/pmtu"), v4_any());
+    assert_eq!(opts.mtu, LinkMtu::Auto);
+    let producer = Running::start(Producer::put(&opts, &data).unwrap());
+    let mut g = GetOptions::new(name("/ndx/test/pmtu"), producer.addr);
+    g.no_progress = true;
+    let (out, report) = fetch(&g).unwrap();
+    assert!(out == data, "fetched object differs");
+    let p = producer.finish();
+    assert!(p.data_sent >= report.segments, "{p:?}");
+    assert_eq!(p.fragments_sent, 0, "{p:?}");
 }
 
 #[test]
@@ -254,6 +272,7 @@ fn pit_token_is_echoed_and_large_data_fragmented() {
     let mut opts = PutOptions::new(name("/ndx/test/token"), v4_any());
     opts.version = Some(7);
     opts.segment_size = 2500;
+    opts.mtu = LinkMtu::Fixed(1500);
     let producer = Running::start(Producer::put(&opts, &data).unwrap());
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
     sock.set_read_timeout(Some(Duration::from_secs(2))).unwrap();

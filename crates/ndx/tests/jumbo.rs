@@ -4,7 +4,8 @@
 //! `xdp.frags` program and multi-buffer sockets). Every Data must cross each hop as one
 //! Ethernet frame: the router sends and reassembles no NDNLPv2 fragment, and the veths'
 //! own frame counters show one frame per Data. The same transfer on a 1500-MTU line must be
-//! fragmented (so the counters the first test reads can tell the difference).
+//! fragmented (so the counters the first test reads can tell the difference). The tools are
+//! not told the MTU: `ndx put` reads each peer's path MTU from the kernel (`--mtu auto`).
 //!
 //! Without root (or BPF) the tests print `skipping: <reason>`; with `NDX_REQUIRE_ROOT_TESTS=1`
 //! they fail instead.
@@ -76,18 +77,18 @@ struct Transfer {
     retransmitted: u64,
 }
 
-/// Serves a 1 MiB file in 8800-byte Data on a line of MTU `mtu` (the tools told the same
-/// MTU), fetches it through ndx and checks it arrived byte for byte.
+/// Serves a 1 MiB file in 8800-byte Data on a line of MTU `mtu` (the tools are not told it:
+/// they read the path MTU), fetches it through ndx and checks it arrived byte for byte.
 fn transfer(family: Family, mtu: u32) -> Transfer {
     let line = Line::new(family, 1, mtu);
     let (file, want) = line.content("obj", OBJECT, 37);
     // XDP classification on: the program counts NDNLPv2 fragments it sees.
     let router = line.start_udp_router("xdp_classify = \"always\"");
-    let (seg, mtu_arg) = (SEGMENT.to_string(), mtu.to_string());
-    let _producer = line.put("/t/jumbo", &file, &["-s", &seg, "--mtu", &mtu_arg]);
+    let seg = SEGMENT.to_string();
+    let _producer = line.put("/t/jumbo", &file, &["-s", &seg]);
     let (p0, c0) = (Wire::read(&line.p, "eth0"), Wire::read(&line.c, "eth0"));
     let out_path = line.scratch.path("got");
-    let got = line.get("/t/jumbo", &out_path, &["--mtu", &mtu_arg]);
+    let got = line.get("/t/jumbo", &out_path, &[]);
     ok(&got, "ndx get");
     let (producer, consumer) = (
         Wire::read(&line.p, "eth0").since(p0),
