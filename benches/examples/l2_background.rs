@@ -61,6 +61,16 @@ struct Args {
     bg_rate: f64,
 }
 
+/// Prints `problem` and the arguments to stderr and exits with status 2.
+fn usage(problem: &str) -> ! {
+    eprintln!(
+        "l2_background: {problem}\nusage: l2_background [--exchanges N] [--sweeps N] [--passes N] \
+         [--burst N] [--qd N] [--batch N] [--payload BYTES] [--size-mib N] [--dir DIR] \
+         [--bg-rate N]"
+    );
+    std::process::exit(2)
+}
+
 fn parse_args() -> Args {
     let mut a = Args {
         exchanges: 20_000,
@@ -79,7 +89,7 @@ fn parse_args() -> Args {
         let v = pair.get(1).map(String::as_str).unwrap_or_default();
         let num = |what: &str| -> usize {
             v.parse()
-                .unwrap_or_else(|_| panic!("{what} expects a number, got {v:?}"))
+                .unwrap_or_else(|_| usage(&format!("{what} expects a number, got {v:?}")))
         };
         match pair[0].as_str() {
             "--exchanges" => a.exchanges = num("--exchanges").max(2 * CS_SLOTS),
@@ -92,7 +102,7 @@ fn parse_args() -> Args {
             "--size-mib" => a.size_mib = num("--size-mib") as u64,
             "--dir" => a.dir = v.to_string(),
             "--bg-rate" => a.bg_rate = num("--bg-rate") as f64,
-            other => panic!("unknown argument {other} (see the example's header)"),
+            other => usage(&format!("unknown argument {other}")),
         }
     }
     a
