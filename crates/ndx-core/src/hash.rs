@@ -354,6 +354,26 @@ impl<'a> NameHashes<'a> {
         self.fill(key, name, stage1, true, deeper);
     }
 
+    /// Makes these the hashes of `name`, in place, hashing the whole name alone: no component
+    /// is walked and no prefix finalised (what a likely CS hit needs, the burst path's late
+    /// speculation). A prefix asked for later is walked to and hashed from the start.
+    #[inline]
+    pub fn reset_whole(&mut self, key: &HashKey, name: &Name<'a>) {
+        let bytes = name.as_bytes();
+        self.key = *key;
+        self.name = *name;
+        self.memo_k = EMPTY_MEMO;
+        self.walk_done = false;
+        self.walked = 0;
+        self.ends[0] = 0;
+        let mut s = Sip::new(key);
+        self.ckpt = s;
+        self.ckpt_at = 0;
+        let (mut at, total) = (0, bytes.len());
+        compress_to(&mut s, bytes, &mut at, total);
+        self.full = s.finish_word(tail_word(bytes, total), total);
+    }
+
     /// [`new`](Self::new) in place; `stage`, `deeper`: see [`reset`](Self::reset).
     #[inline(always)]
     fn fill(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize, stage: bool, deeper: bool) {
@@ -601,10 +621,10 @@ mod tests {
         }
     }
 
-    /// The ways a pipeline builds [`NameHashes`]: `new`, and `reset` without and with `deeper`
+    /// The ways a pipeline builds [`NameHashes`]: `new`, `reset` without and with `deeper`, and `reset_whole`
     /// over the hashes of another name (its memo and component ends filled in) under another
     /// key, as a burst slot is reused.
-    fn built<'a>(key: &HashKey, n: &Name<'a>, stage1: usize) -> [NameHashes<'a>; 3] {
+    fn built<'a>(key: &HashKey, n: &Name<'a>, stage1: usize) -> [NameHashes<'a>; 4] {
         static OTHER: std::sync::OnceLock<NameBuf> = std::sync::OnceLock::new();
         let o = OTHER
             .get_or_init(|| NameBuf::from_uri("/o/th/er/na/me/x/y/z").unwrap())
@@ -613,13 +633,18 @@ mod tests {
             NameHashes::new(key, n, stage1),
             NameHashes::EMPTY,
             NameHashes::EMPTY,
+            NameHashes::EMPTY,
         ];
-        for (h, deeper) in built[1..].iter_mut().zip([false, true]) {
+        for (way, h) in built[1..].iter_mut().enumerate() {
             let mut stale = NameHashes::new(&HashKey::new(7, 7), &o, 1);
             for k in 0..8 {
                 stale.prefix(k);
             }
-            stale.reset(key, n, stage1, deeper);
+            match way {
+                0 => stale.reset(key, n, stage1, false),
+                1 => stale.reset(key, n, stage1, true),
+                _ => stale.reset_whole(key, n),
+            }
             *h = stale;
         }
         built
@@ -638,7 +663,7 @@ mod tests {
         for order in [depths.clone(), depths.iter().rev().copied().collect()] {
             for (way, mut h) in built(key, n, stage1).into_iter().enumerate() {
                 assert_eq!(h.full(), key.name(n));
-                for (k, hashed) in [(stage1, way >= 1), (stage1 + 1, way == 2)] {
+                for (k, hashed) in [(stage1, way == 1 || way == 2), (stage1 + 1, way == 2)] {
                     if eager(k) {
                         let want = hashed.then(|| key.name(&n.prefix(k)));
                         assert_eq!(h.cached(k), want, "way {way}, prefix {k}");
@@ -684,7 +709,8 @@ mod tests {
                 // Computed in the pass: by `reset` the stage-1 prefix, and with `deeper` the
                 // next, when shorter than the name.
                 for k in 0..len {
-                    let eager = (way >= 1 && k == stage1 && k > 0) || (way == 2 && k == stage1 + 1);
+                    let eager = ((way == 1 || way == 2) && k == stage1 && k > 0)
+                        || (way == 2 && k == stage1 + 1);
                     let want = eager.then(|| key.name(&n.prefix(k)));
                     proptest::prop_assert_eq!(h.cached(k), want, "way {}, depth {}", way, k);
                 }
@@ -711,7 +737,10 @@ mod tests {
         let mut name = NameBuf::new();
         for len in 0..=6 {
             let n = name.as_name();
-            let [fresh, shallow, deep] = built(&key, &n, 2);
+            let [fresh, shallow, deep, whole] = built(&key, &n, 2);
+            for k in 1..len {
+                assert_eq!(whole.cached(k), None, "{len}");
+            }
             assert_eq!(fresh.cached(1), (len <= 1).then(|| key.name(&n)));
             assert_eq!(fresh.cached(2), (len <= 2).then(|| key.name(&n)));
             assert_eq!(shallow.cached(2), Some(key.name(&n.prefix(2))), "{len}");
@@ -722,6 +751,30 @@ mod tests {
             assert_eq!(deep.cached(1), (len <= 1).then(|| key.name(&n)), "{len}");
             assert_every_prefix(&key, &n, 2);
             name.push_generic(format!("comp{len}").as_bytes());
+        }
+    }
+
+    #[test]
+    fn reset_whole_hashes_the_whole_name_alone() {
+        // The burst path's late speculation: nothing walked, no prefix finalised in the pass;
+        // every prefix is still right on first use, and remembered after it.
+        let key = HashKey::new(21, 22);
+        let name = NameBuf::from_uri("/net/site3/host197/video/obj12/seg=7").unwrap();
+        let n = name.as_name();
+        let mut h = NameHashes::new(&HashKey::new(9, 9), &n, 2);
+        h.prefix(2);
+        h.reset_whole(&key, &n);
+        assert_eq!(h.walked, 0);
+        assert_eq!(h.full(), key.name(&n));
+        for k in 1..n.len() {
+            assert_eq!(h.cached(k), None, "prefix {k} not hashed in the pass");
+        }
+        for k in [2, 3, 1, 6, 5] {
+            assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {k}");
+            assert_eq!(h.cached(k), Some(key.name(&n.prefix(k))), "prefix {k} remembered");
+        }
+        for stage1 in 0..=3 {
+            assert_every_prefix(&key, &n, stage1);
         }
     }
 

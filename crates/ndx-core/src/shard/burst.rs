@@ -198,6 +198,11 @@ impl<F: Frame> Shard<F> {
         };
         let m = snap.stage1();
         // The chunk prefetches below ask for these prefixes' hashes: finalised in the pass.
+        // A late speculation asks for none here (a likely CS hit never does): the whole
+        // name alone is hashed, and a likely miss hashes its FIB prefixes at the next level.
+        if speculate == Speculate::Late {
+            return hashes.reset_whole(&self.cfg.hash_key, &interest.name());
+        }
         hashes.reset(
             &self.cfg.hash_key,
             &interest.name(),
