@@ -205,16 +205,18 @@ impl Actions {
     }
 
     /// A Data to send down, with `token` (see [`push_tokened`](Self::push_tokened)): when
-    /// the Data lies in the lent frame being processed, only its LpPacket header is written
-    /// (nothing for a bare Data) and the Data is sent from where it is; else the whole packet
-    /// is written.
+    /// the Data lies in the lent frame being processed (`lent`, its
+    /// [`lent_part`](Self::lent_part)), only its LpPacket header is written (nothing for a
+    /// bare Data) and the Data is sent from where it is; else the whole packet is written.
     #[inline]
     pub(super) fn push_data(
         &mut self,
         token: Option<&[u8]>,
         data: &[u8],
+        lent: Option<LentPart>,
     ) -> (Range<usize>, Option<LentPart>) {
-        if let Some(lent) = self.lent_part(data) {
+        debug_assert_eq!(lent, self.lent_part(data), "the Data's lent part");
+        if let Some(lent) = lent {
             let start = self.bytes.len();
             match token.filter(|t| !t.is_empty()) {
                 None => return (start..start, Some(lent)),

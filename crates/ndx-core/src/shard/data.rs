@@ -20,7 +20,6 @@ impl<F: Frame> Shard<F> {
         if is_localhost(&name) && !state.info.local {
             return self.dropped(out, face, DropReason::Scope);
         }
-        let key = self.cfg.hash_key;
         // Name hashes only when needed: a Data echoing our token for an exact-name entry
         // takes its name hash from the entry.
         let mut hashes: Option<NameHashes<'_>> = None;
@@ -42,8 +41,9 @@ impl<F: Frame> Shard<F> {
         // carries its own token, so a Data that echoes it needs no name search (NDN-DPDK's
         // rule). Upstreams that do not echo tokens are matched by name: exact entries, and
         // CanBePrefix entries at every prefix; variants no pending entry has are skipped.
+        let key = &self.cfg.hash_key;
         if self.matched.is_empty() {
-            let h = hashes.insert(NameHashes::new(&key, &name, snap.stage1()));
+            let h = hashes.insert(NameHashes::new(key, &name, snap.stage1()));
             let full_hash = h.full();
             name_hash = Some(full_hash);
             let cbp_any = self.pit.has_can_be_prefix();
@@ -64,7 +64,7 @@ impl<F: Frame> Shard<F> {
                 }
                 let prefix = name.prefix(k);
                 let prefix_hash = hashes
-                    .get_or_insert_with(|| NameHashes::new(&key, &name, snap.stage1()))
+                    .get_or_insert_with(|| NameHashes::new(key, &name, snap.stage1()))
                     .prefix(k);
                 for mbf in [false, true] {
                     if mbf && !mbf_any {
@@ -81,7 +81,7 @@ impl<F: Frame> Shard<F> {
         }
         if self.matched.is_empty() {
             if self.cfg.unsolicited == Unsolicited::Cache {
-                let h = name_hash.unwrap_or_else(|| key.name(&name));
+                let h = name_hash.unwrap_or_else(|| self.cfg.hash_key.name(&name));
                 self.cs.insert_hashed(now, data, h, None);
                 self.l2_drain(now, out);
             }
@@ -101,17 +101,16 @@ impl<F: Frame> Shard<F> {
         };
         let alias = alias.map(|k| {
             let h = hashes
-                .get_or_insert_with(|| NameHashes::new(&key, &name, snap.stage1()))
+                .get_or_insert_with(|| NameHashes::new(&self.cfg.hash_key, &name, snap.stage1()))
                 .prefix(k);
             (name.prefix(k), h)
         });
-        let name_hash = name_hash.unwrap_or_else(|| key.name(&name));
+        let name_hash = name_hash.unwrap_or_else(|| self.cfg.hash_key.name(&name));
         let alias = alias.as_ref().map(|(p, h)| (p, *h));
-        let keep = if self.keep_lent {
-            out.lent_part(data.wire())
-        } else {
-            None
-        };
+        // Where the Data lies in the lent frame being processed, if it does: found once, for
+        // the CS to keep the frame and for the sends to read the Data from there.
+        let lent = out.lent_part(data.wire());
+        let keep = lent.filter(|_| self.keep_lent);
         let cached = match keep {
             Some(l) => self
                 .cs
@@ -130,9 +129,9 @@ impl<F: Frame> Shard<F> {
                     continue;
                 }
                 let parts = match r.token.get() {
-                    Some(t) => out.push_data(Some(t), data.wire()),
+                    Some(t) => out.push_data(Some(t), data.wire(), lent),
                     None => bare
-                        .get_or_insert_with(|| out.push_data(None, data.wire()))
+                        .get_or_insert_with(|| out.push_data(None, data.wire(), lent))
                         .clone(),
                 };
                 out.send_parts(r.face, parts);
