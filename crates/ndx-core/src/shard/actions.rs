@@ -7,6 +7,9 @@ use super::*;
 /// up to 5 bytes, the token's length and the token.
 pub(super) const LP_HEAD_MAX: usize = 2 * 5 + 4 + ndx_codec::MAX_PIT_TOKEN_LEN;
 
+// `push_head` stores our token as one 8-byte word after at most 8 bytes of head.
+const _: () = assert!(PIT_TOKEN_LEN <= 8 && 8 + 8 <= LP_HEAD_MAX);
+
 /// One frame to send: `range` of the action list's byte arena, then, when the frame's
 /// packet was received in a lent frame, that packet's bytes where they are.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -276,8 +279,14 @@ impl Actions {
         head[at + 1] = t.len() as u8;
         at += 2;
         match <&[u8; PIT_TOKEN_LEN]>::try_from(t) {
-            // Our own tokens (every forwarded Interest): a fixed-size copy, no call.
-            Ok(ours) => head[at..at + PIT_TOKEN_LEN].copy_from_slice(ours),
+            // Our own tokens (every forwarded Interest): one 8-byte store, no call (a copy of
+            // exactly the token's length shares the other arm's `memcpy` call). The two bytes
+            // past the token are the Fragment's TLV-TYPE and first length byte, written next.
+            Ok(ours) => {
+                let mut word = [0u8; 8];
+                word[..PIT_TOKEN_LEN].copy_from_slice(ours);
+                head[at..at + 8].copy_from_slice(&word);
+            }
             Err(_) => head[at..at + t.len()].copy_from_slice(t),
         }
         at += t.len();
