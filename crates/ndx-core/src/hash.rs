@@ -771,7 +771,11 @@ mod tests {
         }
         for k in [2, 3, 1, 6, 5] {
             assert_eq!(h.prefix(k), key.name(&n.prefix(k)), "prefix {k}");
-            assert_eq!(h.cached(k), Some(key.name(&n.prefix(k))), "prefix {k} remembered");
+            assert_eq!(
+                h.cached(k),
+                Some(key.name(&n.prefix(k))),
+                "prefix {k} remembered"
+            );
         }
         for stage1 in 0..=3 {
             assert_every_prefix(&key, &n, stage1);
