@@ -236,7 +236,9 @@ impl Actions {
     /// Appends `fragment` (an Interest or Data) in an LpPacket whose only header is the
     /// PitToken `token`, or bare without one: the hot case (every forwarded Interest, every
     /// Data sent down). The same bytes as [`LpHeaders::encode`], with the headers assembled
-    /// on the stack and appended in one copy; returns the byte range written.
+    /// on the stack and appended in one copy; returns the byte range written. Inlined into
+    /// its two callers (forwarding an Interest, answering from the CS).
+    #[inline]
     pub(super) fn push_tokened(&mut self, token: Option<&[u8]>, fragment: &[u8]) -> Range<usize> {
         let start = self.bytes.len();
         let Some(t) = token.filter(|t| !t.is_empty()) else {
