@@ -35,6 +35,10 @@ struct Args {
     seconds: u64,
     rounds: usize,
     wait: Wait,
+    /// fio's runs: `4k` (its default buffers) and/or `huge` (hugetlb buffers).
+    fios: Vec<String>,
+    /// The stores' buffers: in huge pages (`huge`, the default) and/or base pages (`4k`).
+    pages: Vec<String>,
 }
 
 /// What the read loop does when a poll delivered nothing.
@@ -59,6 +63,8 @@ fn parse_args() -> Args {
         seconds: 5,
         rounds: 3,
         wait: Wait::Spin,
+        pages: vec!["huge".into()],
+        fios: vec!["4k".into()],
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -86,6 +92,14 @@ fn parse_args() -> Args {
                     "block" => Wait::Block,
                     _ => panic!("--wait spin|yield|block"),
                 }
+            }
+            "--fio" => a.fios = v.split(',').map(str::to_owned).collect(),
+            "--pages" => {
+                a.pages = v.split(',').map(str::to_owned).collect();
+                assert!(
+                    a.pages.iter().all(|p| p == "huge" || p == "4k"),
+                    "--pages huge,4k"
+                );
             }
             other => panic!("unknown argument {other}"),
         }
@@ -135,6 +149,82 @@ fn fill(r: &mut Region, a: &Args) -> Vec<Location> {
     (0..n).filter_map(|b| r.lookup(0, b)).collect()
 }
 
+/// Read-side block-layer counters of the disk that holds the L2 file (`/proc/diskstats`):
+/// what reached the device, whoever asked (fio or the store), so both are measured alike.
+#[derive(Debug, Clone, Copy, Default)]
+struct Disk {
+    /// Read requests completed.
+    ios: u64,
+    /// Milliseconds spent by read requests between dispatch and completion, summed.
+    ticks_ms: u64,
+    /// CPU time stolen by the hypervisor from every vCPU (`/proc/stat`), clock ticks.
+    steal: u64,
+    /// When sampled.
+    at: Option<Instant>,
+}
+
+/// `major:minor` of the block device that holds `path`.
+fn dev_of(path: &std::path::Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let d = std::fs::metadata(path).map_or(0, |m| m.dev());
+    (libc::major(d) as u64, libc::minor(d) as u64)
+}
+
+fn disk(dev: (u64, u64)) -> Disk {
+    let mut out = Disk {
+        at: Some(Instant::now()),
+        ..Disk::default()
+    };
+    let stats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    for line in stats.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() > 7 && f[0].parse() == Ok(dev.0) && f[1].parse() == Ok(dev.1) {
+            out.ios = f[3].parse().unwrap_or(0);
+            out.ticks_ms = f[6].parse().unwrap_or(0);
+        }
+    }
+    if let Some(cpu) = std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|s| s.lines().next().map(str::to_owned))
+    {
+        out.steal = cpu
+            .split_whitespace()
+            .nth(8)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+    }
+    out
+}
+
+/// What the device saw between two samples.
+#[derive(Debug, Clone, Copy, Default)]
+struct DiskDelta {
+    /// Read requests.
+    ios: u64,
+    /// Mean read requests in flight at the device (Little: summed time / wall time).
+    depth: f64,
+    /// Mean time per read request at the device, ms.
+    ms_per_io: f64,
+    /// Share of the 2 vCPUs stolen by the hypervisor (clock ticks at 100 Hz).
+    steal: f64,
+}
+
+fn delta(a: Disk, b: Disk) -> DiskDelta {
+    let (Some(t0), Some(t1)) = (a.at, b.at) else {
+        return DiskDelta::default();
+    };
+    let wall_ms = t1.duration_since(t0).as_secs_f64() * 1e3;
+    let ios = b.ios.saturating_sub(a.ios);
+    let ticks = b.ticks_ms.saturating_sub(a.ticks_ms) as f64;
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    DiskDelta {
+        ios,
+        depth: ticks / wall_ms,
+        ms_per_io: ticks / ios.max(1) as f64,
+        steal: b.steal.saturating_sub(a.steal) as f64 * 10.0 / (wall_ms * cpus),
+    }
+}
+
 /// What one timed run through the store measured.
 #[derive(Debug, Clone, Copy, Default)]
 struct L2Run {
@@ -146,6 +236,11 @@ struct L2Run {
     enters: u64,
     /// CPU time of the reading thread (user + system), seconds.
     cpu: f64,
+    /// Mean reads at the device as the store counts them (pushed and not reaped), weighted
+    /// by time.
+    store_depth: f64,
+    /// What the block layer saw.
+    disk: DiskDelta,
 }
 
 /// CPU time this thread has used so far, seconds (`/proc/thread-self/schedstat`; 0 without
@@ -158,13 +253,24 @@ fn thread_cpu() -> f64 {
 }
 
 /// Random batch reads at queue depth Q for `secs`.
-fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -> L2Run {
+fn run_l2(
+    r: &mut Region,
+    locs: &[Location],
+    secs: u64,
+    wait: Wait,
+    qd: usize,
+    dev: (u64, u64),
+) -> L2Run {
     // A fast deterministic generator for the random record picks.
     let mut rng = ndx_codec::rng::Rng::new(0x9E37_79B9_7F4A_7C15);
     let enters0 = r.counters().ring_enters;
     let cpu0 = thread_cpu();
     let (mut batches, mut bytes, mut bad) = (0u64, 0u64, 0u64);
+    let d0 = disk(dev);
     let t0 = Instant::now();
+    // Time-weighted reads at the device (store's view), sampled after every poll.
+    let (mut last, mut depth_ns) = (t0, 0f64);
+    let mut depth_now = 0usize;
     let end = t0 + Duration::from_secs(secs);
     let mut id = 0;
     loop {
@@ -205,7 +311,11 @@ fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -
                 }
             }
         }
+        let t = Instant::now();
+        depth_ns += depth_now as f64 * t.duration_since(last).as_nanos() as f64;
+        (last, depth_now) = (t, r.device_reads());
     }
+    let d1 = disk(dev);
     assert_eq!(bad, 0, "reads failed");
     let dt = t0.elapsed().as_secs_f64();
     L2Run {
@@ -214,12 +324,37 @@ fn run_l2(r: &mut Region, locs: &[Location], secs: u64, wait: Wait, qd: usize) -
         reads: batches,
         enters: r.counters().ring_enters - enters0,
         cpu: thread_cpu() - cpu0,
+        store_depth: depth_ns / (dt * 1e9),
+        disk: delta(d0, d1),
     }
 }
 
+/// What one fio run measured.
+#[derive(Debug, Clone, Copy, Default)]
+struct FioRun {
+    batches_per_s: f64,
+    bytes_per_s: f64,
+    /// fio's completion latency (submission to reaping), mean, ms.
+    clat_ms: f64,
+    /// fio's CPU (user + system) per read, us.
+    cpu_us: f64,
+    /// What the block layer saw.
+    disk: DiskDelta,
+}
+
 /// The same workload through fio (io_uring engine, O_DIRECT, registered files and buffers).
-fn run_fio(path: &str, bs: usize, size: u64, qd: usize, secs: u64) -> (f64, f64) {
+fn run_fio(
+    path: &str,
+    bs: usize,
+    size: u64,
+    qd: usize,
+    secs: u64,
+    dev: (u64, u64),
+    extra: &[&str],
+) -> FioRun {
+    let d0 = disk(dev);
     let out = Command::new("fio")
+        .args(extra)
         .args([
             "--name=l2",
             &format!("--filename={path}"),
@@ -243,12 +378,24 @@ fn run_fio(path: &str, bs: usize, size: u64, qd: usize, secs: u64) -> (f64, f64)
         "fio failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    let d1 = disk(dev);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("fio JSON");
-    let read = &v["jobs"][0]["read"];
-    (
-        read["iops"].as_f64().unwrap_or(0.0),
-        read["bw_bytes"].as_f64().unwrap_or(0.0),
-    )
+    let job = &v["jobs"][0];
+    let read = &job["read"];
+    let iops = read["iops"].as_f64().unwrap_or(0.0);
+    let cpu = job["usr_cpu"].as_f64().unwrap_or(0.0) + job["sys_cpu"].as_f64().unwrap_or(0.0);
+    let mut disk = delta(d0, d1);
+    // The reads happened during fio's runtime, not its start-up and exit.
+    if let Some(ms) = job["job_runtime"].as_f64().filter(|&ms| ms > 0.0) {
+        disk.depth = disk.ms_per_io * disk.ios as f64 / ms;
+    }
+    FioRun {
+        batches_per_s: iops,
+        bytes_per_s: read["bw_bytes"].as_f64().unwrap_or(0.0),
+        clat_ms: read["clat_ns"]["mean"].as_f64().unwrap_or(0.0) * 1e-6,
+        cpu_us: cpu * 1e4 / iops.max(1.0),
+        disk,
+    }
 }
 
 fn main() {
@@ -261,19 +408,29 @@ fn main() {
     let mut cfg = RegionConfig::new(vec![path.clone()], a.size_mib << 20, a.batch, a.frame);
     cfg.read_depth = a.qd;
     cfg.write_depth = 8;
-    let backlogs = a.backlogs.clone().unwrap_or_else(|| vec![a.qd]);
+    // One store per (backlog, pages) pair.
+    let mut kinds: Vec<(usize, bool)> = Vec::new();
+    for &b in &a.backlogs.clone().unwrap_or_else(|| vec![a.qd]) {
+        for p in &a.pages {
+            kinds.push((b, p == "huge"));
+        }
+    }
+    let labels: Vec<String> = kinds
+        .iter()
+        .map(|&(b, huge)| format!("b{b} {}", if huge { "huge" } else { "4k" }))
+        .collect();
     let mut r = Region::create(cfg)
-        .and_then(|r| r.with_read_backlog(backlogs[0]))
+        .and_then(|r| r.with_read_backlog(kinds[0].0))
+        .and_then(|r| r.with_huge_pages(kinds[0].1))
         .expect("create region");
     println!(
-        "L2 file {} ({} MiB), B={} frames of {} bytes, Q={}, read backlog {:?}, O_DIRECT={}, \
+        "L2 file {} ({} MiB), B={} frames of {} bytes, Q={}, stores {labels:?}, O_DIRECT={}, \
          registered buffers={}",
         path.display(),
         a.size_mib,
         a.batch,
         a.frame,
         a.qd,
-        backlogs,
         r.direct_io(),
         r.registered_buffers()
     );
@@ -287,15 +444,16 @@ fn main() {
         bs,
         t.elapsed().as_secs_f64()
     );
-    // One store per backlog, over the same file (the others rebuild the index from headers).
+    // One store per kind, over the same file (the others rebuild the index from headers).
     let cfg = r.config().clone();
     let mut stores = vec![(r, locs)];
-    for &b in &backlogs[1..] {
+    for &(b, huge) in &kinds[1..] {
         let r = Region::recover(RegionConfig {
             verify: ndx_hcs::Verify::Header,
             ..cfg.clone()
         })
         .and_then(|r| r.with_read_backlog(b))
+        .and_then(|r| r.with_huge_pages(huge))
         .expect("open a second store");
         let locs: Vec<Location> = (0..stores[0].1.len() as u64)
             .filter_map(|b| r.lookup(0, b))
@@ -303,63 +461,124 @@ fn main() {
         assert_eq!(locs, stores[0].1, "the recovered index differs");
         stores.push((r, locs));
     }
-    print!("round  fio batches/s  fio MiB/s");
-    for b in &backlogs {
-        print!("  | backlog {b:>2}: ndx batches/s  ndx MiB/s  ratio  enters/read  cpu us/read");
+    for (l, (r, _)) in labels.iter().zip(&stores) {
+        println!(
+            "{l}: {} MiB of buffers in huge pages",
+            r.huge_page_bytes() >> 20
+        );
     }
-    println!();
-    let mut ratios = vec![Vec::new(); stores.len()];
-    let mut fio_total = 0.0;
+    let dev = dev_of(&path);
+    println!(
+        "round  run          batches/s   MiB/s  ratio  enters/read  cpu us/read  depth(store)  \
+         depth(dev)  dev ms/req  req/batch  steal%"
+    );
+    let nf = a.fios.len();
+    let fio_args = |name: &str| -> &'static [&'static str] {
+        match name {
+            "4k" => &[],
+            "huge" => &["--mem=mmaphuge", "--hugepage-size=2m"],
+            other => panic!("--fio 4k,huge: unknown {other}"),
+        }
+    };
+    // ratios[store][fio variant]: one per round.
+    let mut ratios = vec![vec![Vec::new(); nf]; stores.len()];
+    let mut fio_totals = vec![0.0; nf];
     let mut l2_totals = vec![0.0; stores.len()];
     let mut l2_counts = vec![(0u64, 0u64, 0.0f64); stores.len()];
     // Warm-up (discarded): the freshly written file's metadata settles first.
     for (r, locs) in &mut stores {
-        run_l2(r, locs, 1, a.wait, a.qd);
+        run_l2(r, locs, 1, a.wait, a.qd, dev);
     }
     for round in 0..a.rounds {
-        // Rotate the order (fio, then each store) so a drifting device favours none.
-        let n = stores.len() + 1;
-        let (mut fio, mut l2) = ((0.0, 0.0), vec![L2Run::default(); stores.len()]);
+        // Rotate the order (each fio, then each store) so a drifting device favours none.
+        let n = stores.len() + nf;
+        let (mut fio, mut l2) = (
+            vec![FioRun::default(); nf],
+            vec![L2Run::default(); stores.len()],
+        );
         for k in 0..n {
-            match (k + round) % n {
-                0 => fio = run_fio(path.to_str().unwrap(), bs, used, a.qd, a.seconds),
-                i => {
-                    let (r, locs) = &mut stores[i - 1];
-                    l2[i - 1] = run_l2(r, locs, a.seconds, a.wait, a.qd);
-                }
+            let i = (k + round) % n;
+            if i < nf {
+                let extra = fio_args(&a.fios[i]);
+                fio[i] = run_fio(
+                    path.to_str().unwrap(),
+                    bs,
+                    used,
+                    a.qd,
+                    a.seconds,
+                    dev,
+                    extra,
+                );
+            } else {
+                let (r, locs) = &mut stores[i - nf];
+                l2[i - nf] = run_l2(r, locs, a.seconds, a.wait, a.qd, dev);
             }
         }
-        fio_total += fio.0;
-        print!("{round:>5}  {:>13.0}  {:>9.1}", fio.0, fio.1 / 1048576.0);
+        let secs = a.seconds as f64;
+        for (f, run) in fio.iter().enumerate() {
+            fio_totals[f] += run.batches_per_s;
+            println!(
+                "{round:>5}  fio {:<6}  {:>10.0}  {:>6.1}  {:>5.2}  {:>11}  {:>11.1}  {:>12}  \
+                 {:>10.2}  {:>10.2}  {:>9.2}  {:>6.1}   (fio clat {:.2} ms)",
+                a.fios[f],
+                run.batches_per_s,
+                run.bytes_per_s / 1048576.0,
+                run.batches_per_s / fio[0].batches_per_s,
+                "-",
+                run.cpu_us,
+                "-",
+                run.disk.depth,
+                run.disk.ms_per_io,
+                run.disk.ios as f64 / (run.batches_per_s * secs).max(1.0),
+                run.disk.steal * 100.0,
+                run.clat_ms,
+            );
+        }
         for (i, run) in l2.iter().enumerate() {
-            let ratio = run.batches_per_s / fio.0;
-            ratios[i].push(ratio);
+            for (f, fr) in fio.iter().enumerate() {
+                ratios[i][f].push(run.batches_per_s / fr.batches_per_s);
+            }
             l2_totals[i] += run.batches_per_s;
             l2_counts[i].0 += run.reads;
             l2_counts[i].1 += run.enters;
             l2_counts[i].2 += run.cpu;
-            print!(
-                "  |             {:>13.0}  {:>9.1}  {ratio:>5.2}  {:>11.2}  {:>11.1}",
+            println!(
+                "{round:>5}  {:<10}  {:>10.0}  {:>6.1}  {:>5.2}  {:>11.2}  {:>11.1}  \
+                 {:>12.2}  {:>10.2}  {:>10.2}  {:>9.2}  {:>6.1}",
+                labels[i],
                 run.batches_per_s,
                 run.bytes_per_s / 1048576.0,
+                run.batches_per_s / fio[0].batches_per_s,
                 run.enters as f64 / run.reads.max(1) as f64,
-                run.cpu * 1e6 / run.reads.max(1) as f64
+                run.cpu * 1e6 / run.reads.max(1) as f64,
+                run.store_depth,
+                run.disk.depth,
+                run.disk.ms_per_io,
+                run.disk.ios as f64 / run.reads.max(1) as f64,
+                run.disk.steal * 100.0,
             );
         }
-        println!();
     }
     for (i, (r, _)) in stores.iter().enumerate() {
-        ratios[i].sort_by(f64::total_cmp);
         let c = r.counters();
         let (reads, enters, cpu) = l2_counts[i];
+        let mut vs = String::new();
+        for (f, name) in a.fios.iter().enumerate() {
+            let rs = &mut ratios[i][f];
+            rs.sort_by(f64::total_cmp);
+            vs += &format!(
+                "vs fio {name}: median {:.2} (min {:.2}, max {:.2}), ratio of means {:.2}; ",
+                rs[rs.len() / 2],
+                rs[0],
+                rs[rs.len() - 1],
+                l2_totals[i] / fio_totals[f]
+            );
+        }
         println!(
-            "backlog {}: median ndx/fio ratio: {:.2}, ratio of means: {:.2} (target >= 1.0); \
-             io_uring_enter per batch read {:.2} ({enters} for {reads} timed reads; target \
-             <= 2), CPU {:.1} us per batch read; all reads {} ok {} corrupt {} io_errors {}, io_uring_enter calls {} \
-             (fill and warm-up included)",
-            backlogs[i],
-            ratios[i][ratios[i].len() / 2],
-            l2_totals[i] / fio_total,
+            "{}: {vs}(target >= 1.0); io_uring_enter per batch read {:.2} ({enters} for {reads} \
+             timed reads; target <= 2), CPU {:.1} us per batch read; all reads {} ok {} corrupt \
+             {} io_errors {}, io_uring_enter calls {} (fill and warm-up included)",
+            labels[i],
             enters as f64 / reads.max(1) as f64,
             cpu * 1e6 / reads.max(1) as f64,
             c.reads,

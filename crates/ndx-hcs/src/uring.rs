@@ -8,11 +8,135 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::ptr::NonNull;
 use std::time::{Duration, Instant};
 
 use io_uring::{IoUring, opcode, types};
 
-use crate::aligned::AlignedBuf;
+use crate::aligned::{HUGE_PAGE, Layout, huge_bytes_at};
+
+/// The engine's buffers: one private anonymous mapping laid out by a [`Layout`]. With huge
+/// pages, the data region is [`HUGE_PAGE`]-aligned and advised `MADV_HUGEPAGE` before any
+/// page is touched, then touched once so every page (huge where the kernel could) is in
+/// place before the buffers are registered.
+struct Arena {
+    /// Start of the mapping.
+    map: NonNull<u8>,
+    map_len: usize,
+    /// Start of the data region within the mapping.
+    data: usize,
+    layout: Layout,
+    /// Bytes of the data region in huge pages after the first touch.
+    huge_bytes: usize,
+    /// Never unmap (the kernel may still write into the buffers).
+    leak: bool,
+}
+
+// SAFETY: the arena owns its mapping exclusively (like a `Box<[u8]>`); it hands out slices
+// only through `&self`/`&mut self`, so moving it to another thread or sharing `&Arena` is as
+// safe as for a boxed slice.
+unsafe impl Send for Arena {}
+// SAFETY: as above: `&Arena` only gives shared slices.
+unsafe impl Sync for Arena {}
+
+impl Arena {
+    fn new(layout: Layout) -> io::Result<Self> {
+        let align = if layout.huge { HUGE_PAGE } else { 0 };
+        let map_len = layout.data_len + align;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let map = NonNull::new(p.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
+        let data = if layout.huge {
+            map.as_ptr().align_offset(HUGE_PAGE)
+        } else {
+            0
+        };
+        let mut arena = Self {
+            map,
+            map_len,
+            data,
+            layout,
+            huge_bytes: 0,
+            leak: false,
+        };
+        if arena.layout.huge {
+            // SAFETY: the range lies inside our own mapping (data + data_len <= map_len);
+            // MADV_HUGEPAGE only changes how its pages are backed, not their contents.
+            let r = unsafe {
+                libc::madvise(
+                    map.as_ptr().add(data).cast(),
+                    arena.layout.data_len,
+                    libc::MADV_HUGEPAGE,
+                )
+            };
+            if r != 0 {
+                // No THP in this kernel: base pages, as without the advice.
+                tracing::debug!(
+                    "L2 buffers: MADV_HUGEPAGE refused ({})",
+                    io::Error::last_os_error()
+                );
+            }
+        }
+        // Touch every page once (zero them: a fresh mapping reads as zeroes anyway).
+        arena.data_mut().fill(0);
+        if arena.layout.huge {
+            arena.huge_bytes =
+                huge_bytes_at(arena.map.as_ptr() as usize + data).min(arena.layout.data_len);
+        }
+        Ok(arena)
+    }
+
+    fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: `data..data + data_len` lies inside the live mapping, which we own; the
+        // returned borrow is tied to `&mut self`.
+        unsafe {
+            std::slice::from_raw_parts_mut(self.map.as_ptr().add(self.data), self.layout.data_len)
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.layout.offsets.len()
+    }
+
+    fn buf(&self, i: usize) -> &[u8] {
+        let o = self.data + self.layout.offsets[i];
+        // SAFETY: every buffer lies inside the data region (`Layout` guarantees
+        // offset + buf_len <= data_len); the borrow is tied to `&self`.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr().add(o), self.layout.buf_len) }
+    }
+
+    fn buf_mut(&mut self, i: usize) -> &mut [u8] {
+        let o = self.data + self.layout.offsets[i];
+        // SAFETY: as in `buf`, with `&mut self`.
+        unsafe { std::slice::from_raw_parts_mut(self.map.as_ptr().add(o), self.layout.buf_len) }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if self.leak {
+            return;
+        }
+        // SAFETY: unmaps exactly the mapping made in `new`; no borrow of it outlives `self`,
+        // and the engine waits for every in-flight operation before dropping the arena (or
+        // sets `leak`).
+        unsafe {
+            libc::munmap(self.map.as_ptr().cast(), self.map_len);
+        }
+    }
+}
 
 /// Direction of an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,7 +157,7 @@ pub(crate) enum PushError {
 /// An io_uring over registered files with a fixed set of (possibly registered) buffers.
 pub(crate) struct Engine {
     ring: IoUring,
-    bufs: Vec<AlignedBuf>,
+    bufs: Arena,
     busy: Vec<bool>,
     fixed_bufs: bool,
     in_flight: usize,
@@ -76,10 +200,10 @@ impl std::fmt::Debug for Engine {
 }
 
 impl Engine {
-    /// A ring of `entries` slots over `fds` (registered as fixed files) and `bufs` (registered
-    /// as fixed buffers when the memlock limit or CAP_IPC_LOCK allows it; otherwise plain
-    /// reads and writes are used, with a log line).
-    pub(crate) fn new(fds: &[RawFd], bufs: Vec<AlignedBuf>, entries: u32) -> io::Result<Self> {
+    /// A ring of `entries` slots over `fds` (registered as fixed files) and buffers placed by
+    /// `layout` in one mapping (registered as fixed buffers when the memlock limit or
+    /// CAP_IPC_LOCK allows it; otherwise plain reads and writes are used, with a log line).
+    pub(crate) fn new(fds: &[RawFd], layout: Layout, entries: u32) -> io::Result<Self> {
         let entries = entries.max(1).next_power_of_two();
         // COOP_TASKRUN: completions do not interrupt the polling thread with an IPI (costly
         // in a VM); TASKRUN_FLAG: the kernel flags the SQ ring when completion work is
@@ -93,25 +217,24 @@ impl Engine {
             Err(_) => IoUring::builder().build(entries)?,
         };
         ring.submitter().register_files(fds)?;
-        let mut bufs = bufs;
-        let iovecs: Vec<libc::iovec> = bufs
-            .iter_mut()
-            .map(|b| {
-                let s = b.as_mut_slice();
+        let mut bufs = Arena::new(layout)?;
+        let iovecs: Vec<libc::iovec> = (0..bufs.len())
+            .map(|i| {
+                let s = bufs.buf_mut(i);
                 libc::iovec {
                     iov_base: s.as_mut_ptr().cast(),
                     iov_len: s.len(),
                 }
             })
             .collect();
-        // SAFETY: every iovec points into a live heap allocation owned by `bufs`, which the
-        // engine keeps (never resized or freed) until after the ring is dropped; the kernel may
-        // only access a buffer during an operation we push, and we never hand out a buffer
-        // while such an operation is in flight.
+        // SAFETY: every iovec points into the arena's live mapping, which the engine keeps
+        // (never remapped or freed) until after the ring is dropped; the kernel may only
+        // access a buffer during an operation we push, and we never hand out a buffer while
+        // such an operation is in flight.
         let fixed_bufs = match unsafe { ring.submitter().register_buffers(&iovecs) } {
             Ok(()) => true,
             Err(e) => {
-                let total: usize = bufs.iter().map(AlignedBuf::len).sum();
+                let total = bufs.len() * bufs.layout.buf_len;
                 tracing::warn!(
                     "io_uring: cannot register {total} bytes of buffers ({e}); using unregistered \
                      reads/writes (grant CAP_IPC_LOCK or raise RLIMIT_MEMLOCK)"
@@ -120,6 +243,12 @@ impl Engine {
             }
         };
         let n = bufs.len();
+        tracing::debug!(
+            "L2 buffers: {n} of {} bytes, {} of {} bytes in huge pages",
+            bufs.layout.buf_len,
+            bufs.huge_bytes,
+            bufs.layout.data_len
+        );
         Ok(Self {
             ring,
             bufs,
@@ -131,6 +260,11 @@ impl Engine {
             idle_since: None,
             enters: 0,
         })
+    }
+
+    /// Bytes of the buffers' mapping backed by transparent huge pages (0 in base pages).
+    pub(crate) fn huge_page_bytes(&self) -> usize {
+        self.bufs.huge_bytes
     }
 
     /// Whether the buffers are registered (ReadFixed/WriteFixed) or not.
@@ -159,7 +293,7 @@ impl Engine {
         if *self.busy.get(i)? {
             return None;
         }
-        Some(self.bufs[i].as_slice())
+        Some(self.bufs.buf(i))
     }
 
     /// Buffer `i`'s bytes, mutably, unless an operation on it is in flight.
@@ -167,7 +301,7 @@ impl Engine {
         if *self.busy.get(i)? {
             return None;
         }
-        Some(self.bufs[i].as_mut_slice())
+        Some(self.bufs.buf_mut(i))
     }
 
     /// Queues one read or write of `len` bytes between buffer `buf` and registered file
@@ -181,10 +315,10 @@ impl Engine {
         buf: usize,
         len: u32,
     ) -> Result<(), PushError> {
-        if self.busy.get(buf).is_none_or(|&b| b) || len as usize > self.bufs[buf].len() {
+        if self.busy.get(buf).is_none_or(|&b| b) || len as usize > self.bufs.layout.buf_len {
             return Err(PushError::BadBuffer);
         }
-        let ptr = self.bufs[buf].as_mut_slice().as_mut_ptr();
+        let ptr = self.bufs.buf_mut(buf).as_mut_ptr();
         let fd = types::Fixed(file);
         let entry = match (op, self.fixed_bufs) {
             (Op::Read, true) => opcode::ReadFixed::new(fd, ptr, len, buf as u16)
@@ -318,12 +452,11 @@ impl Engine {
 impl Drop for Engine {
     fn drop(&mut self) {
         // Wait for every in-flight operation so the kernel is done with the buffers before
-        // they are freed. If waiting fails, leak the buffers rather than free memory the
+        // they are unmapped. If waiting fails, leak the mapping rather than free memory the
         // kernel may still write.
         while self.in_flight > 0 {
             if self.ring.submit_and_wait(1).is_err() {
-                let bufs = std::mem::take(&mut self.bufs);
-                std::mem::forget(bufs);
+                self.bufs.leak = true;
                 return;
             }
             self.reap(|_, _| {});

@@ -436,3 +436,68 @@ fn header_only_recovery_still_never_serves_corrupt_frames() {
     assert_eq!(r.lookup(2, 1), None);
     assert_eq!(r.counters().corrupt, 1);
 }
+
+/// Whether this kernel gives an `madvise(MADV_HUGEPAGE)` region huge pages at fault time,
+/// compacting memory if it must (THP enabled, direct compaction for advised regions).
+fn thp_at_fault() -> bool {
+    let read =
+        |f: &str| std::fs::read_to_string(format!("/sys/kernel/mm/transparent_hugepage/{f}"));
+    let (Ok(enabled), Ok(defrag)) = (read("enabled"), read("defrag")) else {
+        return false;
+    };
+    !enabled.contains("[never]")
+        && ["[always]", "[madvise]", "[defer+madvise]"]
+            .iter()
+            .any(|m| defrag.contains(m))
+}
+
+#[test]
+fn buffers_in_huge_pages_and_in_base_pages_serve_the_same_records() {
+    // Q = 16 and a backlog of 16 (as the router opens it): 36 buffers of 144 KiB, laid out
+    // over three huge pages; every read buffer is used below.
+    let Some((_dir, r)) = fresh_region(64 << 20) else {
+        return;
+    };
+    let mut r = r.with_read_backlog(16).expect("backlog");
+    let huge = r.huge_page_bytes();
+    if thp_at_fault() {
+        assert!(
+            huge >= 2 << 20,
+            "no huge pages for the buffers: {huge} bytes"
+        );
+    }
+    let locs: Vec<Location> = (0..32)
+        .map(|b| {
+            let loc = write(&mut r, 3, b, B, FRAME - b as usize);
+            drain(&mut r);
+            loc
+        })
+        .collect();
+    for pass in 0..2 {
+        // All 32 reads at once: 16 at the device, 16 waiting, each in its own buffer.
+        for (b, loc) in locs.iter().enumerate() {
+            r.submit_read(*loc, b as u64).unwrap();
+        }
+        let (mut reads, _) = drain(&mut r);
+        reads.sort_by_key(|x| x.0);
+        assert_eq!(reads.len(), 32);
+        for (b, (_, res)) in reads.iter().enumerate() {
+            check_batch(res.as_ref().unwrap(), 3, b as u64, B, FRAME - b);
+        }
+        if pass == 0 {
+            r = r.with_huge_pages(false).expect("base pages");
+            assert_eq!(r.huge_page_bytes(), 0);
+            assert_eq!(r.read_backlog(), 16, "the backlog is kept");
+        }
+    }
+    let c = r.counters();
+    assert_eq!((c.reads_ok, c.corrupt), (64, 0));
+    // Small buffers (under 1 MiB in all) stay in base pages even when asked for.
+    let dir = tempdir();
+    let mut small = RegionConfig::new(vec![dir.path().join("l2")], 1 << 20, 2, 1000);
+    small.read_depth = 4;
+    let Some(r) = open(Region::create, small) else {
+        return;
+    };
+    assert_eq!(r.huge_page_bytes(), 0);
+}
