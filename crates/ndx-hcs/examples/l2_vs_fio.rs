@@ -4,18 +4,30 @@
 //! ```text
 //! cargo run --release -p ndx-hcs --example l2_vs_fio -- [--dir /var/tmp] [--size-mib 1024]
 //!     [--batch 16] [--frame 8800] [--qd 16] [--backlog Q[,N...]] [--seconds 5] [--rounds 3]
-//!     [--wait spin|yield|block]
+//!     [--wait spin|yield|block] [--wait-min 1] [--pages huge[,4k]] [--fio 4k[,huge]]
 //! ```
 //! The store keeps at most Q reads at the device, like fio's `iodepth`. `--backlog N` (default
 //! Q) lets it accept N more reads (`Region::with_read_backlog`), which `poll` hands to the
 //! device as reads finish, before checksumming those; `--backlog 0` is the store without a
 //! backlog (the device then waits for each finished batch's validation before its next read).
-//! A list (`--backlog 0,16`) measures one store per value in every round, next to fio, in a
-//! rotating order: paired numbers on a device and a machine whose speed drifts.
+//! `--pages huge` (default) is the store as opened (buffers in transparent huge pages), `4k`
+//! the same store in base pages (`Region::with_huge_pages(false)`). One store per (backlog,
+//! pages) pair is measured in every round, next to each fio run, in a rotating order: paired
+//! numbers on a device and a machine whose speed drifts. `--fio 4k` is fio's default buffers;
+//! `huge` gives fio hugetlb buffers (`--mem=mmaphuge`: reserve a few first, e.g.
+//! `echo 8 > /proc/sys/vm/nr_hugepages`), the fair reference for the store's huge pages.
 //! When a poll delivered nothing, `--wait spin` (default) polls again at once, like a shard
-//! loop; `yield` yields the core first; `block` waits in the kernel for one completion
-//! (`Region::wait`), which is what fio does. On a loaded machine a busy-polling loop shares
-//! its core with other runnable tasks and loses time slices; `block` compares like with like.
+//! loop; `yield` yields the core first; `block` waits in the kernel for `--wait-min`
+//! completions (`Region::wait`), which is what fio does. On a loaded machine a busy-polling
+//! loop shares its core with other runnable tasks and loses time slices; `block` compares like
+//! with like (and `chrt -f 10` keeps other tasks from delaying either).
+//!
+//! Per run it prints, besides the rates: `depth(store)`, the reads at the device as the store
+//! counts them (time-weighted mean) and `time at Q`, the share of the time with exactly Q;
+//! from `/proc/diskstats` for the disk holding the file (so fio and the store are measured
+//! alike, other processes' reads included): `depth(dev)`, the mean read requests in flight at
+//! the block layer, `dev ms/req`, the mean time per request there, and `req/batch`, requests
+//! per batch read (1.00: a read is never split); `steal%`, the vCPU time the hypervisor took.
 //! Needs `fio` (Debian package `fio`). The file is filled once through the store (so reads hit
 //! real records and are validated: checksum + header) and deleted at the end.
 
@@ -35,6 +47,8 @@ struct Args {
     seconds: u64,
     rounds: usize,
     wait: Wait,
+    /// `--wait block`: completions to wait for (`Region::wait`'s `min`).
+    wait_min: usize,
     /// fio's runs: `4k` (its default buffers) and/or `huge` (hugetlb buffers).
     fios: Vec<String>,
     /// The stores' buffers: in huge pages (`huge`, the default) and/or base pages (`4k`).
@@ -65,6 +79,7 @@ fn parse_args() -> Args {
         wait: Wait::Spin,
         pages: vec!["huge".into()],
         fios: vec!["4k".into()],
+        wait_min: 1,
     };
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -93,6 +108,7 @@ fn parse_args() -> Args {
                     _ => panic!("--wait spin|yield|block"),
                 }
             }
+            "--wait-min" => a.wait_min = v.parse().expect("--wait-min N"),
             "--fio" => a.fios = v.split(',').map(str::to_owned).collect(),
             "--pages" => {
                 a.pages = v.split(',').map(str::to_owned).collect();
@@ -239,6 +255,9 @@ struct L2Run {
     /// Mean reads at the device as the store counts them (pushed and not reaped), weighted
     /// by time.
     store_depth: f64,
+    /// Share of the time with exactly Q reads at the device (store's view): the top bucket
+    /// of the time-weighted histogram of its in-flight count.
+    at_q: f64,
     /// What the block layer saw.
     disk: DiskDelta,
 }
@@ -259,6 +278,7 @@ fn run_l2(
     secs: u64,
     wait: Wait,
     qd: usize,
+    wait_min: usize,
     dev: (u64, u64),
 ) -> L2Run {
     // A fast deterministic generator for the random record picks.
@@ -271,6 +291,8 @@ fn run_l2(
     // Time-weighted reads at the device (store's view), sampled after every poll.
     let (mut last, mut depth_ns) = (t0, 0f64);
     let mut depth_now = 0usize;
+    // hist[k]: nanoseconds spent with k reads at the device.
+    let mut hist = vec![0f64; qd + 1];
     let end = t0 + Duration::from_secs(secs);
     let mut id = 0;
     loop {
@@ -307,12 +329,14 @@ fn run_l2(
                 Wait::Spin => {}
                 Wait::Yield => std::thread::yield_now(),
                 Wait::Block => {
-                    r.wait(1, &mut on_done);
+                    r.wait(wait_min, &mut on_done);
                 }
             }
         }
         let t = Instant::now();
-        depth_ns += depth_now as f64 * t.duration_since(last).as_nanos() as f64;
+        let ns = t.duration_since(last).as_nanos() as f64;
+        depth_ns += depth_now as f64 * ns;
+        hist[depth_now.min(qd)] += ns;
         (last, depth_now) = (t, r.device_reads());
     }
     let d1 = disk(dev);
@@ -325,6 +349,7 @@ fn run_l2(
         enters: r.counters().ring_enters - enters0,
         cpu: thread_cpu() - cpu0,
         store_depth: depth_ns / (dt * 1e9),
+        at_q: hist[qd] / hist.iter().sum::<f64>().max(1.0),
         disk: delta(d0, d1),
     }
 }
@@ -342,7 +367,8 @@ struct FioRun {
     disk: DiskDelta,
 }
 
-/// The same workload through fio (io_uring engine, O_DIRECT, registered files and buffers).
+/// The same workload through fio (io_uring engine, O_DIRECT, registered files and buffers,
+/// `extra` arguments first).
 fn run_fio(
     path: &str,
     bs: usize,
@@ -470,7 +496,7 @@ fn main() {
     let dev = dev_of(&path);
     println!(
         "round  run          batches/s   MiB/s  ratio  enters/read  cpu us/read  depth(store)  \
-         depth(dev)  dev ms/req  req/batch  steal%"
+         depth(dev)  dev ms/req  req/batch  steal%  time at Q"
     );
     let nf = a.fios.len();
     let fio_args = |name: &str| -> &'static [&'static str] {
@@ -487,7 +513,7 @@ fn main() {
     let mut l2_counts = vec![(0u64, 0u64, 0.0f64); stores.len()];
     // Warm-up (discarded): the freshly written file's metadata settles first.
     for (r, locs) in &mut stores {
-        run_l2(r, locs, 1, a.wait, a.qd, dev);
+        run_l2(r, locs, 1, a.wait, a.qd, a.wait_min, dev);
     }
     for round in 0..a.rounds {
         // Rotate the order (each fio, then each store) so a drifting device favours none.
@@ -511,7 +537,7 @@ fn main() {
                 );
             } else {
                 let (r, locs) = &mut stores[i - nf];
-                l2[i - nf] = run_l2(r, locs, a.seconds, a.wait, a.qd, dev);
+                l2[i - nf] = run_l2(r, locs, a.seconds, a.wait, a.qd, a.wait_min, dev);
             }
         }
         let secs = a.seconds as f64;
@@ -544,7 +570,7 @@ fn main() {
             l2_counts[i].2 += run.cpu;
             println!(
                 "{round:>5}  {:<10}  {:>10.0}  {:>6.1}  {:>5.2}  {:>11.2}  {:>11.1}  \
-                 {:>12.2}  {:>10.2}  {:>10.2}  {:>9.2}  {:>6.1}",
+                 {:>12.2}  {:>10.2}  {:>10.2}  {:>9.2}  {:>6.1}  {:>8.1}%",
                 labels[i],
                 run.batches_per_s,
                 run.bytes_per_s / 1048576.0,
@@ -556,6 +582,7 @@ fn main() {
                 run.disk.ms_per_io,
                 run.disk.ios as f64 / run.reads.max(1) as f64,
                 run.disk.steal * 100.0,
+                run.at_q * 100.0,
             );
         }
     }
