@@ -67,9 +67,11 @@ impl Layout {
 /// Bytes of the mapping that contains `addr` backed by transparent huge pages, from
 /// `/proc/self/smaps` (`AnonHugePages`); 0 if it cannot be read.
 pub(crate) fn huge_bytes_at(addr: usize) -> usize {
-    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-        return 0;
-    };
+    std::fs::read_to_string("/proc/self/smaps").map_or(0, |s| huge_bytes_in(&s, addr))
+}
+
+/// [`huge_bytes_at`] on the text of an `smaps` file.
+fn huge_bytes_in(smaps: &str, addr: usize) -> usize {
     let mut inside = false;
     for line in smaps.lines() {
         let first = line.split_whitespace().next().unwrap_or("");
@@ -141,11 +143,21 @@ mod tests {
     }
 
     #[test]
-    fn smaps_is_read_for_a_live_mapping() {
-        // The stack of this thread is a mapping; whatever it holds in huge pages, the parse
-        // finds the entry (an address in no mapping gives 0).
-        let x = 0u8;
-        let _ = huge_bytes_at(std::ptr::addr_of!(x) as usize);
+    fn smaps_gives_the_huge_bytes_of_the_mapping_holding_the_address() {
+        let smaps = "\
+7f0000000000-7f0000600000 rw-p 00000000 00:00 0
+Size:               6144 kB
+AnonHugePages:      4096 kB
+7f0000600000-7f0000601000 rw-p 00000000 00:00 0
+Size:                  4 kB
+AnonHugePages:         0 kB
+";
+        assert_eq!(huge_bytes_in(smaps, 0x7f00_0000_0000), 4 << 20);
+        assert_eq!(huge_bytes_in(smaps, 0x7f00_005f_ffff), 4 << 20);
+        assert_eq!(huge_bytes_in(smaps, 0x7f00_0060_0000), 0);
+        assert_eq!(huge_bytes_in(smaps, 0x1000), 0);
+        assert_eq!(huge_bytes_in("garbage\nAnonHugePages: 8 kB\n", 5), 0);
+        // The live file parses (an address in no mapping gives 0).
         assert_eq!(huge_bytes_at(0), 0);
     }
 }
