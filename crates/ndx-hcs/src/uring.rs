@@ -58,8 +58,9 @@ impl Arena {
             return Err(io::Error::last_os_error());
         }
         let map = NonNull::new(p.cast::<u8>()).ok_or_else(io::Error::last_os_error)?;
+        // The first huge page boundary in the mapping (mmap returns page-aligned addresses).
         let data = if layout.huge {
-            map.as_ptr().align_offset(HUGE_PAGE)
+            (HUGE_PAGE - map.as_ptr() as usize % HUGE_PAGE) % HUGE_PAGE
         } else {
             0
         };
