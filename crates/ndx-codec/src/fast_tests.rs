@@ -99,17 +99,20 @@ fn usual_packets_take_the_fast_paths() {
     ];
     for wire in &interests {
         let t = taken(wire);
-        assert!(t.interest && t.frame, "Interest {wire:02x?}");
+        assert!(t.interest && t.frame && t.usual, "Interest {wire:02x?}");
     }
     for wire in &datas {
         let t = taken(wire);
-        assert!(t.data && t.frame, "Data {wire:02x?}");
+        assert!(t.data && t.frame && t.usual, "Data {wire:02x?}");
     }
     // Ethernet padding after a short packet.
     let mut padded = interests[0].clone();
     padded.resize(60, 0);
     let t = taken(&padded);
-    assert!(t.interest && t.frame, "padded Interest {padded:02x?}");
+    assert!(
+        t.interest && t.frame && t.usual,
+        "padded Interest {padded:02x?}"
+    );
     let token = [9; 6];
     let h = |f: &dyn Fn(&mut LpHeaders<'static>)| {
         let mut h = LpHeaders::default();
@@ -153,9 +156,11 @@ fn usual_packets_take_the_fast_paths() {
             Some(&datas[1]),
         ),
     ];
-    for wire in &lps {
+    // `Packet::decode_usual` reads the first two (a PitToken alone) and no other.
+    for (k, wire) in lps.iter().enumerate() {
         let t = taken(wire);
         assert!(t.lp && t.frame, "LpPacket {wire:02x?}");
+        assert_eq!(t.usual, k < 2, "decode_usual, LpPacket {k}: {wire:02x?}");
         let lp = LpPacket::decode(wire).unwrap();
         if let Ok(Some(p)) = lp.network_packet() {
             let inner = matches!(p, Packet::Interest(_)) && t.interest
@@ -1318,11 +1323,16 @@ fn mutated_packets_reach_both_sides_of_the_guards() {
     let mut seen = [[0usize; 3]; 3];
     // [straight to a decoder, not] for the frames' and Fragments' TLV headers.
     let mut headers = [[0usize; 2]; 2];
+    // [read by `Packet::decode_usual`, valid but not] for the frames that decode.
+    let mut usual = [0usize; 2];
     let n = 3000;
     for _ in 0..n {
         let frame = strategy.new_tree(&mut runner).unwrap().current();
         let taken = fast_paths_agree(&frame);
         headers[0][usize::from(!taken.frame)] += 1;
+        if Packet::decode(&frame).is_ok() {
+            usual[usize::from(!taken.usual)] += 1;
+        }
         if let Ok(Packet::Lp(lp)) = Packet::decode(&frame)
             && lp.fragment().is_some()
         {
@@ -1351,6 +1361,10 @@ fn mutated_packets_reach_both_sides_of_the_guards() {
             "{kind}: [fast, general, rejected] = {counts:?}"
         );
     }
+    assert!(
+        usual.iter().all(|&c| c >= n / 50),
+        "frames: [read by decode_usual, not] = {usual:?}"
+    );
     for (kind, counts) in ["frame", "Fragment"].iter().zip(headers) {
         assert!(
             counts.iter().all(|&c| c >= n / 50),

@@ -291,6 +291,9 @@ pub struct FastPaths {
     /// `LpPacket::network_packet` read the Fragment's TLV header itself and handed the TLV
     /// straight to its decoder, without its general path (`LpPacket::fast_network_tlv`).
     pub fragment: bool,
+    /// `Packet::decode_usual` read the frame (a bare Interest or Data, or one in an
+    /// LpPacket holding a PitToken alone) in one pass.
+    pub usual: bool,
 }
 
 /// The decoders' fast paths change no result: for the first TLV of `data` (and, in an
@@ -298,11 +301,13 @@ pub struct FastPaths {
 /// `LpPacket::from_tlv` return exactly what their general decoders return (equal views,
 /// accessor by accessor, or the same [`Error`]); and whenever a fast path accepts, so does the
 /// general decoder. `Packet::decode` and `LpPacket::network_packet` (of either LpPacket view)
-/// return what their general paths return too. Returns which fast paths accepted, so tests
-/// can check both sides of their guards are reached.
+/// return what their general paths return too, and `Packet::decode_usual`, when it reads the
+/// frame, what `Packet::decode` and `LpPacket::network_packet` return. Returns which fast
+/// paths accepted, so tests can check both sides of their guards are reached.
 pub fn fast_paths_agree(data: &[u8]) -> FastPaths {
     let mut taken = FastPaths {
         frame: Packet::fast_tlv(data).is_some(),
+        usual: usual_agrees(data),
         ..FastPaths::default()
     };
     same(
@@ -345,6 +350,50 @@ pub fn fast_paths_agree(data: &[u8]) -> FastPaths {
         taken.data |= agree_data(inner);
     }
     taken
+}
+
+/// `Packet::decode_usual` returns what `Packet::decode` returns for `data` (for an LpPacket:
+/// its network packet and PitToken, and an LpPacket with no other header, no ack and no
+/// fragmentation); whether it read the frame.
+fn usual_agrees(data: &[u8]) -> bool {
+    let Some(usual) = Packet::decode_usual(data) else {
+        return false;
+    };
+    let (packet, token) = match Packet::decode(data) {
+        Ok(Packet::Lp(lp)) => {
+            let bare = LpHeaders {
+                pit_token: lp.pit_token(),
+                ..LpHeaders::default()
+            };
+            assert_eq!(
+                lp.headers(),
+                bare,
+                "decode_usual: an LpPacket with other headers"
+            );
+            assert_eq!(lp.acks().count(), 0, "decode_usual: an LpPacket with acks");
+            assert!(
+                lp.pit_token().is_some(),
+                "decode_usual: an LpPacket without a token"
+            );
+            match lp.network_packet() {
+                Ok(Some(p)) => (p, lp.pit_token()),
+                other => panic!("decode_usual read {data:02x?}, network_packet gives {other:?}"),
+            }
+        }
+        Ok(p) => (p, None),
+        Err(e) => panic!("decode_usual read {data:02x?}, decode refuses it: {e:?}"),
+    };
+    let (fast, fast_token) = match usual {
+        crate::Usual::Interest(i, t) => (Packet::Interest(i), t),
+        crate::Usual::Data(d, t) => (Packet::Data(d), t),
+    };
+    assert_eq!(fast_token, token, "decode_usual: another PitToken");
+    assert_eq!(
+        packet_fields(&fast),
+        packet_fields(&packet),
+        "decode_usual differs from decode"
+    );
+    true
 }
 
 /// Whether `t` meets the fast paths' precondition (the type checked, `view::check_len`).

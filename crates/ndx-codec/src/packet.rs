@@ -9,6 +9,17 @@ use crate::tlv::{Reader, Tlv};
 use crate::types as tt;
 use crate::view;
 
+/// A frame in one of the shapes a router receives nearly always, read by
+/// [`Packet::decode_usual`] in one pass: a bare Interest or Data, or one in an LpPacket whose
+/// only header is a PitToken.
+#[derive(Clone, Copy, Debug)]
+pub enum Usual<'a> {
+    /// An Interest, and the PitToken of the LpPacket around it (`None`: a bare Interest).
+    Interest(Interest<'a>, Option<&'a [u8]>),
+    /// A Data, and the PitToken of the LpPacket around it (`None`: a bare Data).
+    Data(Data<'a>, Option<&'a [u8]>),
+}
+
 /// An NDN packet as found on a link: a bare Interest or Data, or an LpPacket.
 #[derive(Clone, Copy, Debug)]
 pub enum Packet<'a> {
@@ -46,6 +57,43 @@ impl<'a> Packet<'a> {
             };
         }
         Self::decode_general(frame)
+    }
+
+    /// The frame's Interest or Data and the PitToken around it, read in one pass, when the
+    /// frame is in a usual shape: a bare Interest or Data, or an LpPacket holding a PitToken
+    /// (1 to 32 bytes) and a Fragment and nothing else, whose Fragment is one whole Interest
+    /// or Data; every TLV header in the forms of the `fast` module, zero padding after the
+    /// frame's packet as [`decode`](Self::decode) allows, and the Interest or Data in the
+    /// forms its own fast path reads. `None` for anything else, valid or not: decode it with
+    /// [`decode`](Self::decode), which alone reports errors.
+    ///
+    /// What it returns is exactly what [`decode`](Self::decode) (then
+    /// [`LpPacket::network_packet`] and [`LpPacket::pit_token`] for an LpPacket) returns for
+    /// the same frame; such an LpPacket has no Nack, NextHopFaceId or fragmentation. The
+    /// LpPacket's own view is never built and the Fragment's TLV header is read once
+    /// (`fuzz::fast_paths_agree` checks the equivalence). Never panics.
+    #[inline]
+    pub fn decode_usual(frame: &'a [u8]) -> Option<Usual<'a>> {
+        let t = Self::fast_tlv(frame)?;
+        let (t, token) = match t.typ {
+            tt::LP_PACKET => {
+                let [98, l @ 1..=32, ref tail @ ..] = *t.value else {
+                    return None;
+                };
+                let (token, after) = tail.split_at_checked(usize::from(l))?;
+                let (fragment, []) = fast::element(after, tt::LP_FRAGMENT as u8)? else {
+                    return None;
+                };
+                let at = view::pos(t.wire, fragment);
+                (fast::packet(fragment, t.offset + at, false)?, Some(token))
+            }
+            _ => (t, None),
+        };
+        match t.typ {
+            tt::INTEREST => Interest::from_tlv_fast(&t).map(|i| Usual::Interest(i, token)),
+            tt::DATA => Data::from_tlv_fast(&t).map(|d| Usual::Data(d, token)),
+            _ => None,
+        }
     }
 
     /// The packet TLV that [`decode`](Self::decode) hands straight to its decoder (which

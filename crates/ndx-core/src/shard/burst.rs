@@ -174,24 +174,16 @@ impl<F: Frame> Shard<F> {
         speculate: Speculate,
         slot: &mut Staged<'f>,
     ) {
-        // Matched by reference: the view is not moved out of the `Result`, and goes straight
-        // into the slot.
-        match &Packet::decode(frame) {
-            Ok(Packet::Interest(i)) => slot.set_interest(*i, Incoming::bare()),
-            Ok(Packet::Data(d)) => return *slot = Staged::Data(*d, None),
-            Ok(Packet::Lp(lp)) if !lp.is_fragment() => match lp.network_packet() {
-                Ok(Some(Packet::Interest(i))) => slot.set_interest(
-                    i,
-                    Incoming {
-                        token: lp.pit_token(),
-                        nack: lp.nack(),
-                        next_hop: lp.next_hop_face_id(),
-                    },
-                ),
-                Ok(Some(Packet::Data(d))) => return *slot = Staged::Data(d, lp.pit_token()),
-                _ => return *slot = Staged::Other,
-            },
-            _ => return *slot = Staged::Other,
+        // The usual shapes (a bare packet, or one behind a PitToken) in one pass, without
+        // the LpPacket's view; matched by reference, the view goes straight into the slot.
+        match &Packet::decode_usual(frame) {
+            Some(Usual::Interest(i, token)) => slot.set_interest(*i, Incoming::tokened(*token)),
+            Some(Usual::Data(d, token)) => return *slot = Staged::Data(*d, *token),
+            None => {
+                if !Self::stage_other(frame, slot) {
+                    return;
+                }
+            }
         }
         let Staged::Interest(interest, _, hashes) = slot else {
             return;
@@ -220,6 +212,30 @@ impl<F: Frame> Shard<F> {
                 snap.prefetch_chunk(hashes, m + 1);
             }
         }
+    }
+
+    /// [`stage`](Self::stage)'s decode of a frame in none of the usual shapes (an LpPacket
+    /// with other headers, every malformed frame): into `slot`. Whether it is an Interest.
+    #[inline(never)]
+    pub(super) fn stage_other<'f>(frame: &'f [u8], slot: &mut Staged<'f>) -> bool {
+        match &Packet::decode(frame) {
+            Ok(Packet::Interest(i)) => slot.set_interest(*i, Incoming::bare()),
+            Ok(Packet::Data(d)) => *slot = Staged::Data(*d, None),
+            Ok(Packet::Lp(lp)) if !lp.is_fragment() => match lp.network_packet() {
+                Ok(Some(Packet::Interest(i))) => slot.set_interest(
+                    i,
+                    Incoming {
+                        token: lp.pit_token(),
+                        nack: lp.nack(),
+                        next_hop: lp.next_hop_face_id(),
+                    },
+                ),
+                Ok(Some(Packet::Data(d))) => *slot = Staged::Data(d, lp.pit_token()),
+                _ => *slot = Staged::Other,
+            },
+            _ => *slot = Staged::Other,
+        }
+        matches!(slot, Staged::Interest(..))
     }
 
     /// A frame's first prefetch level: the CS bucket, the FIB's stage-1 marker, and the

@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use ndx_codec::{
     Data, Interest, LpHeaders, LpPacket, NackReason, Name, Packet, Reassembler, ReassemblerConfig,
-    Writer, types,
+    Usual, Writer, types,
 };
 
 use crate::cs::{Cs, CsConfig, Frame, NoFrame};
@@ -310,10 +310,15 @@ struct Incoming<'a> {
     next_hop: Option<u64>,
 }
 
-impl Incoming<'_> {
+impl<'a> Incoming<'a> {
     const fn bare() -> Self {
+        Self::tokened(None)
+    }
+
+    /// A packet whose only LP field is `token` (if any).
+    const fn tokened(token: Option<&'a [u8]>) -> Self {
         Self {
-            token: None,
+            token,
             nack: None,
             next_hop: None,
         }
