@@ -511,7 +511,38 @@ impl Pit {
         owner: FaceId,
     ) -> Result<PitId, PitFull> {
         // The work out of line, its answer in a register rather than through memory.
-        match self.insert_packed(key, name, cbp, mbf, expiry, owner) {
+        let id = self.insert_packed(key, name, cbp, mbf, expiry, owner, None);
+        self.unpack(id)
+    }
+
+    /// [`insert_owned`](Self::insert_owned) for the Interest `record` describes, whose face
+    /// owns the entry: the entry expires with it and has it as its in-record, written with
+    /// the entry (no second lookup of the entry to add it).
+    #[inline]
+    pub fn insert_recorded(
+        &mut self,
+        key: u64,
+        name: &Name<'_>,
+        cbp: bool,
+        mbf: bool,
+        record: &InRecord,
+    ) -> Result<PitId, PitFull> {
+        let id = self.insert_packed(
+            key,
+            name,
+            cbp,
+            mbf,
+            record.expiry,
+            record.face,
+            Some(record),
+        );
+        self.unpack(id)
+    }
+
+    /// The id [`insert_packed`](Self::insert_packed) packed.
+    #[inline(always)]
+    fn unpack(&self, id: u64) -> Result<PitId, PitFull> {
+        match id {
             0 => Err(PitFull(self.entries.len())),
             id => Ok(PitId {
                 slot: id as u32,
@@ -521,8 +552,13 @@ impl Pit {
     }
 
     /// [`insert`](Self::insert)'s work: the new entry's id packed as `generation << 32 | slot`,
-    /// or 0 (never an id: a live entry's generation is odd) when the table is full.
+    /// or 0 (never an id: a live entry's generation is odd) when the table is full. The
+    /// entry's in-records are `first` alone, or none.
     #[inline(never)]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "an entry's fields, passed in registers to the one out-of-line insertion"
+    )]
     fn insert_packed(
         &mut self,
         key: u64,
@@ -531,6 +567,7 @@ impl Pit {
         mbf: bool,
         expiry: u64,
         owner: FaceId,
+        first: Option<&InRecord>,
     ) -> u64 {
         let slot = self.free_head;
         let Some(e) = self.entries.get_mut(slot as usize) else {
@@ -555,6 +592,9 @@ impl Pit {
         e.components = name.len() as u32;
         e.selectors = selectors(cbp, mbf);
         e.in_records.clear();
+        if let Some(r) = first {
+            e.in_records.push(*r);
+        }
         e.out_records.clear();
         e.strategy_state = 0;
         e.expiry = expiry;

@@ -163,18 +163,9 @@ pub(crate) fn after_receive_interest(
     let mut out = FaceList::new();
     match kind {
         StrategyKind::BestRoute if fresh_entry => {
-            // A new entry's only record is the ingress's in-record and it has no out-records:
-            // the usable next hops are those other than the ingress, all untried, so the pick
-            // is the lowest cost (the first of equals), without reading the records.
             debug_assert!(entry.out_records.is_empty() && entry.in_records.len() == 1);
-            let mut pick: Option<NextHop> = None;
-            for &h in ctx.nexthops {
-                if h.face != ctx.ingress && pick.is_none_or(|p| h.cost < p.cost) {
-                    pick = Some(h);
-                }
-            }
-            if let Some(h) = pick {
-                out.push(h.face);
+            if let Some(face) = cheapest_other(ctx.nexthops, ctx.ingress) {
+                out.push(face);
             }
         }
         StrategyKind::Multicast => {
@@ -212,6 +203,36 @@ pub(crate) fn after_receive_interest(
         return Decision::Suppress;
     }
     Decision::Forward(out)
+}
+
+/// best-route on a new PIT entry (the pipeline's usual case, without the [`Ctx`] and
+/// [`Decision`] of [`after_receive_interest`]): starts the entry's suppression interval and
+/// returns the next hop to send to, where `after_receive_interest(BestRoute, .., true)`
+/// decides `Forward` of that face alone; `None` where it decides `Nack(NoRoute)`.
+#[inline]
+pub(crate) fn best_route_fresh(
+    now: u64,
+    ingress: FaceId,
+    nexthops: &[NextHop],
+    entry: &mut PitEntry,
+) -> Option<FaceId> {
+    // A new entry starts its suppression interval (always allowed).
+    retx_allowed(entry, now);
+    cheapest_other(nexthops, ingress)
+}
+
+/// The lowest-cost next hop other than `ingress` (the first of equals): best-route's pick for
+/// a new entry, whose only record is the ingress's in-record and which has no out-records, so
+/// every next hop but the ingress is usable and untried, without reading the records.
+#[inline]
+fn cheapest_other(nexthops: &[NextHop], ingress: FaceId) -> Option<FaceId> {
+    let mut pick: Option<NextHop> = None;
+    for &h in nexthops {
+        if h.face != ingress && pick.is_none_or(|p| h.cost < p.cost) {
+            pick = Some(h);
+        }
+    }
+    pick.map(|h| h.face)
 }
 
 /// Best-route's choice among the usable next hops: untried first, lowest cost; then the
@@ -312,7 +333,12 @@ mod tests {
             };
             // The general ranking, on the same entry before the strategy touches it.
             let general = best_route_pick(&ctx, entry);
+            // The pipeline's shortcut for a new entry, on a copy of it.
+            let mut copy = entry.clone();
+            let fresh = best_route_fresh(0, FaceId(ingress), &nexthops, &mut copy);
             let decision = after_receive_interest(StrategyKind::BestRoute, &mut ctx, entry, true);
+            prop_assert_eq!(fresh, general);
+            prop_assert_eq!(copy.strategy_state, entry.strategy_state);
             match general {
                 Some(face) => prop_assert_eq!(decision, Decision::Forward({
                     let mut l = FaceList::new();

@@ -75,6 +75,13 @@ impl<F: Frame> Shard<F> {
             .effective_lifetime_ms()
             .min(self.cfg.max_lifetime_ms);
         let expiry = now + lifetime_ms * 1_000_000;
+        // In-record: one per downstream face (a new entry is created with it).
+        let record = InRecord {
+            face,
+            nonce,
+            expiry,
+            token: TokenBuf::new(inc.token),
+        };
         let (id, fresh) = match existing {
             Some(id) => (id, false),
             None => {
@@ -86,7 +93,7 @@ impl<F: Frame> Shard<F> {
                     self.nack_interest(now, face, interest, inc.token, NackReason::Congestion, out);
                     return self.dropped(out, face, DropReason::PitQuota);
                 }
-                match self.pit.insert_owned(key, &name, cbp, mbf, expiry, face) {
+                match self.pit.insert_recorded(key, &name, cbp, mbf, &record) {
                     Ok(id) => {
                         if let Some(f) = self.faces.get_mut(&face) {
                             f.load.pit_entries += 1;
@@ -110,15 +117,10 @@ impl<F: Frame> Shard<F> {
                 }
             }
         };
-        // In-record: one per downstream face.
-        let record = InRecord {
-            face,
-            nonce,
-            expiry,
-            token: TokenBuf::new(inc.token),
-        };
-        let retransmission;
-        {
+        // A new entry was created with its in-record (and its expiry); a pending one gets
+        // this face's, new or renewed, and lives as long as its longest.
+        let mut retransmission = false;
+        if !fresh {
             let Some(e) = self.pit.get_mut(id) else {
                 return;
             };
@@ -127,21 +129,14 @@ impl<F: Frame> Shard<F> {
                     *r = record;
                     retransmission = true;
                 }
-                None => {
-                    e.in_records.push(record);
-                    retransmission = false;
-                }
+                None => e.in_records.push(record),
             }
-        }
-        // A new entry's only in-record is this one: `insert` already set its expiry.
-        if !fresh {
-            let entry_expiry = self.pit.get(id).map_or(expiry, |e| {
-                e.in_records
-                    .iter()
-                    .map(|r| r.expiry)
-                    .max()
-                    .unwrap_or(expiry)
-            });
+            let entry_expiry = e
+                .in_records
+                .iter()
+                .map(|r| r.expiry)
+                .max()
+                .unwrap_or(expiry);
             self.pit.set_expiry(id, entry_expiry);
         }
         if !fresh && !retransmission {
@@ -186,23 +181,34 @@ impl<F: Frame> Shard<F> {
             self.finish(now, id);
             return self.dropped(out, face, DropReason::NoRoute);
         };
-        let mut ctx = Ctx {
-            now,
-            ingress: face,
-            nexthops,
-            pending: &self.pending,
-            rng: &mut self.rng,
-        };
         let Some(e) = self.pit.get_mut(id) else {
             return;
         };
-        let decision = strategy::after_receive_interest(kind, &mut ctx, e, fresh);
+        let fwd = Forward {
+            from: face,
+            local_only: localhost || (!info.local && is_localhop(&name)),
+        };
+        let decision = if fresh && kind == StrategyKind::BestRoute {
+            // The usual case, one next hop at most: no strategy context or face list.
+            match strategy::best_route_fresh(now, face, nexthops, e) {
+                Some(up) => {
+                    let up = [up];
+                    return self.forward_to(now, id, &up, interest, nonce, fwd, out);
+                }
+                None => Decision::Nack(NackReason::NoRoute),
+            }
+        } else {
+            let mut ctx = Ctx {
+                now,
+                ingress: face,
+                nexthops,
+                pending: &self.pending,
+                rng: &mut self.rng,
+            };
+            strategy::after_receive_interest(kind, &mut ctx, e, fresh)
+        };
         match decision {
             Decision::Forward(faces) => {
-                let fwd = Forward {
-                    from: face,
-                    local_only: localhost || (!info.local && is_localhop(&name)),
-                };
                 self.forward_to(now, id, faces.as_slice(), interest, nonce, fwd, out);
             }
             Decision::Suppress => self.counters.suppressed += 1,
