@@ -177,9 +177,7 @@ impl<F: Frame> Shard<F> {
             found = Some((&chosen, StrategyKind::BestRoute));
         }
         let Some((nexthops, kind)) = found else {
-            self.nack_interest(now, face, interest, inc.token, NackReason::NoRoute, out);
-            self.finish(now, id);
-            return self.dropped(out, face, DropReason::NoRoute);
+            return self.refuse(now, face, interest, inc.token, id, NackReason::NoRoute, out);
         };
         let Some(e) = self.pit.get_mut(id) else {
             return;
@@ -188,14 +186,27 @@ impl<F: Frame> Shard<F> {
             from: face,
             local_only: localhost || (!info.local && is_localhop(&name)),
         };
-        let decision = if fresh && kind == StrategyKind::BestRoute {
-            // The usual case, one next hop at most: no strategy context or face list.
+        // The next hops to send to: one at most in the usual case (a new entry, best-route),
+        // picked without a strategy context or face list.
+        let one: [FaceId; 1];
+        let list: strategy::FaceList;
+        let faces: &[FaceId] = if fresh && kind == StrategyKind::BestRoute {
             match strategy::best_route_fresh(now, face, nexthops, e) {
                 Some(up) => {
-                    let up = [up];
-                    return self.forward_to(now, id, &up, interest, nonce, fwd, out);
+                    one = [up];
+                    &one
                 }
-                None => Decision::Nack(NackReason::NoRoute),
+                None => {
+                    return self.refuse(
+                        now,
+                        face,
+                        interest,
+                        inc.token,
+                        id,
+                        NackReason::NoRoute,
+                        out,
+                    );
+                }
             }
         } else {
             let mut ctx = Ctx {
@@ -205,19 +216,44 @@ impl<F: Frame> Shard<F> {
                 pending: &self.pending,
                 rng: &mut self.rng,
             };
-            strategy::after_receive_interest(kind, &mut ctx, e, fresh)
+            match strategy::after_receive_interest(kind, &mut ctx, e, fresh) {
+                Decision::Forward(faces) => {
+                    list = faces;
+                    list.as_slice()
+                }
+                Decision::Suppress => {
+                    self.counters.suppressed += 1;
+                    return;
+                }
+                Decision::Nack(reason) => {
+                    return self.refuse(now, face, interest, inc.token, id, reason, out);
+                }
+            }
         };
-        match decision {
-            Decision::Forward(faces) => {
-                self.forward_to(now, id, faces.as_slice(), interest, nonce, fwd, out);
-            }
-            Decision::Suppress => self.counters.suppressed += 1,
-            Decision::Nack(reason) => {
-                self.nack_interest(now, face, interest, inc.token, reason, out);
-                self.finish(now, id);
-                self.dropped(out, face, DropReason::NoRoute);
-            }
-        }
+        self.forward_to(now, id, faces, interest, nonce, fwd, out);
+    }
+
+    /// Gives up on the Interest from `face` that entry `id` holds: Nacks it with `reason`,
+    /// erases the entry, and counts the drop as [`DropReason::NoRoute`].
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "the pipeline's inputs for one packet"
+    )]
+    #[cold]
+    #[inline(never)]
+    fn refuse(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        interest: &Interest<'_>,
+        token: Option<&[u8]>,
+        id: PitId,
+        reason: NackReason,
+        out: &mut Actions,
+    ) {
+        self.nack_interest(now, face, interest, token, reason, out);
+        self.finish(now, id);
+        self.dropped(out, face, DropReason::NoRoute);
     }
 
     /// Sends `interest` to each of `faces` for entry `id`, with `nonce` in the out-records.
@@ -288,10 +324,14 @@ impl<F: Frame> Shard<F> {
         self.nonced = buf;
     }
 
+    /// Sends the Interest `wire` (HopLimit at `hop_patch` in it) to `up` for entry `id`, in
+    /// an LpPacket with the entry's PitToken, and records the send. Inlined into each
+    /// [`Shard::forward_to`], its one hot caller (no call with its eight arguments).
     #[expect(
         clippy::too_many_arguments,
         reason = "the pipeline's state for one send"
     )]
+    #[inline(always)]
     pub(super) fn forward_interest(
         &mut self,
         now: u64,
