@@ -435,21 +435,22 @@ fn push_interest(out: &mut Actions, token: &crate::pit::PitToken, wire: &[u8]) -
         return out.push_tokened(Some(token), wire);
     }
     let start = out.bytes.len();
-    let [a, b, c, d, e, f] = *token;
-    let head = [
+    let mut head = [
         types::LP_PACKET as u8,
         (2 + PIT_TOKEN_LEN + 2 + len) as u8,
         types::LP_PIT_TOKEN as u8,
         PIT_TOKEN_LEN as u8,
-        a,
-        b,
-        c,
-        d,
-        e,
-        f,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
         types::LP_FRAGMENT as u8,
         len as u8,
     ];
+    // The token as one copy (taking it apart byte by byte spilled each byte).
+    head[4..4 + PIT_TOKEN_LEN].copy_from_slice(token);
     out.bytes.reserve(head.len() + len);
     out.bytes.extend_from_slice(&head);
     out.bytes.extend_from_slice(wire);
