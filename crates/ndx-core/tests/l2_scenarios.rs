@@ -164,6 +164,50 @@ fn a_failed_read_falls_back_upstream() {
 }
 
 #[test]
+fn a_retransmission_after_a_fallback_is_parked_on_the_l2_again() {
+    // The producer is gone and the first read of the batch fails: the Interest falls back
+    // upstream, where nothing answers. Its retransmission must look in the L2 again (which
+    // holds the batch and now reads it) instead of waiting on the dead upstream.
+    let mut sim = Sim::new(3);
+    let c = sim.add_consumer();
+    let r = sim.add_router(cfg(Some(l2(false))));
+    sim.link(c, r, LinkSpec::default());
+    let p = sim.add_producer("/p", 100_000);
+    let (rp, pr) = sim.link(r, p, LinkSpec::default());
+    sim.route(r, "/p", rp, 10);
+    sim.set_l2_delay(r, MS / 10);
+    warm(&mut sim, c);
+    let a0 = key(&sim, r, "a", 0);
+    assert!(sim.router(r).l2_holds(a0.0, a0.1));
+    sim.set_link_up(r, rp, false);
+    sim.set_link_up(p, pr, false);
+    sim.set_l2_failing(r, true);
+    let before = sim.consumer(c).data.len();
+    sim.express_with_nonce(c, "/p/a/seg=0", false, false, 1000, 1);
+    sim.run_for(10 * MS);
+    let k = sim.router(r).l2_counters().expect("L2");
+    assert_eq!((k.read_failures, k.fallbacks, k.served), (1, 1, 0));
+    assert_eq!(sim.consumer(c).data.len(), before, "nobody answered");
+    assert_eq!(sim.router(r).pit().len(), 1, "pending upstream");
+
+    sim.set_l2_failing(r, false);
+    sim.express_with_nonce(c, "/p/a/seg=0", false, false, 1000, 2);
+    sim.run_for(10 * MS);
+    let k = sim.router(r).l2_counters().expect("L2");
+    assert_eq!((k.parked, k.served), (2, 1), "parked again and served");
+    assert_eq!(
+        sim.consumer(c).data.last().map(|d| d.1.as_str()),
+        Some("/p/a/seg=0")
+    );
+    assert_eq!(sim.router(r).pit().len(), 0);
+    assert_eq!(
+        asked(&sim, p, "a"),
+        2 * B as usize,
+        "nothing reached the producer"
+    );
+}
+
+#[test]
 fn parked_interests_expire_with_their_pit_entry() {
     let (mut sim, c, r, p) = line(Some(l2(false)));
     warm(&mut sim, c);

@@ -150,8 +150,11 @@ impl<F: Frame> Shard<F> {
             self.counters.suppressed += 1;
             return;
         }
-        // L1 missed: if the L2 holds the batch, park the entry on a batch read.
-        if fresh && self.l2.is_some() && self.l2_park(id, &name, interest.wire(), out) {
+        // L1 missed: if the L2 holds the batch, park the entry on a batch read. A
+        // retransmission of an entry that went upstream looks again: its batch may have been
+        // written since (it was being staged), or its read failed or was answered after the
+        // batch left L1, and the upstream may be gone.
+        if self.l2.is_some() && self.l2_park(id, &name, interest.wire(), out) {
             return;
         }
 
