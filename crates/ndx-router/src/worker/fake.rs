@@ -176,18 +176,19 @@ impl FakePort {
         }
     }
 
-    /// A frame arrives for socket `socket`, with XDP metadata `meta` in front of it.
-    pub(crate) fn arrive(&self, socket: usize, frame: Vec<u8>, meta: Option<[u8; 16]>) {
-        self.arrive_segments(socket, vec![frame], meta);
+    /// A frame arrives for socket `socket`, with XDP metadata `meta` in front of it; returns
+    /// its id.
+    pub(crate) fn arrive(&self, socket: usize, frame: Vec<u8>, meta: Option<[u8; 16]>) -> u64 {
+        self.arrive_segments(socket, vec![frame], meta)
     }
 
-    /// A multi-buffer frame arrives for socket `socket`.
+    /// A multi-buffer frame arrives for socket `socket`; returns its id.
     pub(crate) fn arrive_segments(
         &self,
         socket: usize,
         segs: Vec<Vec<u8>>,
         meta: Option<[u8; 16]>,
-    ) {
+    ) -> u64 {
         assert!(!segs.is_empty() && segs.iter().all(|s| !s.is_empty()));
         let mut st = self.lock();
         let id = st.next_id;
@@ -199,6 +200,7 @@ impl FakePort {
             segs,
             meta: meta.map(|m| m.to_vec()),
         });
+        id
     }
 
     /// What socket `socket` transmitted since the last call.
@@ -228,6 +230,16 @@ impl FakePort {
             .iter()
             .filter(|(_, f)| *f == fate)
             .count()
+    }
+
+    /// The ids of the frames that met `fate`, in the order they met it.
+    pub(crate) fn ids(&self, fate: Fate) -> Vec<u64> {
+        self.lock()
+            .history
+            .iter()
+            .filter(|(_, f)| *f == fate)
+            .map(|&(id, _)| id)
+            .collect()
     }
 
     /// Every frame received came back exactly once or is held (kept) now: no frame is out,

@@ -449,6 +449,8 @@ pub(crate) struct Turns<R> {
     rx: Vec<R>,
     /// This shard's frames of the burst.
     mine: Vec<R>,
+    /// Frames handed over by other shards, each with the index of its ring in `from`.
+    handed: Vec<(usize, R)>,
     /// The face table's snapshot in use.
     table: Arc<FaceTable>,
     /// When timers run next (ns).
@@ -500,6 +502,7 @@ impl<S: Socket> Worker<S> {
         Turns {
             rx: Vec::with_capacity(self.core.cfg.burst),
             mine: Vec::with_capacity(self.core.cfg.burst),
+            handed: Vec::with_capacity(BURST),
             table: self.core.faces.table.load_full(),
             next_timer: 0,
             next_publish: 0,
@@ -525,13 +528,10 @@ impl<S: Socket> Worker<S> {
             self.on_burst(now, i, &mut st.rx, &mut st.mine, &st.table);
         }
         let table = &st.table;
-        // Frames handed over by other shards.
-        for k in 0..self.from.len() {
-            while let Some(frame) = self.from[k].recv() {
-                idle = false;
-                self.core.snap.add(Io::ExchangedIn, 1);
-                self.on_exchanged(now, frame, k, table);
-            }
+        // Frames handed over by other shards, in bursts.
+        while self.drain_exchanged(&mut st.handed) {
+            idle = false;
+            self.on_exchanged(now, &mut st.handed, table);
         }
         // Reassembled packets handed over by other shards.
         while let Some(h) = self
@@ -830,18 +830,90 @@ impl<S: Socket> Worker<S> {
         Some(rx)
     }
 
-    fn on_exchanged(&mut self, now: u64, rx: S::Rx, from: usize, table: &FaceTable) {
-        let core = &mut self.core;
-        if let Some((mem, ifindex)) = self.ports.iter().find(|(m, _)| m.port() == rx.port()) {
-            let ifindex = *ifindex;
-            let mut copy = std::mem::take(&mut core.copy);
-            if let Some(bytes) = whole(mem, &rx, &mut copy) {
-                core.ingest(now, ifindex, bytes, rx.len(), table);
+    /// Takes up to [`BURST`] frames handed over by other shards into `handed`, each ring's in
+    /// the order it holds them (the rings in turn); false when every ring was empty.
+    fn drain_exchanged(&mut self, handed: &mut Vec<(usize, S::Rx)>) -> bool {
+        for (k, ring) in self.from.iter_mut().enumerate() {
+            while handed.len() < BURST {
+                let Some(f) = ring.recv() else { break };
+                handed.push((k, f));
             }
-            core.copy = copy;
         }
-        self.from[from].give_back(rx);
-        core.transmit(&mut self.eps, table, &|_| &[]);
+        self.core.snap.add(Io::ExchangedIn, handed.len() as u64);
+        !handed.is_empty()
+    }
+
+    /// A burst of frames handed over by other shards (see [`Self::drain_exchanged`]), as
+    /// [`Self::on_burst`] runs its own: the single-buffer frames are lent to the pipeline in
+    /// one burst (`Shard::process_burst_lent`: the CS copies their Data, since the frames
+    /// belong to another shard's socket), multi-buffer ones go one by one in their place,
+    /// the burst's output is sent once, and every frame goes back to the shard that handed it
+    /// over, in the order received. A frame of a port this shard cannot read (its port gone)
+    /// goes back unread.
+    fn on_exchanged(&mut self, now: u64, handed: &mut Vec<(usize, S::Rx)>, table: &FaceTable) {
+        let ports = &self.ports;
+        let port_of = |f: &S::Rx| ports.iter().find(|(m, _)| m.port() == f.port());
+        {
+            let core = &mut self.core;
+            let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
+            let mut n = 0;
+            for (at, (_, f)) in handed.iter().enumerate() {
+                let Some((mem, ifindex)) = port_of(f) else {
+                    continue;
+                };
+                if f.segments() > 1 {
+                    if n > 0 {
+                        core.burst(now, &batch[..n], false);
+                        n = 0;
+                    }
+                    let mut copy = std::mem::take(&mut core.copy);
+                    if let Some(bytes) = whole(mem, f, &mut copy) {
+                        core.ingest(now, *ifindex, bytes, f.len(), table);
+                    }
+                    core.copy = copy;
+                    continue;
+                }
+                let Some(bytes) = mem.first(f) else {
+                    continue;
+                };
+                let fragment = mem
+                    .meta(f)
+                    .and_then(XdpMeta::parse)
+                    .map(|m| m.kind == Kind::Fragment);
+                if let Some((face, range)) =
+                    core.classify(now, *ifindex, bytes, f.len(), fragment, table)
+                    && let Some(ndn) = bytes.get(range.clone())
+                {
+                    batch[n] = (face, ndn);
+                    core.lent.push((at, range.start));
+                    n += 1;
+                    if n == BURST {
+                        core.burst(now, &batch[..n], false);
+                        n = 0;
+                    }
+                }
+            }
+            if n > 0 {
+                core.burst(now, &batch[..n], false);
+            }
+        }
+        {
+            let frames: &[(usize, S::Rx)] = handed;
+            let bytes = |&(at, start): &(usize, usize)| -> &[u8] {
+                frames
+                    .get(at)
+                    .and_then(|(_, f)| port_of(f).and_then(|(m, _)| m.first(f)))
+                    .and_then(|f| f.get(start..))
+                    .unwrap_or(&[])
+            };
+            self.core.transmit(&mut self.eps, table, &bytes);
+        }
+        // Sent: the lending ends (the CS copied what it admitted), and every frame goes back.
+        let core = &mut self.core;
+        core.shard.return_lent(&mut core.lent, |_, _| None);
+        for (k, f) in handed.drain(..) {
+            self.from[k].give_back(f);
+        }
     }
 }
 

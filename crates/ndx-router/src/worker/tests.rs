@@ -253,12 +253,14 @@ impl Net {
         self.workers[s].core.snap.value(c)
     }
 
-    /// A packet from the peer behind `port` reaches shard `s`'s socket there.
-    fn arrive_from_peer(&self, port: usize, s: usize, ndn: &[u8], meta: Option<[u8; 16]>) {
-        self.arrive_from(port, s, peer_addr(port), ndn, meta);
+    /// A packet from the peer behind `port` reaches shard `s`'s socket there; returns the
+    /// frame's id.
+    fn arrive_from_peer(&self, port: usize, s: usize, ndn: &[u8], meta: Option<[u8; 16]>) -> u64 {
+        self.arrive_from(port, s, peer_addr(port), ndn, meta)
     }
 
-    /// A packet from `src` (a peer behind `port`) reaches shard `s`'s socket there.
+    /// A packet from `src` (a peer behind `port`) reaches shard `s`'s socket there; returns
+    /// the frame's id.
     fn arrive_from(
         &self,
         port: usize,
@@ -266,8 +268,14 @@ impl Net {
         src: SocketAddr,
         ndn: &[u8],
         meta: Option<[u8; 16]>,
-    ) {
-        self.ports[port].arrive(s, udp_frame(port, src, ndn), meta);
+    ) -> u64 {
+        self.ports[port].arrive(s, udp_frame(port, src, ndn), meta)
+    }
+
+    /// One loop turn of shard `s` alone, 20 µs after the last.
+    fn turn(&mut self, s: usize) {
+        self.now += 20_000;
+        self.workers[s].turn(self.now, &mut self.turns[s], &self.stop);
     }
 
     /// The NDN packets shard `s` sent out of `port` (each checked to be addressed from the
@@ -906,4 +914,174 @@ fn nothing_is_sent_on_a_link_that_is_down() {
     assert_eq!(names, ["/p/down"]);
     assert_eq!(net.count(0, Io::TxLinkDown), 1);
     net.ports[A].assert_settled();
+}
+
+/// Interests for `uris` from the consumer, steered to shard `s`, which forwards them: the
+/// PIT tokens the producer's Data will echo, in order.
+fn forwarded_tokens(net: &mut Net, s: usize, uris: &[String], nonce: u32) -> Vec<Vec<u8>> {
+    for (k, uri) in uris.iter().enumerate() {
+        net.arrive_from_peer(
+            A,
+            s,
+            &interest(uri, nonce + k as u32),
+            Some(meta(s as u8, Kind::Interest, How::Name)),
+        );
+    }
+    net.run(2);
+    let out = net.sent(B, s, peer_addr(B));
+    assert_eq!(out.len(), uris.len());
+    out.iter()
+        .map(|p| {
+            unwrap_lp(p)
+                .1
+                .expect("a PitToken on what the shard forwards")
+        })
+        .collect()
+}
+
+/// The hand-off in bursts: in one loop turn, shard 1 receives a burst of its own Data and
+/// then drains more than a burst of Data handed over by shard 0 (whole, one in two buffers,
+/// one in NDNLPv2 fragments), through a transmit ring of 4. Every Data leaves once, byte for
+/// byte; the handed-over frames go back to shard 0 in the order they arrived and are
+/// released once; the CS copied the handed-over Data (the frames were someone else's), so
+/// it answers for them once every frame is back.
+#[test]
+fn handed_over_frames_go_through_the_pipeline_in_bursts_and_back_in_order() {
+    let mut net = Net::new(Opts {
+        shards: 2,
+        keep: true,
+        tx_ring: 4,
+        ..Opts::default()
+    });
+    let consumer = peer_addr(A);
+    let uris: Vec<String> = (0..52).map(|k| format!("/p/hand/{k}")).collect();
+    let tokens = forwarded_tokens(&mut net, 1, &uris, 1);
+    let datas: Vec<Vec<u8>> = uris
+        .iter()
+        .enumerate()
+        .map(|(k, u)| data(u, if k == 51 { 3000 } else { 200 + k }))
+        .collect();
+    let to_1 = Some(meta(1, Kind::Data, How::Token));
+    let mut handed = Vec::new();
+    for (k, (d, token)) in datas.iter().zip(&tokens).enumerate() {
+        let lp = with_token(d, Some(token));
+        match k {
+            // Shard 1's own: arrived on its socket.
+            0..=9 => {
+                net.arrive_from_peer(B, 1, &lp, to_1);
+            }
+            // Arrived at shard 0's socket in two buffers.
+            50 => {
+                let mut f = udp_frame(B, peer_addr(B), &lp);
+                let tail = f.split_off(f.len() / 2);
+                handed.push(net.ports[B].arrive_segments(0, vec![f, tail], to_1));
+            }
+            // In fragments steered to shard 1 (the program's verdict: a fragment).
+            51 => {
+                for f in fragments(d, Some(token), 1200, 9) {
+                    let m = Some(meta(1, Kind::Fragment, How::Source));
+                    handed.push(net.arrive_from_peer(B, 0, &f, m));
+                }
+            }
+            // Whole, at shard 0's socket.
+            _ => handed.push(net.arrive_from_peer(B, 0, &lp, to_1)),
+        }
+    }
+    assert!(handed.len() > BURST, "more than one burst handed over");
+    net.turn(0);
+    assert_eq!(net.count(0, Io::ExchangedOut), handed.len() as u64);
+    // One turn of shard 1: its own burst, then every handed-over frame.
+    net.turn(1);
+    assert_eq!(net.count(1, Io::ExchangedIn), handed.len() as u64);
+    let mut got: Vec<Vec<u8>> = net
+        .sent(A, 1, consumer)
+        .iter()
+        .map(|p| unwrap_lp(p).0)
+        .collect();
+    got.sort();
+    let mut want = datas.clone();
+    want.sort();
+    assert_eq!(got, want, "each Data once, byte for byte");
+    assert_eq!(net.count(1, Io::TxRingFull), 0);
+    let c = net.workers[1].core.shard.counters();
+    assert_eq!((c.data_in, c.data_out), (52, 52));
+    assert_eq!(net.workers[0].core.shard.counters().data_in, 0);
+    // Shard 0 reaps what came back and releases it, in the order the frames arrived.
+    net.turn(0);
+    let released = net.ports[B].ids(Fate::Released);
+    let back: Vec<u64> = released
+        .iter()
+        .copied()
+        .filter(|id| handed.contains(id))
+        .collect();
+    assert_eq!(back, handed, "given back once each, in order");
+    net.ports[B].assert_settled();
+    assert_eq!(net.ports[B].out(), 0);
+    assert!(net.ports[B].kept() > 0, "shard 1's own Data were kept");
+    // The handed-over frames are back with shard 0; the CS still answers for their Data.
+    for (k, uri) in uris.iter().enumerate() {
+        net.arrive_from_peer(
+            A,
+            1,
+            &interest(uri, 1000 + k as u32),
+            Some(meta(1, Kind::Interest, How::Name)),
+        );
+    }
+    net.run(2);
+    let mut hits: Vec<Vec<u8>> = net
+        .sent(A, 1, consumer)
+        .iter()
+        .map(|p| unwrap_lp(p).0)
+        .collect();
+    hits.sort();
+    assert_eq!(hits, want, "every Data from the CS");
+    assert!(
+        net.sent(B, 1, peer_addr(B)).is_empty(),
+        "no Interest went up"
+    );
+    net.finish();
+    for p in &net.ports {
+        p.assert_settled();
+        assert_eq!(p.kept(), 0);
+    }
+}
+
+/// A frame handed over from a port the owner cannot read (its port gone from the owner's
+/// list) goes back unread, and the rest of its burst is processed.
+#[test]
+fn a_handed_over_frame_whose_port_is_gone_goes_back_unread() {
+    let mut net = Net::new(Opts {
+        shards: 2,
+        ..Opts::default()
+    });
+    let tokens = forwarded_tokens(&mut net, 1, &["/p/gone".to_string()], 1);
+    net.workers[1].ports.retain(|(m, _)| m.port() != B as u32);
+    let d = with_token(&data("/p/gone", 100), Some(&tokens[0]));
+    let lost = net.arrive_from_peer(B, 0, &d, Some(meta(1, Kind::Data, How::Token)));
+    // In the same burst, an Interest handed over from the consumer's port.
+    net.arrive_from_peer(
+        A,
+        0,
+        &interest("/p/still", 2),
+        Some(meta(1, Kind::Interest, How::Name)),
+    );
+    net.turn(0);
+    net.turn(1);
+    assert_eq!(net.count(1, Io::ExchangedIn), 2);
+    let up: Vec<String> = net
+        .sent(B, 1, peer_addr(B))
+        .iter()
+        .map(|p| name_of(p))
+        .collect();
+    assert_eq!(up, ["/p/still"]);
+    assert!(
+        net.sent(A, 1, peer_addr(A)).is_empty(),
+        "the Data was not read"
+    );
+    assert_eq!(net.workers[1].core.shard.counters().data_in, 0);
+    net.turn(0);
+    assert!(net.ports[B].ids(Fate::Released).contains(&lost));
+    for p in &net.ports {
+        p.assert_settled();
+    }
 }
