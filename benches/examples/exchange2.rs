@@ -18,8 +18,9 @@
 //! shard counts (default `1,2`), `NDX_EXAMPLE_CROSS` shares of Data handed over, in percent
 //! (default `50`), `NDX_EXAMPLE_REPEAT` passes (default 3; the fastest and the median are
 //! printed; the configurations' passes alternate so that a shared host's noise falls on all
-//! alike), `NDX_EXAMPLE_HANDOFF` `frame` (default: each handed-over Data through
-//! `Shard::process`, as the router's worker does) or `burst`, `NDX_EXAMPLE_FIB_SHARED=0` (a
+//! alike), `NDX_EXAMPLE_HANDOFF` `burst` (default: handed-over Data drained into bursts
+//! for `Shard::process_burst_lent`, as the router's worker does) or `frame` (each through
+//! `Shard::process`, as the worker did before: the reference), `NDX_EXAMPLE_FIB_SHARED=0` (a
 //! FIB per shard instead of the router's one shared FIB), `NDX_EXAMPLE_PIN=0` (no pinning),
 //! `NDX_EXAMPLE_UNPREEMPT=1` (subtract from each timed section the time the shard's thread
 //! waited for its CPU meanwhile, from `/proc/thread-self/schedstat`: for a loaded machine).
@@ -115,7 +116,7 @@ fn run() -> Result<(), String> {
     let shard_counts: Vec<usize> = env_list("NDX_EXAMPLE_SHARDS", "1,2")?;
     let crosses: Vec<u32> = env_list("NDX_EXAMPLE_CROSS", "50")?;
     let repeat: u32 = env("NDX_EXAMPLE_REPEAT", 3)?;
-    let handoff: Handoff = env("NDX_EXAMPLE_HANDOFF", Handoff::Frame)?;
+    let handoff: Handoff = env("NDX_EXAMPLE_HANDOFF", Handoff::Burst)?;
     let shared_fib = env("NDX_EXAMPLE_FIB_SHARED", 1u8)? != 0;
     let pin = env("NDX_EXAMPLE_PIN", 1u8)? != 0;
     let unpreempt = env("NDX_EXAMPLE_UNPREEMPT", 0u8)? != 0;

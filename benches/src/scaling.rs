@@ -14,9 +14,10 @@
 //!   ring, an [`ndx_afxdp::Exchange`] of capacity [`RING`] (the router's own type and size;
 //!   only the handle moves, the bytes stay where they were received). The owner reads the
 //!   frame in place, processes it and gives the handle back; the receiver reaps it and
-//!   recycles the frame. [`Handoff::Frame`] processes each handed-over frame on its own with
-//!   `Shard::process`, as `on_exchanged` does; [`Handoff::Burst`] gathers them into bursts
-//!   for `Shard::process_burst_lent` (what batching the hand-off would buy).
+//!   recycles the frame. [`Handoff::Burst`] drains the rings into bursts for
+//!   `Shard::process_burst_lent`, reads their sends once and gives the frames back in order,
+//!   as `on_exchanged` does; [`Handoff::Frame`] processes each handed-over frame on its own
+//!   with `Shard::process`, as the worker did before (the reference).
 //! - **The wire**: which shard a Data arrives at is decided per exchange (a share of
 //!   `cross_percent`, spread evenly; default half, as a uniform RSS hash over two queues
 //!   gives). Such a Data is announced to the receiving shard over a second ring (index and
@@ -62,9 +63,11 @@ const UP: FaceId = FaceId(2);
 /// How the owner processes the Data handed to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Handoff {
-    /// One frame at a time with `Shard::process`, as the router's `on_exchanged` does.
+    /// One frame at a time with `Shard::process`, as the router's worker did before it
+    /// batched the hand-off (the reference).
     Frame,
-    /// Gathered into bursts for `Shard::process_burst_lent`.
+    /// Drained into bursts for `Shard::process_burst_lent`, as the router's
+    /// `Worker::on_exchanged` does.
     Burst,
 }
 
@@ -623,7 +626,8 @@ fn run(
     // Data arriving here, in the order of arrival: ours, then those from the wire.
     let mut rx: Vec<RxBuf> = Vec::with_capacity(b * s);
     let mut mine: Vec<RxBuf> = Vec::with_capacity(b * s);
-    let mut inbox: Vec<RxBuf> = Vec::with_capacity(b);
+    // Frames handed over to us, each with the index of its ring.
+    let mut inbox: Vec<(usize, RxBuf)> = Vec::with_capacity(b);
     // Our Data to announce on the wire, and frames waiting for room in a hand-off ring.
     let mut to_wire: Vec<VecDeque<Wire>> = (0..s).map(|_| VecDeque::new()).collect();
     let mut to_hand: Vec<VecDeque<RxBuf>> = (0..s).map(|_| VecDeque::new()).collect();
@@ -755,44 +759,60 @@ fn run(
         // 3. Our Data handed to us by the shards they arrived at; back go their handles.
         // (Polling an empty ring is not charged: only a drain that found a frame is.)
         let mut got = 0;
-        for from in 0..eng.hand_rx.len() {
-            let Some(first) = eng.hand_rx[from].recv() else {
-                continue;
-            };
-            let hrx = &mut eng.hand_rx[from];
-            let shard = &mut eng.shard;
-            clock.timed(|| {
-                let mut next = Some(first);
-                while let Some(f) = next.take().or_else(|| hrx.recv()) {
-                    match cfg.handoff {
-                        Handoff::Frame => {
+        match cfg.handoff {
+            Handoff::Frame => {
+                for from in 0..eng.hand_rx.len() {
+                    let Some(first) = eng.hand_rx[from].recv() else {
+                        continue;
+                    };
+                    let hrx = &mut eng.hand_rx[from];
+                    let shard = &mut eng.shard;
+                    clock.timed(|| {
+                        let mut next = Some(first);
+                        while let Some(f) = next.take().or_else(|| hrx.recv()) {
                             out.clear();
                             shard.process(now, UP, f.bytes(), &mut out);
                             got += out.sends().count();
                             hrx.give_back(f);
                         }
-                        Handoff::Burst => {
-                            inbox.push(f);
-                            if inbox.len() == b {
-                                break;
-                            }
+                        true
+                    });
+                }
+            }
+            // As `Worker::on_exchanged`: the rings drained in turn into bursts of up to `b`,
+            // each lent to the pipeline at once, its sends read once, its frames given back
+            // in order.
+            Handoff::Burst => loop {
+                let Some((k0, first)) = eng
+                    .hand_rx
+                    .iter_mut()
+                    .enumerate()
+                    .find_map(|(k, r)| r.recv().map(|f| (k, f)))
+                else {
+                    break;
+                };
+                let (hrx, shard) = (&mut eng.hand_rx, &mut eng.shard);
+                clock.timed(|| {
+                    inbox.push((k0, first));
+                    for (k, ring) in hrx.iter_mut().enumerate().skip(k0) {
+                        while inbox.len() < b {
+                            let Some(f) = ring.recv() else { break };
+                            inbox.push((k, f));
                         }
                     }
-                }
-                if !inbox.is_empty() {
                     let batch: Vec<(FaceId, &[u8])> =
-                        inbox.iter().map(|f| (UP, f.bytes())).collect();
+                        inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
                     out.clear();
                     ledger.extend(0..batch.len());
                     shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
                     got += ledger.sends(&out, |&k| batch[k].1).count();
                     shard.return_lent(&mut ledger, |_, _| None);
-                    for f in inbox.drain(..) {
-                        hrx.give_back(f);
+                    for (k, f) in inbox.drain(..) {
+                        hrx[k].give_back(f);
                     }
-                }
-                true
-            });
+                    true
+                });
+            },
         }
         r.handoffs_in += got as u64;
         r.data_down += got as u64;

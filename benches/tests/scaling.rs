@@ -63,15 +63,16 @@ fn one_shard_forwards_and_matches_everything() {
 fn two_shards_hand_off_the_configured_share() {
     let fixture = Fixture::new(1000, N, 2, true);
     for cross in [0, 50, 100, 37] {
-        check(&fixture, config(2, cross, Handoff::Frame));
+        check(&fixture, config(2, cross, Handoff::Burst));
     }
-    check(&fixture, config(2, 50, Handoff::Burst));
+    check(&fixture, config(2, 50, Handoff::Frame));
 }
 
 #[test]
 fn three_shards_with_private_fibs_hand_off_round_the_mesh() {
     let fixture = Fixture::new(1000, N, 3, false);
     check(&fixture, config(3, 50, Handoff::Burst));
+    check(&fixture, config(3, 100, Handoff::Burst));
     check(&fixture, config(3, 100, Handoff::Frame));
 }
 
