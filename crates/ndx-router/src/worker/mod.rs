@@ -533,7 +533,9 @@ impl<S: Socket> Worker<S> {
             idle = false;
             self.on_exchanged(now, &mut st.handed, table);
         }
-        // Reassembled packets handed over by other shards.
+        // Reassembled packets handed over by other shards (copied into the action list, so
+        // their buffers go back at once; sent once per burst).
+        let mut reassembled = 0;
         while let Some(h) = self
             .core
             .redispatch
@@ -550,6 +552,12 @@ impl<S: Socket> Worker<S> {
             {
                 let _ = back.try_send(h.bytes);
             }
+            reassembled += 1;
+            if reassembled % BURST == 0 {
+                self.core.transmit(&mut self.eps, table, &|_| &[]);
+            }
+        }
+        if reassembled % BURST != 0 {
             self.core.transmit(&mut self.eps, table, &|_| &[]);
         }
         if let Some(r) = &self.core.redispatch {
