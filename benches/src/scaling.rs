@@ -276,12 +276,19 @@ fn packets(shard: usize, n: usize, routes: u64) -> Vec<Packets> {
 }
 
 /// A received frame: a buffer of the receiving shard's pool (its "UMEM"), the packet's
-/// length, and where its PitToken is (standing for the XDP metadata that names the owner).
+/// length, and where its PitToken is (standing for the XDP metadata that names the owner),
+/// padded to the size of the router's handle ([`ndx_afxdp::RxFrame`], which has room for a
+/// multi-buffer chain), so that the rings and queues move as many bytes per frame.
 struct RxBuf {
     buf: Box<[u8]>,
     len: usize,
     token_at: usize,
+    _descriptor: [u8; DESCRIPTOR_PAD],
 }
+
+/// Bytes [`RxBuf`] adds to reach the size of an [`ndx_afxdp::RxFrame`].
+const DESCRIPTOR_PAD: usize = std::mem::size_of::<ndx_afxdp::RxFrame>()
+    .saturating_sub(std::mem::size_of::<(Box<[u8]>, usize, usize)>());
 
 impl std::fmt::Debug for RxBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -472,6 +479,7 @@ impl<'f> Bench<'f> {
                             buf: vec![0u8; FRAME].into_boxed_slice(),
                             len: 0,
                             token_at: 0,
+                            _descriptor: [0; DESCRIPTOR_PAD],
                         })
                         .collect(),
                     hand_tx: (0..s).map(|_| None).collect(),
@@ -782,37 +790,36 @@ fn run(
             // As `Worker::on_exchanged`: the rings drained in turn into bursts of up to `b`,
             // each lent to the pipeline at once, its sends read once, its frames given back
             // in order.
-            Handoff::Burst => loop {
-                let Some((k0, first)) = eng
+            Handoff::Burst => {
+                while let Some((k0, first)) = eng
                     .hand_rx
                     .iter_mut()
                     .enumerate()
                     .find_map(|(k, r)| r.recv().map(|f| (k, f)))
-                else {
-                    break;
-                };
-                let (hrx, shard) = (&mut eng.hand_rx, &mut eng.shard);
-                clock.timed(|| {
-                    inbox.push((k0, first));
-                    for (k, ring) in hrx.iter_mut().enumerate().skip(k0) {
-                        while inbox.len() < b {
-                            let Some(f) = ring.recv() else { break };
-                            inbox.push((k, f));
+                {
+                    let (hrx, shard) = (&mut eng.hand_rx, &mut eng.shard);
+                    clock.timed(|| {
+                        inbox.push((k0, first));
+                        for (k, ring) in hrx.iter_mut().enumerate().skip(k0) {
+                            while inbox.len() < b {
+                                let Some(f) = ring.recv() else { break };
+                                inbox.push((k, f));
+                            }
                         }
-                    }
-                    let batch: Vec<(FaceId, &[u8])> =
-                        inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
-                    out.clear();
-                    ledger.extend(0..batch.len());
-                    shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
-                    got += ledger.sends(&out, |&k| batch[k].1).count();
-                    shard.return_lent(&mut ledger, |_, _| None);
-                    for (k, f) in inbox.drain(..) {
-                        hrx[k].give_back(f);
-                    }
-                    true
-                });
-            },
+                        let batch: Vec<(FaceId, &[u8])> =
+                            inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
+                        out.clear();
+                        ledger.extend(0..batch.len());
+                        shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
+                        got += ledger.sends(&out, |&k| batch[k].1).count();
+                        shard.return_lent(&mut ledger, |_, _| None);
+                        for (k, f) in inbox.drain(..) {
+                            hrx[k].give_back(f);
+                        }
+                        true
+                    });
+                }
+            }
         }
         r.handoffs_in += got as u64;
         r.data_down += got as u64;
@@ -895,4 +902,18 @@ pub fn load_average() -> Option<[f64; 3]> {
     let s = std::fs::read_to_string("/proc/loadavg").ok()?;
     let mut it = s.split_whitespace().map(|v| v.parse().ok());
     Some([it.next()??, it.next()??, it.next()??])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bench's handle moves as many bytes through the rings as the router's.
+    #[test]
+    fn the_handle_is_the_size_of_the_routers() {
+        assert_eq!(
+            std::mem::size_of::<RxBuf>(),
+            std::mem::size_of::<ndx_afxdp::RxFrame>()
+        );
+    }
 }
