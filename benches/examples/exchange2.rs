@@ -19,7 +19,7 @@
 //! (default `50`), `NDX_EXAMPLE_REPEAT` passes (default 3; the fastest and the median are
 //! printed; the configurations' passes alternate so that a shared host's noise falls on all
 //! alike), `NDX_EXAMPLE_HANDOFF` `burst` (default: handed-over Data drained into bursts
-//! for `Shard::process_burst`, as the router's worker does) or `frame` (each through
+//! for `Shard::process_burst_lent`, as the router's worker does) or `frame` (each through
 //! `Shard::process`, as the worker did before: the reference), `NDX_EXAMPLE_FIB_SHARED=0` (a
 //! FIB per shard instead of the router's one shared FIB), `NDX_EXAMPLE_PIN=0` (no pinning),
 //! `NDX_EXAMPLE_UNPREEMPT=1` (subtract from each timed section the time the shard's thread

@@ -15,8 +15,8 @@
 //!   only the handle moves, the bytes stay where they were received). The owner reads the
 //!   frame in place, processes it and gives the handle back; the receiver reaps it and
 //!   recycles the frame. [`Handoff::Burst`] drains the rings into bursts for
-//!   `Shard::process_burst` (copying what it sends), gives the frames back in order and
-//!   reads the sends once, as `on_exchanged` does; [`Handoff::Frame`] processes each handed-over frame on its own
+//!   `Shard::process_burst_lent`, reads their sends once and gives the frames back in order,
+//!   as `on_exchanged` does; [`Handoff::Frame`] processes each handed-over frame on its own
 //!   with `Shard::process`, as the worker did before (the reference).
 //! - **The wire**: which shard a Data arrives at is decided per exchange (a share of
 //!   `cross_percent`, spread evenly; default half, as a uniform RSS hash over two queues
@@ -66,8 +66,8 @@ pub enum Handoff {
     /// One frame at a time with `Shard::process`, as the router's worker did before it
     /// batched the hand-off (the reference).
     Frame,
-    /// Drained into bursts for `Shard::process_burst` (which copies what it sends), as the
-    /// router's `Worker::on_exchanged` does.
+    /// Drained into bursts for `Shard::process_burst_lent` (each Data sent from its frame),
+    /// as the router's `Worker::on_exchanged` does.
     Burst,
 }
 
@@ -788,8 +788,8 @@ fn run(
                 }
             }
             // As `Worker::on_exchanged`: the rings drained in turn into bursts of up to `b`,
-            // each through the pipeline at once (copying what it sends: the frames are
-            // another shard's), its frames given back in order, its sends read once.
+            // each lent to the pipeline at once, its sends read once, its frames given back
+            // in order.
             Handoff::Burst => {
                 while let Some((k0, first)) = eng
                     .hand_rx
@@ -809,12 +809,13 @@ fn run(
                         let batch: Vec<(FaceId, &[u8])> =
                             inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
                         out.clear();
-                        shard.process_burst(now, &batch, &mut out);
-                        drop(batch);
+                        ledger.extend(0..batch.len());
+                        shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
+                        got += ledger.sends(&out, |&k| batch[k].1).count();
+                        shard.return_lent(&mut ledger, |_, _| None);
                         for (k, f) in inbox.drain(..) {
                             hrx[k].give_back(f);
                         }
-                        got += out.sends().count();
                         true
                     });
                 }

@@ -851,67 +851,77 @@ impl<S: Socket> Worker<S> {
         !handed.is_empty()
     }
 
-    /// A burst of frames handed over by other shards (see [`Self::drain_exchanged`]): the
-    /// single-buffer frames go through the pipeline in one burst (`Shard::process_burst`,
-    /// which copies what it sends and what the CS admits: the frames are another shard's
-    /// socket's), multi-buffer ones one by one in their place, the burst's output is sent
-    /// once, and every frame goes back to the shard that handed it over, in the order
-    /// received. A frame of a port this shard cannot read (its port gone) goes back unread.
-    ///
-    /// Lending them instead (`process_burst_lent`, sent from the frames) made
-    /// `two_shards_each_serve_their_batches_from_their_own_l2` (root, two shards and an L2)
-    /// lose a segment now and then under load; the copying burst does not.
+    /// A burst of frames handed over by other shards (see [`Self::drain_exchanged`]), as
+    /// [`Self::on_burst`] runs its own: the single-buffer frames are lent to the pipeline in
+    /// one burst (`Shard::process_burst_lent`: a Data is sent from its frame; the CS copies
+    /// what it admits, since the frames belong to another shard's socket), multi-buffer ones
+    /// go one by one in their place, the burst's output is sent once, and every frame goes
+    /// back to the shard that handed it over, in the order received. A frame of a port this
+    /// shard cannot read (its port gone) goes back unread.
     fn on_exchanged(&mut self, now: u64, handed: &mut Vec<(usize, S::Rx)>, table: &FaceTable) {
         let ports = &self.ports;
+        let port_of = |f: &S::Rx| ports.iter().find(|(m, _)| m.port() == f.port());
+        {
+            let core = &mut self.core;
+            let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
+            let mut n = 0;
+            for (at, (_, f)) in handed.iter().enumerate() {
+                let Some((mem, ifindex)) = port_of(f) else {
+                    continue;
+                };
+                if f.segments() > 1 {
+                    if n > 0 {
+                        core.burst(now, &batch[..n], false);
+                        n = 0;
+                    }
+                    let mut copy = std::mem::take(&mut core.copy);
+                    if let Some(bytes) = whole(mem, f, &mut copy) {
+                        core.ingest(now, *ifindex, bytes, f.len(), table);
+                    }
+                    core.copy = copy;
+                    continue;
+                }
+                let Some(bytes) = mem.first(f) else {
+                    continue;
+                };
+                let fragment = mem
+                    .meta(f)
+                    .and_then(XdpMeta::parse)
+                    .map(|m| m.kind == Kind::Fragment);
+                if let Some((face, range)) =
+                    core.classify(now, *ifindex, bytes, f.len(), fragment, table)
+                    && let Some(ndn) = bytes.get(range.clone())
+                {
+                    batch[n] = (face, ndn);
+                    core.lent.push((at, range.start));
+                    n += 1;
+                    if n == BURST {
+                        core.burst(now, &batch[..n], false);
+                        n = 0;
+                    }
+                }
+            }
+            if n > 0 {
+                core.burst(now, &batch[..n], false);
+            }
+        }
+        {
+            let frames: &[(usize, S::Rx)] = handed;
+            let bytes = |&(at, start): &(usize, usize)| -> &[u8] {
+                frames
+                    .get(at)
+                    .and_then(|(_, f)| port_of(f).and_then(|(m, _)| m.first(f)))
+                    .and_then(|f| f.get(start..))
+                    .unwrap_or(&[])
+            };
+            self.core.transmit(&mut self.eps, table, &bytes);
+        }
+        // Sent: the lending ends (the CS copied what it admitted), and every frame goes back.
         let core = &mut self.core;
-        let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
-        let mut n = 0;
-        for (_, f) in handed.iter() {
-            let Some((mem, ifindex)) = ports.iter().find(|(m, _)| m.port() == f.port()) else {
-                continue;
-            };
-            if f.segments() > 1 {
-                if n > 0 {
-                    core.shard
-                        .process_burst(now, &batch[..n], &mut core.actions);
-                    n = 0;
-                }
-                let mut copy = std::mem::take(&mut core.copy);
-                if let Some(bytes) = whole(mem, f, &mut copy) {
-                    core.ingest(now, *ifindex, bytes, f.len(), table);
-                }
-                core.copy = copy;
-                continue;
-            }
-            let Some(bytes) = mem.first(f) else {
-                continue;
-            };
-            let fragment = mem
-                .meta(f)
-                .and_then(XdpMeta::parse)
-                .map(|m| m.kind == Kind::Fragment);
-            if let Some((face, range)) =
-                core.classify(now, *ifindex, bytes, f.len(), fragment, table)
-                && let Some(ndn) = bytes.get(range)
-            {
-                batch[n] = (face, ndn);
-                n += 1;
-                if n == BURST {
-                    core.shard
-                        .process_burst(now, &batch[..n], &mut core.actions);
-                    n = 0;
-                }
-            }
-        }
-        if n > 0 {
-            core.shard
-                .process_burst(now, &batch[..n], &mut core.actions);
-        }
-        // Everything is copied: the frames go back, then the burst's output is sent.
+        core.shard.return_lent(&mut core.lent, |_, _| None);
         for (k, f) in handed.drain(..) {
             self.from[k].give_back(f);
         }
-        self.core.transmit(&mut self.eps, table, &|_| &[]);
     }
 }
 
