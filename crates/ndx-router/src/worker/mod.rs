@@ -250,7 +250,81 @@ struct LocalFaces {
     faces: HashMap<FaceId, Face>,
 }
 
+/// A burst of single-buffer frames being gathered for the pipeline (see [`Core::gather`]).
+struct Gather<'a> {
+    batch: [(FaceId, &'a [u8]); BURST],
+    n: usize,
+    /// Whether the CS may keep the frames it admits Data from.
+    keeping: bool,
+}
+
+impl Gather<'_> {
+    fn new(keeping: bool) -> Self {
+        Self {
+            batch: [(FaceId(0), &[]); BURST],
+            n: 0,
+            keeping,
+        }
+    }
+}
+
 impl<K: ndx_core::Frame> Core<K> {
+    /// Adds frame `f` (number `at` of the frames being lent) to the burst `g`, running it
+    /// when full; a multi-buffer frame runs alone, in its place, from a copy. `verdict`: read
+    /// the XDP program's fragment verdict from the frame's metadata (else decode to find out).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn gather<'a, M: PortMem>(
+        &mut self,
+        g: &mut Gather<'a>,
+        now: u64,
+        at: usize,
+        mem: &'a M,
+        f: &'a M::Rx,
+        ifindex: u32,
+        verdict: bool,
+        table: &FaceTable,
+    ) {
+        if f.segments() > 1 {
+            self.run_gathered(g, now);
+            let mut copy = std::mem::take(&mut self.copy);
+            if let Some(bytes) = whole(mem, f, &mut copy) {
+                self.ingest(now, ifindex, bytes, f.len(), table);
+            }
+            self.copy = copy;
+            return;
+        }
+        let Some(bytes) = mem.first(f) else {
+            return;
+        };
+        let fragment = if verdict {
+            mem.meta(f)
+                .and_then(XdpMeta::parse)
+                .map(|m| m.kind == Kind::Fragment)
+        } else {
+            None
+        };
+        if let Some((face, range)) = self.classify(now, ifindex, bytes, f.len(), fragment, table)
+            && let Some(ndn) = bytes.get(range.clone())
+        {
+            g.batch[g.n] = (face, ndn);
+            self.lent.push((at, range.start));
+            g.n += 1;
+            if g.n == BURST {
+                self.run_gathered(g, now);
+            }
+        }
+    }
+
+    /// Runs what `g` gathered through the pipeline, if anything.
+    #[inline]
+    fn run_gathered(&mut self, g: &mut Gather<'_>, now: u64) {
+        if g.n > 0 {
+            self.burst(now, &g.batch[..g.n], g.keeping);
+            g.n = 0;
+        }
+    }
+
     /// Packet-processing state for shard `me`.
     pub(crate) fn new(
         me: u8,
@@ -714,49 +788,14 @@ impl<S: Socket> Worker<S> {
         let mem = self.eps[ep].mem.clone();
         {
             let core = &mut self.core;
-            let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
-            let mut n = 0;
+            let mut g = Gather::new(keeping);
+            // The XDP program already said whether a frame is a fragment: no second decode
+            // (only asked with several shards, where the worker reassembles).
+            let verdicts = core.redispatch.is_some();
             for (at, f) in mine.iter().enumerate() {
-                if f.segments() > 1 {
-                    if n > 0 {
-                        core.burst(now, &batch[..n], keeping);
-                        n = 0;
-                    }
-                    let mut copy = std::mem::take(&mut core.copy);
-                    if let Some(bytes) = whole(&mem, f, &mut copy) {
-                        core.ingest(now, ifindex, bytes, f.len(), table);
-                    }
-                    core.copy = copy;
-                    continue;
-                }
-                let Some(bytes) = mem.first(f) else {
-                    continue;
-                };
-                // The XDP program already said whether this is a fragment: no second decode
-                // (only asked with several shards, where the worker reassembles).
-                let fragment = if core.redispatch.is_some() {
-                    mem.meta(f)
-                        .and_then(XdpMeta::parse)
-                        .map(|m| m.kind == Kind::Fragment)
-                } else {
-                    None
-                };
-                if let Some((face, range)) =
-                    core.classify(now, ifindex, bytes, f.len(), fragment, table)
-                    && let Some(ndn) = bytes.get(range.clone())
-                {
-                    batch[n] = (face, ndn);
-                    core.lent.push((at, range.start));
-                    n += 1;
-                    if n == BURST {
-                        core.burst(now, &batch[..n], keeping);
-                        n = 0;
-                    }
-                }
+                core.gather(&mut g, now, at, &mem, f, ifindex, verdicts, table);
             }
-            if n > 0 {
-                core.burst(now, &batch[..n], keeping);
-            }
+            core.run_gathered(&mut g, now);
         }
         {
             let frames: &[S::Rx] = mine;
@@ -863,47 +902,13 @@ impl<S: Socket> Worker<S> {
         let port_of = |f: &S::Rx| ports.iter().find(|(m, _)| m.port() == f.port());
         {
             let core = &mut self.core;
-            let mut batch: [(FaceId, &[u8]); BURST] = [(FaceId(0), &[]); BURST];
-            let mut n = 0;
+            let mut g = Gather::new(false);
             for (at, (_, f)) in handed.iter().enumerate() {
-                let Some((mem, ifindex)) = port_of(f) else {
-                    continue;
-                };
-                if f.segments() > 1 {
-                    if n > 0 {
-                        core.burst(now, &batch[..n], false);
-                        n = 0;
-                    }
-                    let mut copy = std::mem::take(&mut core.copy);
-                    if let Some(bytes) = whole(mem, f, &mut copy) {
-                        core.ingest(now, *ifindex, bytes, f.len(), table);
-                    }
-                    core.copy = copy;
-                    continue;
-                }
-                let Some(bytes) = mem.first(f) else {
-                    continue;
-                };
-                let fragment = mem
-                    .meta(f)
-                    .and_then(XdpMeta::parse)
-                    .map(|m| m.kind == Kind::Fragment);
-                if let Some((face, range)) =
-                    core.classify(now, *ifindex, bytes, f.len(), fragment, table)
-                    && let Some(ndn) = bytes.get(range.clone())
-                {
-                    batch[n] = (face, ndn);
-                    core.lent.push((at, range.start));
-                    n += 1;
-                    if n == BURST {
-                        core.burst(now, &batch[..n], false);
-                        n = 0;
-                    }
+                if let Some((mem, ifindex)) = port_of(f) {
+                    core.gather(&mut g, now, at, mem, f, *ifindex, true, table);
                 }
             }
-            if n > 0 {
-                core.burst(now, &batch[..n], false);
-            }
+            core.run_gathered(&mut g, now);
         }
         {
             let frames: &[(usize, S::Rx)] = handed;
