@@ -381,6 +381,25 @@ impl<F: Frame> Cs<F> {
         }
     }
 
+    /// Maps every page of the slab now: one byte per 4 KiB page is read and written back.
+    ///
+    /// The slab is allocated zeroed, so the kernel maps its pages only when a Data is first
+    /// stored in them: until the store has filled once, inserts would take page faults (a
+    /// 2 MiB zeroing each with transparent huge pages) in the forwarding path. The router's
+    /// shard worker calls this on its own thread before its loop starts, which also places the
+    /// memory on that thread's NUMA node. Harmless on a store in use (it writes back what it
+    /// reads). Returns the slab's bytes.
+    pub fn prefault(&mut self) -> usize {
+        const PAGE: usize = 4096;
+        for off in (0..self.slab.len()).step_by(PAGE) {
+            // `black_box` keeps the store: written back as an opaque value, it is not elided
+            // against the allocation being known to be zero.
+            let b = self.slab[off];
+            self.slab[off] = std::hint::black_box(b);
+        }
+        self.slab.len()
+    }
+
     /// Whether the store may keep receive frames ([`with_frames`](Cs::with_frames)).
     pub fn keeps_frames(&self) -> bool {
         self.keeps

@@ -200,6 +200,24 @@ fn letting_go_of_all_frames_keeps_the_copies() {
 }
 
 #[test]
+fn prefaulting_a_store_in_use_keeps_what_it_holds() {
+    // Slots of 5000 bytes: the stored Data straddle the pages the prefault writes back.
+    let cfg = CsConfig {
+        slot_size: 5000,
+        ..config(8, Replacement::Lru)
+    };
+    let mut cs = Cs::new(cfg, KEY);
+    let names: Vec<String> = (0..8).map(|i| format!("/p/{i}")).collect();
+    let frames: Vec<Vec<u8>> = names.iter().map(|n| framed(&data(n, 4900))).collect();
+    let mut lent = offer(&mut cs, &frames);
+    cs.return_lent(&mut lent, |_, _| None);
+    assert_eq!(cs.prefault(), 8 * 5000);
+    for n in &names {
+        assert_eq!(get(&mut cs, n), Some(data(n, 4900)), "{n}");
+    }
+}
+
+#[test]
 fn a_store_made_without_frames_copies() {
     let mut cs = Cs::new(config(4, Replacement::Lru), KEY);
     assert!(!cs.keeps_frames());

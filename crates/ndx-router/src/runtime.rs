@@ -505,6 +505,12 @@ impl Router {
             workers.push(h);
         }
         host.set_shard_threads(workers.iter().map(|w| w.thread().clone()).collect());
+        // Forwarding is on once every worker is in its loop: each first maps its CS memory
+        // (`Shard::prefault`), and a frame received before would wait, or be dropped on a full
+        // ring. A worker that ended already is reported when it is joined.
+        while !heartbeats.all_started() && !workers.iter().any(|w| w.is_finished()) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
         // The control socket last: a client that sees it may rely on forwarding being on.
         let bound = if control {
             ControlServer::bind(&cfg.control_socket).map(Some)

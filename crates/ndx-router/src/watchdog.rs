@@ -70,9 +70,11 @@ pub(crate) struct Beat {
 
 impl Beat {
     /// Moves the heartbeat (the worker made progress). With the test-only freeze hook due,
-    /// blocks instead until `stop` is set, without beating.
+    /// blocks instead until `stop` is set, without beating; never on the first beat, which
+    /// says the loop started (the router's start waits for it).
     pub(crate) fn beat(&mut self, stop: &AtomicBool) {
-        if let Some(f) = &self.freeze
+        if self.n > 0
+            && let Some(f) = &self.freeze
             && f.due()
         {
             tracing::warn!(
@@ -376,23 +378,26 @@ mod tests {
     }
 
     #[test]
-    fn a_frozen_beat_blocks_until_stop_without_beating() {
+    fn a_frozen_beat_blocks_until_stop_without_beating_after_the_first() {
         let hb = Heartbeats::new(1);
         let stop = Arc::new(AtomicBool::new(false));
         let mut b = hb.beat_for(0);
         b.freeze = Some(Freeze { file: None });
+        // The first beat (the loop started) is never withheld: the router's start waits for it.
+        b.beat(&stop);
+        assert!(hb.all_started());
         let s = stop.clone();
         let t = std::thread::spawn(move || {
             b.beat(&s);
             b
         });
         std::thread::sleep(Duration::from_millis(50));
-        assert_eq!(hb.read(), vec![0]);
+        assert_eq!(hb.read(), vec![1]);
         stop.store(true, Ordering::Relaxed);
         let mut b = t.join().unwrap();
-        assert_eq!(hb.read(), vec![0]);
+        assert_eq!(hb.read(), vec![1]);
         // The hook fires once; afterwards the worker beats again.
         b.beat(&AtomicBool::new(false));
-        assert_eq!(hb.read(), vec![1]);
+        assert_eq!(hb.read(), vec![2]);
     }
 }

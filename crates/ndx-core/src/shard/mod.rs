@@ -426,6 +426,12 @@ impl<F: Frame> Shard<F> {
         &self.pit
     }
 
+    /// Maps the CS slab's memory now ([`Cs::prefault`]), so that no insert takes a page
+    /// fault; call it on the thread that runs the shard, before its loop. Returns the bytes.
+    pub fn prefault(&mut self) -> usize {
+        self.cs.prefault()
+    }
+
     /// The CS (read-only).
     pub fn cs(&self) -> &Cs<F> {
         &self.cs

@@ -549,6 +549,17 @@ impl<S: Socket> Worker<S> {
         let mut clock = ndx_mem::LoopClock::new();
         let mut turns = self.turns();
         let mut empty_turns = 0u32;
+        // The CS slab is mapped here, on the shard's own CPU (and NUMA node), before the loop:
+        // otherwise each insert into a fresh page takes a fault in the forwarding path until
+        // the store has filled once.
+        let started = std::time::Instant::now();
+        let bytes = self.core.shard.prefault();
+        tracing::debug!(
+            shard = self.me,
+            bytes,
+            ms = started.elapsed().as_millis() as u64,
+            "content store memory mapped"
+        );
         // The first beat says the loop runs (`READY=1` waits for every shard's).
         self.heartbeat.beat(stop);
         while !stop.load(Ordering::Relaxed) {
