@@ -103,8 +103,17 @@ impl NdxXdp {
     /// configuration and the indirection table. On a verifier rejection the error carries
     /// the verifier log.
     pub fn load(config: &XdpConfig) -> Result<Self, XdpError> {
+        Self::load_object(ELF, config)
+    }
+
+    /// [`NdxXdp::load`] with another build of `bpf/ndx.c` than the embedded one, for A/B
+    /// benchmarks in one process (`examples/ndx-xdp-cost.rs` times the previous commit's
+    /// object next to this one's). The object must have the same maps and configuration
+    /// layout; its counters are read as this crate's layout, so they are only meaningful
+    /// for an object of the same counter layout.
+    pub fn load_object(elf: &[u8], config: &XdpConfig) -> Result<Self, XdpError> {
         config.validate()?;
-        let mut ebpf = EbpfLoader::new().load(ELF)?;
+        let mut ebpf = EbpfLoader::new().load(elf)?;
         let program = if config.frags {
             "ndx_xdp_frags"
         } else {
