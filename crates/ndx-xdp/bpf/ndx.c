@@ -56,7 +56,16 @@ enum {
 	C_REDIRECT_FAILED,   /* empty XSKMAP entry (or queue >= MAX_QUEUES): XDP_PASS */
 	C_META_FAILED,       /* bpf_xdp_adjust_meta failed: redirected without metadata */
 	C_RAW,               /* redirect_all: sent to entry q*MAX_SHARDS+0 */
-	C_UNCLASSIFIED,      /* classify off (one shard): NDN sent to shard 0 unparsed */
+	C_UNCLASSIFIED,      /* classify off: not incremented, the sum of the six below */
+	/* classify off (one shard): NDN sent to shard 0 unparsed, one increment per frame, by
+	 * encapsulation and redirect outcome; user space folds them into udp4/udp6/ether,
+	 * unclassified, redirected and redirect-failed (XdpCounters::from_raw). */
+	C_U_UDP4_OK,
+	C_U_UDP4_FAILED,
+	C_U_UDP6_OK,
+	C_U_UDP6_FAILED,
+	C_U_ETHER_OK,
+	C_U_ETHER_FAILED,
 	C_COUNT
 };
 
@@ -223,24 +232,34 @@ source:
 	return 0;
 }
 
-/* 1 when `port` (host order) is one of the configured NDN ports. A global function: its
- * branches are verified once instead of multiplying the caller's states. */
+/* 1 when `port` (host order) is one of the configured NDN ports after the first (the
+ * caller compares the first inline: the common one-port case makes no call). A global
+ * function: its branches are verified once instead of multiplying the caller's states. */
 __attribute__((noinline)) int port_match(__u32 port)
 {
 	struct ndx_config *cfg = get_config();
 	if (!cfg || port == 0)
 		return 0;
-	for (int i = 0; i < MAX_PORTS; i++)
+	for (int i = 1; i < MAX_PORTS; i++)
 		if (cfg->udp_ports[i] == port)
 			return 1;
 	return 0;
 }
 
+/* `port` (network order) is an NDN port: the first configured port inline, the others (only
+ * when there are others) in port_match. */
+static __always_inline int ndn_port(struct ndx_config *cfg, __u16 port)
+{
+	__u32 p = bpf_ntohs(port);
+	if (p == cfg->udp_ports[0] && p != 0)
+		return 1;
+	return cfg->udp_ports[1] != 0 && port_match(p);
+}
+
 static __always_inline int ndx_main(struct xdp_md *ctx)
 {
 	struct ndx_config *cfg = get_config();
-	struct scratch *s = get_scratch();
-	if (!cfg || !s)
+	if (!cfg)
 		return XDP_PASS;
 	if (cfg->redirect_all) {
 		count(C_RAW);
@@ -263,8 +282,11 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 		proto = *inner;
 		l3 += 4;
 	}
-	__u32 ndn_off, plen, encap;
-	__u32 frame_len = bpf_xdp_get_buff_len(ctx);
+	/* Where the source is (copied to scratch only when classifying) and how long the NDN
+	 * payload may be (the UDP length's; Ethernet: no limit but the frame's). */
+	const __u8 *src;
+	const __u16 *sport;
+	__u32 ndn_off, encap, pmax;
 	if (proto == bpf_htons(ETH_P_NDN)) {
 		if (!cfg->ethernet)
 			goto not_ndn;
@@ -273,12 +295,10 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 			    d[4] == 0x17 && d[5] == 0xaa;
 		if ((d[0] & 1) && !group)
 			goto not_ndn;
-		__builtin_memcpy(s->b, eth->h_source, 6);
-		s->srclen = 6;
+		src = eth->h_source;
+		sport = 0;
 		ndn_off = l3;
-		if (frame_len < ndn_off)
-			goto not_ndn;
-		plen = frame_len - ndn_off;
+		pmax = 0xffffffff;
 		encap = ENCAP_ETHER;
 	} else if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = data + l3;
@@ -294,18 +314,15 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 		struct udphdr *udp = data + l4;
 		if ((void *)(udp + 1) > data_end)
 			goto not_ndn;
-		if (!port_match(bpf_ntohs(udp->dest)))
+		if (!ndn_port(cfg, udp->dest))
 			goto not_ndn;
-		__builtin_memcpy(s->b, &ip->saddr, 4);
-		__builtin_memcpy(s->b + 4, &udp->source, 2);
-		s->srclen = 6;
-		ndn_off = l4 + sizeof(*udp);
 		__u32 ulen = bpf_ntohs(udp->len);
-		if (ulen < sizeof(*udp) || frame_len < ndn_off)
+		if (ulen < sizeof(*udp))
 			goto not_ndn;
-		plen = frame_len - ndn_off;
-		if (ulen - sizeof(*udp) < plen)
-			plen = ulen - sizeof(*udp);
+		pmax = ulen - sizeof(*udp);
+		src = (const __u8 *)&ip->saddr;
+		sport = &udp->source;
+		ndn_off = l4 + sizeof(*udp);
 		encap = ENCAP_UDP4;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = data + l3;
@@ -317,35 +334,51 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 		struct udphdr *udp = data + l4;
 		if ((void *)(udp + 1) > data_end)
 			goto not_ndn;
-		if (!port_match(bpf_ntohs(udp->dest)))
+		if (!ndn_port(cfg, udp->dest))
 			goto not_ndn;
-		__builtin_memcpy(s->b, &ip6->saddr, 16);
-		__builtin_memcpy(s->b + 16, &udp->source, 2);
-		s->srclen = 18;
-		ndn_off = l4 + sizeof(*udp);
 		__u32 ulen = bpf_ntohs(udp->len);
-		if (ulen < sizeof(*udp) || frame_len < ndn_off)
+		if (ulen < sizeof(*udp))
 			goto not_ndn;
-		plen = frame_len - ndn_off;
-		if (ulen - sizeof(*udp) < plen)
-			plen = ulen - sizeof(*udp);
+		pmax = ulen - sizeof(*udp);
+		src = (const __u8 *)&ip6->saddr;
+		sport = &udp->source;
+		ndn_off = l4 + sizeof(*udp);
 		encap = ENCAP_UDP6;
 	} else {
 		goto not_ndn;
 	}
-	count(encap == ENCAP_UDP4 ? C_UDP4 : encap == ENCAP_UDP6 ? C_UDP6 : C_ETHER);
+	__u32 q = ctx->rx_queue_index;
 	if (!cfg->classify) {
-		/* One shard: nothing to choose, and user space reads no metadata. */
-		count(C_UNCLASSIFIED);
-		__u32 q0 = ctx->rx_queue_index;
-		if (q0 >= MAX_QUEUES) {
-			count(C_REDIRECT_FAILED);
-			return XDP_PASS;
-		}
-		long rc0 = bpf_redirect_map(&ndx_xsks, q0 * MAX_SHARDS, XDP_PASS);
-		count(rc0 == XDP_REDIRECT ? C_REDIRECTED : C_REDIRECT_FAILED);
+		/* One shard: nothing to choose, and user space reads no metadata. One counter per
+		 * frame: encapsulation x outcome (C_U_* are in that order). */
+		__u32 c = C_U_UDP4_OK + (encap - ENCAP_UDP4) * 2;
+		long rc0 = XDP_PASS;
+		if (q < MAX_QUEUES)
+			rc0 = bpf_redirect_map(&ndx_xsks, q * MAX_SHARDS, XDP_PASS);
+		count(rc0 == XDP_REDIRECT ? c : c + 1);
 		return rc0;
 	}
+	count(encap == ENCAP_UDP4 ? C_UDP4 : encap == ENCAP_UDP6 ? C_UDP6 : C_ETHER);
+	struct scratch *s = get_scratch();
+	if (!s)
+		return XDP_PASS;
+	if (encap == ENCAP_ETHER) {
+		__builtin_memcpy(s->b, src, 6);
+		s->srclen = 6;
+	} else if (encap == ENCAP_UDP4) {
+		__builtin_memcpy(s->b, src, 4);
+		__builtin_memcpy(s->b + 4, sport, 2);
+		s->srclen = 6;
+	} else {
+		__builtin_memcpy(s->b, src, 16);
+		__builtin_memcpy(s->b + 16, sport, 2);
+		s->srclen = 18;
+	}
+	/* The payload: to the end of the frame (all buffers), at most the UDP length. The
+	 * headers are in the first buffer, so the frame is at least ndn_off long. */
+	__u32 plen = bpf_xdp_get_buff_len(ctx) - ndn_off;
+	if (pmax < plen)
+		plen = pmax;
 	s->ndn_off = ndn_off;
 	s->plen = plen;
 	s->wbase = 0;
@@ -380,7 +413,6 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 			m->magic = META_MAGIC;
 		}
 	}
-	__u32 q = ctx->rx_queue_index;
 	if (q >= MAX_QUEUES || shard >= MAX_SHARDS) {
 		count(C_REDIRECT_FAILED);
 		return XDP_PASS;

@@ -76,6 +76,33 @@ counters! {
     unclassified = "unclassified",
 }
 
+/// Entries of the program's counter map (`ndx_stats`): the [`XdpCounters::COUNT`] counters in
+/// their order, then the one-shard path's six (`C_U_*` in ndx.c), which
+/// [`XdpCounters::from_raw`] folds into the others.
+pub(crate) const RAW_COUNT: usize = XdpCounters::COUNT + 6;
+
+impl XdpCounters {
+    /// The counters from the program's raw map (`RAW_COUNT` entries, summed over CPUs).
+    ///
+    /// With `classify` off (one shard) the program increments one counter per NDN frame,
+    /// by encapsulation and redirect outcome (UDP/IPv4, UDP/IPv6, Ethernet, each redirected
+    /// or failed), instead of three (the encapsulation, `unclassified`, the outcome): they
+    /// are folded here into `udp4`/`udp6`/`ether`, `unclassified`, `redirected` and
+    /// `redirect-failed`, which keep their meaning.
+    pub(crate) fn from_raw(raw: &[u64]) -> Self {
+        let mut c = Self::from_slice(raw);
+        let u = |i: usize| raw.get(Self::COUNT + i).copied().unwrap_or(0);
+        let (u4, u4f, u6, u6f, ue, uef) = (u(0), u(1), u(2), u(3), u(4), u(5));
+        c.udp4 += u4 + u4f;
+        c.udp6 += u6 + u6f;
+        c.ether += ue + uef;
+        c.unclassified += u4 + u4f + u6 + u6f + ue + uef;
+        c.redirected += u4 + u6 + ue;
+        c.redirect_failed += u4f + u6f + uef;
+        c
+    }
+}
+
 impl fmt::Display for XdpCounters {
     /// One `label value` line per non-zero counter.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -103,5 +130,22 @@ mod tests {
         }
         .to_string();
         assert_eq!(d.trim(), "data 5");
+    }
+
+    #[test]
+    fn the_one_shard_counters_fold_into_the_named_ones() {
+        let mut raw = vec![0u64; RAW_COUNT];
+        raw[2] = 100; // udp4, classified
+        raw[15] = 90; // redirected, classified
+        raw[16] = 10; // redirect-failed, classified
+        // udp4 ok/failed, udp6 ok/failed, ether ok/failed, unclassified
+        raw[XdpCounters::COUNT..].copy_from_slice(&[7, 1, 5, 2, 3, 4]);
+        let c = XdpCounters::from_raw(&raw);
+        assert_eq!((c.udp4, c.udp6, c.ether), (108, 7, 7));
+        assert_eq!(c.unclassified, 22);
+        assert_eq!(c.redirected, 90 + 7 + 5 + 3);
+        assert_eq!(c.redirect_failed, 10 + 1 + 2 + 4);
+        assert_eq!(c.udp4 + c.udp6 + c.ether, c.redirected + c.redirect_failed);
+        assert_eq!(XdpCounters::from_raw(&raw[..XdpCounters::COUNT]).udp4, 100);
     }
 }

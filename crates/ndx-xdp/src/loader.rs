@@ -8,7 +8,7 @@ use aya::programs::{ProgramError, Xdp, XdpMode};
 use aya::{Ebpf, EbpfLoader};
 
 use crate::config::{RawConfig, XdpConfig};
-use crate::counters::XdpCounters;
+use crate::counters::{RAW_COUNT, XdpCounters};
 use crate::error::XdpError;
 use crate::meta::{MAX_QUEUES, MAX_SHARDS};
 
@@ -213,7 +213,7 @@ impl NdxXdp {
 
     /// The counters, summed over CPUs.
     pub fn counters(&self) -> Result<XdpCounters, XdpError> {
-        let mut v = [0u64; XdpCounters::COUNT];
+        let mut v = [0u64; RAW_COUNT];
         for (i, slot) in v.iter_mut().enumerate() {
             *slot = self
                 .stats
@@ -222,7 +222,7 @@ impl NdxXdp {
                 .copied()
                 .fold(0, u64::wrapping_add);
         }
-        Ok(XdpCounters::from_slice(&v))
+        Ok(XdpCounters::from_raw(&v))
     }
 }
 

@@ -65,12 +65,17 @@ impl Drop for Area {
     }
 }
 
-fn receive_with_metadata(mode: AttachMode) {
+/// Sends 24 Interests through the program into one AF_XDP socket. With 4 shards the program
+/// classifies (metadata checked against `Dispatch`); with 1 it does not (`classify` off: no
+/// metadata, one counter per frame folded into the named counters).
+fn receive(mode: AttachMode, shards: usize) {
     // One queue: the frame must arrive on the queue the socket is bound to.
     in_pair(1500, 1, move |pair| {
         let (k0, k1) = (0x1234, 0x5678);
-        let d = Dispatch::new(HashKey::new(k0, k1), DispatchMode::Prefix(2), 4, 64).unwrap();
-        let mut xdp = NdxXdp::load(&XdpConfig::for_dispatch(&d, k0, k1)).unwrap();
+        let d = Dispatch::new(HashKey::new(k0, k1), DispatchMode::Prefix(2), shards, 64).unwrap();
+        let config = XdpConfig::for_dispatch(&d, k0, k1);
+        assert_eq!(config.classify, shards > 1);
+        let mut xdp = NdxXdp::load(&config).unwrap();
         let _link = xdp.attach("xa", mode).unwrap();
 
         let area = Area::new(FRAMES * FRAME);
@@ -106,7 +111,7 @@ fn receive_with_metadata(mode: AttachMode) {
         );
         w.commit();
         // The socket takes every shard of queue 0 (the owner-of-the-queue rule).
-        for shard in 0..4 {
+        for shard in 0..shards as u8 {
             xdp.set_socket(0, shard, rx.as_raw_fd()).unwrap();
         }
 
@@ -128,7 +133,25 @@ fn receive_with_metadata(mode: AttachMode) {
         }
         let c = xdp.counters().unwrap();
         assert_eq!(got.len(), names.len(), "{mode:?}: received\n{c}");
-        assert_eq!(c.redirected, names.len() as u64, "{c}");
+        let n = names.len() as u64;
+        assert_eq!((c.redirected, c.redirect_failed, c.udp4), (n, 0, n), "{c}");
+        if shards == 1 {
+            assert_eq!(c.unclassified, n, "{c}");
+            assert_eq!(c.interest + c.by_name, 0, "not parsed: {c}");
+            let mut seen: Vec<NameBuf> = got
+                .iter()
+                .map(|desc| {
+                    let frame = area.bytes(desc.addr as usize, desc.len as usize);
+                    Interest::decode(&frame[42..]).unwrap().name().to_buf()
+                })
+                .collect();
+            seen.sort();
+            let mut sent = names.clone();
+            sent.sort();
+            assert_eq!(seen, sent, "the frames arrive unchanged");
+            return;
+        }
+        assert_eq!((c.unclassified, c.interest, c.by_name), (0, n, n), "{c}");
         let mut shards = std::collections::HashSet::new();
         for desc in &got {
             let addr = desc.addr as usize;
@@ -153,13 +176,20 @@ fn receive_with_metadata(mode: AttachMode) {
 #[test]
 fn driver_mode_delivers_frames_with_metadata_to_af_xdp() {
     if root_or_skip("driver_mode_delivers_frames_with_metadata_to_af_xdp") {
-        receive_with_metadata(AttachMode::Driver);
+        receive(AttachMode::Driver, 4);
+    }
+}
+
+#[test]
+fn one_shard_delivers_frames_unparsed_and_counts_them() {
+    if root_or_skip("one_shard_delivers_frames_unparsed_and_counts_them") {
+        receive(AttachMode::Driver, 1);
     }
 }
 
 #[test]
 fn skb_mode_delivers_frames_with_metadata_to_af_xdp() {
     if root_or_skip("skb_mode_delivers_frames_with_metadata_to_af_xdp") {
-        receive_with_metadata(AttachMode::Skb);
+        receive(AttachMode::Skb, 4);
     }
 }
