@@ -159,8 +159,82 @@ static __always_inline void by_source(struct scratch *s, struct ndx_config *cfg)
 }
 
 /*
+ * read_tl without a call when the bytes it reads are already in the window (the usual case:
+ * the first load covers every header); otherwise read_tl itself, which loads them. The same
+ * result either way.
+ */
+static __always_inline __u64 tl_at(struct xdp_md *ctx, struct scratch *s, __u32 off, __u32 end)
+{
+	if (off < end && end <= s->plen) {
+		__u32 avail = end - off;
+		__u32 need = avail < 10 ? avail : 10;
+		if (off >= s->wbase && off + need <= s->wbase + s->wlen) {
+			__u64 o = (__u64)off - s->wbase;
+			barrier_var(o);
+			if (o < WIN)
+				return decode_tl(s->b + WOFF + o, avail);
+		}
+	}
+	return read_tl(ctx, off, end);
+}
+
+/*
+ * parse_lp's walk without a call for the usual LpPacket (at most LP_FAST fields before the
+ * Fragment, each among PitToken, Sequence, Nack and fields that need no reading, headers in
+ * the window): fills what parse_lp fills for ndx (flags, Fragment, PitToken). 1 when done, 0
+ * to take parse_lp (FragIndex, FragCount, more fields, anything malformed), which starts
+ * over.
+ */
+#define LP_FAST 4
+static __always_inline int fast_lp(struct scratch *s, __u32 off, __u32 end)
+{
+	s->flags = 0;
+#pragma unroll
+	for (int i = 0; i < LP_FAST; i++) {
+		if (off >= end)
+			return 1;
+		__u32 avail = end - off;
+		__u32 need = avail < 10 ? avail : 10;
+		if (off < s->wbase || off + need > s->wbase + s->wlen)
+			return 0;
+		__u64 o = (__u64)off - s->wbase;
+		barrier_var(o);
+		if (o >= WIN)
+			return 0;
+		__u64 tl = decode_tl(s->b + WOFF + o, avail);
+		if (!tl)
+			return 0;
+		__u32 typ = TL_TYPE(tl), len = TL_LEN(tl);
+		__u32 vo = off + TL_HDR(tl);
+		if (typ == T_FRAGMENT) {
+			s->frag_off = vo;
+			s->frag_end = vo + len;
+			s->flags |= LP_FOUND_FRAGMENT;
+			return 1;
+		}
+		if (typ == T_PIT_TOKEN) {
+			s->tok_off = vo;
+			s->tok_len = len;
+		} else if (typ == T_SEQUENCE) {
+			/* parse_lp's test: a NonNegativeInteger's length (ndx needs no value). */
+			if (len != 1 && len != 2 && len != 4 && len != 8)
+				return 0;
+			s->flags |= LP_HAS_SEQUENCE;
+		} else if (typ == T_NACK) {
+			s->flags |= LP_NACK;
+		} else if (typ == T_FRAG_INDEX || typ == T_FRAG_COUNT) {
+			return 0;
+		}
+		off = vo + len;
+	}
+	return off >= end;
+}
+
+/*
  * Classifies the NDN payload described in scratch (plen, ndn_off, source) and fills
  * s->kind, s->how, s->hash, s->shard. Returns 0 (always succeeds; malformed is a kind).
+ * The headers are read from the first window load without further calls when they are in
+ * it (tl_at, fast_lp); the result is the same as with read_tl and parse_lp alone.
  */
 __attribute__((noinline)) int classify(struct xdp_md *ctx)
 {
@@ -171,14 +245,23 @@ __attribute__((noinline)) int classify(struct xdp_md *ctx)
 	s->tok_len = 0;
 	s->flags = 0;
 	s->kind = KIND_MALFORMED;
-	__u64 tl = read_tl(ctx, 0, s->plen);
+	__u32 plen = s->plen;
+	/* The first window load (what read_tl(ctx, 0, plen) would do); a failure leaves the
+	 * window empty and tl_at falls back to read_tl, which fails the same way. */
+	if (plen)
+		ensure(ctx, s, 0, plen < 10 ? plen : 10);
+	__u64 tl = tl_at(ctx, s, 0, plen);
 	if (!tl)
 		goto source;
 	__u32 typ = TL_TYPE(tl);
 	__u32 pkt_off = 0, pkt_end = TL_HDR(tl) + TL_LEN(tl);
 	if (typ == T_LP_PACKET) {
-		if (parse_lp(ctx, TL_HDR(tl), pkt_end))
-			goto source;
+		if (!fast_lp(s, TL_HDR(tl), pkt_end)) {
+			s->tok_len = 0;
+			s->flags = 0;
+			if (parse_lp(ctx, TL_HDR(tl), pkt_end))
+				goto source;
+		}
 		if (s->flags & LP_FRAGMENTED) {
 			s->kind = KIND_FRAGMENT;
 			goto source;
@@ -189,7 +272,7 @@ __attribute__((noinline)) int classify(struct xdp_md *ctx)
 		}
 		pkt_off = s->frag_off;
 		pkt_end = s->frag_end;
-		tl = read_tl(ctx, pkt_off, pkt_end);
+		tl = tl_at(ctx, s, pkt_off, pkt_end);
 		if (!tl)
 			goto source;
 		typ = TL_TYPE(tl);
@@ -203,13 +286,20 @@ __attribute__((noinline)) int classify(struct xdp_md *ctx)
 		goto source;
 	__u32 val = pkt_off + TL_HDR(tl);
 	__u32 val_end = val + TL_LEN(tl);
-	__u64 ntl = read_tl(ctx, val, val_end);
+	__u64 ntl = tl_at(ctx, s, val, val_end);
 	if (!ntl || TL_TYPE(ntl) != T_NAME) {
 		s->kind = KIND_MALFORMED;
 		goto source;
 	}
 	if (s->kind != KIND_INTEREST && s->tok_len == 6) {
-		__u64 b0 = read_nni(ctx, s->tok_off, 1);
+		/* read_nni(ctx, tok_off, 1) without the call when the byte is in the window. */
+		__u64 o = (__u64)s->tok_off - s->wbase;
+		barrier_var(o);
+		__u64 b0;
+		if (o < s->wlen && o < WIN)
+			b0 = s->b[WOFF + o];
+		else
+			b0 = read_nni(ctx, s->tok_off, 1);
 		if (b0 < cfg->shards) {
 			s->hash = 0;
 			s->shard = b0;
