@@ -385,11 +385,13 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 			    d[4] == 0x17 && d[5] == 0xaa;
 		if ((d[0] & 1) && !group)
 			goto not_ndn;
+		encap = ENCAP_ETHER;
+		if (!cfg->classify)
+			goto one_shard;
 		src = eth->h_source;
 		sport = 0;
 		ndn_off = l3;
 		pmax = 0xffffffff;
-		encap = ENCAP_ETHER;
 	} else if (proto == bpf_htons(ETH_P_IP)) {
 		struct iphdr *ip = data + l3;
 		if ((void *)(ip + 1) > data_end)
@@ -410,10 +412,12 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 		if (ulen < sizeof(*udp))
 			goto not_ndn;
 		pmax = ulen - sizeof(*udp);
+		encap = ENCAP_UDP4;
+		if (!cfg->classify)
+			goto one_shard;
 		src = (const __u8 *)&ip->saddr;
 		sport = &udp->source;
 		ndn_off = l4 + sizeof(*udp);
-		encap = ENCAP_UDP4;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
 		struct ipv6hdr *ip6 = data + l3;
 		if ((void *)(ip6 + 1) > data_end)
@@ -430,23 +434,14 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 		if (ulen < sizeof(*udp))
 			goto not_ndn;
 		pmax = ulen - sizeof(*udp);
+		encap = ENCAP_UDP6;
+		if (!cfg->classify)
+			goto one_shard;
 		src = (const __u8 *)&ip6->saddr;
 		sport = &udp->source;
 		ndn_off = l4 + sizeof(*udp);
-		encap = ENCAP_UDP6;
 	} else {
 		goto not_ndn;
-	}
-	__u32 q = ctx->rx_queue_index;
-	if (!cfg->classify) {
-		/* One shard: nothing to choose, and user space reads no metadata. One counter per
-		 * frame: encapsulation x outcome (C_U_* are in that order). */
-		__u32 c = C_U_UDP4_OK + (encap - ENCAP_UDP4) * 2;
-		long rc0 = XDP_PASS;
-		if (q < MAX_QUEUES)
-			rc0 = bpf_redirect_map(&ndx_xsks, q * MAX_SHARDS, XDP_PASS);
-		count(rc0 == XDP_REDIRECT ? c : c + 1);
-		return rc0;
 	}
 	count(encap == ENCAP_UDP4 ? C_UDP4 : encap == ENCAP_UDP6 ? C_UDP6 : C_ETHER);
 	struct scratch *s = get_scratch();
@@ -503,6 +498,7 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 			m->magic = META_MAGIC;
 		}
 	}
+	__u32 q = ctx->rx_queue_index;
 	if (q >= MAX_QUEUES || shard >= MAX_SHARDS) {
 		count(C_REDIRECT_FAILED);
 		return XDP_PASS;
@@ -510,6 +506,20 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 	long rc = bpf_redirect_map(&ndx_xsks, q * MAX_SHARDS + shard, XDP_PASS);
 	count(rc == XDP_REDIRECT ? C_REDIRECTED : C_REDIRECT_FAILED);
 	return rc;
+
+one_shard:
+	/* classify off (one shard): nothing to choose, and user space reads no metadata. One
+	 * counter per frame: encapsulation x outcome (C_U_* are in that order). Taken straight
+	 * from the encapsulation checks, so nothing of the classifying path is prepared. */
+	{
+		__u32 c = C_U_UDP4_OK + (encap - ENCAP_UDP4) * 2;
+		__u32 q0 = ctx->rx_queue_index;
+		long rc0 = XDP_PASS;
+		if (q0 < MAX_QUEUES)
+			rc0 = bpf_redirect_map(&ndx_xsks, q0 * MAX_SHARDS, XDP_PASS);
+		count(rc0 == XDP_REDIRECT ? c : c + 1);
+		return rc0;
+	}
 
 not_ndn:
 	count(C_PASS_NOT_NDN);
