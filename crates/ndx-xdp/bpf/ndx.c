@@ -35,7 +35,13 @@ enum { HOW_TOKEN = 1, HOW_NAME = 2, HOW_SOURCE = 3 };
 enum { ENCAP_UDP4 = 1, ENCAP_UDP6 = 2, ENCAP_ETHER = 3 };
 #define META_MAGIC 0x4e44
 
-/* Counters (index into ndx_stats); the Rust side lists the same names in the same order. */
+/*
+ * Counters (index into ndx_stats); the Rust side lists the first C_UNCLASSIFIED + 1 names in
+ * the same order (XdpCounters) and folds the per-frame ones after them (C_U_*, C_K) into
+ * those: an NDN frame costs one increment. C_UDP4 to C_BY_SOURCE (but C_NAME_TOO_LONG),
+ * C_REDIRECTED, C_REDIRECT_FAILED and C_UNCLASSIFIED are no longer incremented here; they
+ * keep their index so the names keep their place.
+ */
 enum {
 	C_PASS_NOT_NDN,      /* not NDN: passed to the stack untouched */
 	C_PASS_IP_FRAGMENT,  /* IPv4 fragment: passed */
@@ -56,7 +62,7 @@ enum {
 	C_REDIRECT_FAILED,   /* empty XSKMAP entry (or queue >= MAX_QUEUES): XDP_PASS */
 	C_META_FAILED,       /* bpf_xdp_adjust_meta failed: redirected without metadata */
 	C_RAW,               /* redirect_all: sent to entry q*MAX_SHARDS+0 */
-	C_UNCLASSIFIED,      /* classify off: not incremented, the sum of the six below */
+	C_UNCLASSIFIED,      /* classify off (one shard): NDN sent to shard 0 unparsed */
 	/* classify off (one shard): NDN sent to shard 0 unparsed, one increment per frame, by
 	 * encapsulation and redirect outcome; user space folds them into udp4/udp6/ether,
 	 * unclassified, redirected and redirect-failed (XdpCounters::from_raw). */
@@ -66,7 +72,12 @@ enum {
 	C_U_UDP6_FAILED,
 	C_U_ETHER_OK,
 	C_U_ETHER_FAILED,
-	C_COUNT
+	/* classify on: one increment per frame at C_K + ((encap * 6 + kind) * 3 + how) * 2 +
+	 * failed (encap 0-2 for UDP/IPv4, UDP/IPv6, Ethernet; kind 0-5 as KIND_*; how 0-2 for
+	 * token, name, source); user space folds them into the encapsulation, kind, how and
+	 * redirect counters. */
+	C_K,
+	C_COUNT = C_K + 3 * 6 * 3 * 2
 };
 
 struct ndx_config {
@@ -443,7 +454,6 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 	} else {
 		goto not_ndn;
 	}
-	count(encap == ENCAP_UDP4 ? C_UDP4 : encap == ENCAP_UDP6 ? C_UDP6 : C_ETHER);
 	struct scratch *s = get_scratch();
 	if (!s)
 		return XDP_PASS;
@@ -472,15 +482,10 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 	/* Re-read after the global call: the verifier forgets what it knew. */
 	__u8 kind = s->kind, how = s->how, shard = s->shard;
 	__u64 hash = s->hash;
-	switch (kind) {
-	case KIND_INTEREST: count(C_INTEREST); break;
-	case KIND_DATA: count(C_DATA); break;
-	case KIND_NACK: count(C_NACK); break;
-	case KIND_FRAGMENT: count(C_FRAGMENT); break;
-	case KIND_LP_OTHER: count(C_LP_OTHER); break;
-	default: count(C_MALFORMED); break;
-	}
-	count(how == HOW_TOKEN ? C_BY_TOKEN : how == HOW_NAME ? C_BY_NAME : C_BY_SOURCE);
+	/* One counter for encapsulation, kind, how and outcome (see C_K). */
+	__u32 kx = kind <= KIND_LP_OTHER ? kind : KIND_MALFORMED;
+	__u32 hx = how == HOW_TOKEN ? 0 : how == HOW_NAME ? 1 : 2;
+	__u32 c = C_K + (((encap - ENCAP_UDP4) * 6 + kx) * 3 + hx) * 2;
 
 	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(struct ndx_xdp_meta))) {
 		count(C_META_FAILED);
@@ -500,11 +505,11 @@ static __always_inline int ndx_main(struct xdp_md *ctx)
 	}
 	__u32 q = ctx->rx_queue_index;
 	if (q >= MAX_QUEUES || shard >= MAX_SHARDS) {
-		count(C_REDIRECT_FAILED);
+		count(c + 1);
 		return XDP_PASS;
 	}
 	long rc = bpf_redirect_map(&ndx_xsks, q * MAX_SHARDS + shard, XDP_PASS);
-	count(rc == XDP_REDIRECT ? C_REDIRECTED : C_REDIRECT_FAILED);
+	count(rc == XDP_REDIRECT ? c : c + 1);
 	return rc;
 
 one_shard:

@@ -76,30 +76,72 @@ counters! {
     unclassified = "unclassified",
 }
 
-/// Entries of the program's counter map (`ndx_stats`): the [`XdpCounters::COUNT`] counters in
-/// their order, then the one-shard path's six (`C_U_*` in ndx.c), which
-/// [`XdpCounters::from_raw`] folds into the others.
-pub(crate) const RAW_COUNT: usize = XdpCounters::COUNT + 6;
+/// The one-shard path's counters (`C_U_*` in ndx.c), after the named ones: UDP/IPv4,
+/// UDP/IPv6 and Ethernet, each redirected then failed.
+const ONE_SHARD: usize = 6;
+/// The classifying path's counters (`C_K` in ndx.c), after those: one per encapsulation (3),
+/// kind (6, as [`crate::Kind`]'s values), how (3: token, name, source) and outcome (2:
+/// redirected, failed), at `((encap * 6 + kind) * 3 + how) * 2 + failed`.
+const CLASSIFIED: usize = 3 * 6 * 3 * 2;
+
+/// Entries of the program's counter map (`ndx_stats`): the [`XdpCounters::COUNT`] named
+/// counters in their order, then the per-frame ones that [`XdpCounters::from_raw`] folds into
+/// them.
+pub(crate) const RAW_COUNT: usize = XdpCounters::COUNT + ONE_SHARD + CLASSIFIED;
 
 impl XdpCounters {
     /// The counters from the program's raw map (`RAW_COUNT` entries, summed over CPUs).
     ///
-    /// With `classify` off (one shard) the program increments one counter per NDN frame,
-    /// by encapsulation and redirect outcome (UDP/IPv4, UDP/IPv6, Ethernet, each redirected
-    /// or failed), instead of three (the encapsulation, `unclassified`, the outcome): they
-    /// are folded here into `udp4`/`udp6`/`ether`, `unclassified`, `redirected` and
-    /// `redirect-failed`, which keep their meaning.
+    /// The program increments one counter per NDN frame instead of one per property: with
+    /// `classify` off (one shard) by encapsulation and redirect outcome, with it on by
+    /// encapsulation, kind, how and outcome. They are folded here into `udp4`/`udp6`/
+    /// `ether`, the kinds, `by-token`/`by-name`/`by-source`, `unclassified`, `redirected` and
+    /// `redirect-failed`, which keep their meaning. A shorter slice (an older object's map)
+    /// folds what it has.
     pub(crate) fn from_raw(raw: &[u64]) -> Self {
         let mut c = Self::from_slice(raw);
-        let u = |i: usize| raw.get(Self::COUNT + i).copied().unwrap_or(0);
-        let (u4, u4f, u6, u6f, ue, uef) = (u(0), u(1), u(2), u(3), u(4), u(5));
-        c.udp4 += u4 + u4f;
-        c.udp6 += u6 + u6f;
-        c.ether += ue + uef;
-        c.unclassified += u4 + u4f + u6 + u6f + ue + uef;
-        c.redirected += u4 + u6 + ue;
-        c.redirect_failed += u4f + u6f + uef;
+        let at = |i: usize| raw.get(Self::COUNT + i).copied().unwrap_or(0);
+        for i in 0..ONE_SHARD {
+            let v = at(i);
+            c.unclassified += v;
+            c.count_encap(i / 2, v);
+            c.count_outcome(i % 2 == 1, v);
+        }
+        for i in 0..CLASSIFIED {
+            let v = at(ONE_SHARD + i);
+            c.count_encap(i / 36, v);
+            match (i / 6) % 6 {
+                1 => c.interest += v,
+                2 => c.data += v,
+                3 => c.nack += v,
+                4 => c.fragment += v,
+                5 => c.lp_other += v,
+                _ => c.malformed += v,
+            }
+            match (i / 2) % 3 {
+                0 => c.by_token += v,
+                1 => c.by_name += v,
+                _ => c.by_source += v,
+            }
+            c.count_outcome(i % 2 == 1, v);
+        }
         c
+    }
+
+    fn count_encap(&mut self, encap: usize, v: u64) {
+        match encap {
+            0 => self.udp4 += v,
+            1 => self.udp6 += v,
+            _ => self.ether += v,
+        }
+    }
+
+    fn count_outcome(&mut self, failed: bool, v: u64) {
+        if failed {
+            self.redirect_failed += v;
+        } else {
+            self.redirected += v;
+        }
     }
 }
 
@@ -133,19 +175,41 @@ mod tests {
     }
 
     #[test]
-    fn the_one_shard_counters_fold_into_the_named_ones() {
+    fn the_per_frame_counters_fold_into_the_named_ones() {
         let mut raw = vec![0u64; RAW_COUNT];
-        raw[2] = 100; // udp4, classified
-        raw[15] = 90; // redirected, classified
-        raw[16] = 10; // redirect-failed, classified
-        // udp4 ok/failed, udp6 ok/failed, ether ok/failed, unclassified
-        raw[XdpCounters::COUNT..].copy_from_slice(&[7, 1, 5, 2, 3, 4]);
+        raw[1] = 4; // passed-ip-fragment, kept as is
+        raw[11] = 2; // name-too-long, kept as is
+        // One shard: udp4 ok/failed, udp6 ok/failed, ether ok/failed.
+        raw[XdpCounters::COUNT..][..ONE_SHARD].copy_from_slice(&[7, 1, 5, 2, 3, 4]);
+        let k = |encap: usize, kind: usize, how: usize, failed: usize| {
+            XdpCounters::COUNT + ONE_SHARD + ((encap * 6 + kind) * 3 + how) * 2 + failed
+        };
+        raw[k(0, 1, 1, 0)] = 100; // udp4 Interest by name, redirected
+        raw[k(1, 2, 0, 0)] = 30; // udp6 Data by token, redirected
+        raw[k(2, 3, 1, 1)] = 6; // Ethernet Nack by name, failed
+        raw[k(0, 4, 2, 0)] = 5; // udp4 fragment by source
+        raw[k(0, 5, 2, 1)] = 3; // udp4 LpOther by source, failed
+        raw[k(1, 0, 2, 0)] = 8; // udp6 malformed by source
+        raw[k(2, 2, 1, 0)] = 9; // Ethernet Data by name
         let c = XdpCounters::from_raw(&raw);
-        assert_eq!((c.udp4, c.udp6, c.ether), (108, 7, 7));
+        assert_eq!((c.passed_ip_fragment, c.name_too_long), (4, 2));
+        assert_eq!((c.udp4, c.udp6, c.ether), (8 + 108, 7 + 38, 7 + 15));
         assert_eq!(c.unclassified, 22);
-        assert_eq!(c.redirected, 90 + 7 + 5 + 3);
-        assert_eq!(c.redirect_failed, 10 + 1 + 2 + 4);
+        assert_eq!(
+            (
+                c.interest,
+                c.data,
+                c.nack,
+                c.fragment,
+                c.lp_other,
+                c.malformed
+            ),
+            (100, 39, 6, 5, 3, 8)
+        );
+        assert_eq!((c.by_token, c.by_name, c.by_source), (30, 115, 16));
+        assert_eq!(c.redirected, 7 + 5 + 3 + 100 + 30 + 5 + 8 + 9);
+        assert_eq!(c.redirect_failed, 1 + 2 + 4 + 6 + 3);
         assert_eq!(c.udp4 + c.udp6 + c.ether, c.redirected + c.redirect_failed);
-        assert_eq!(XdpCounters::from_raw(&raw[..XdpCounters::COUNT]).udp4, 100);
+        assert_eq!(XdpCounters::from_raw(&raw[..XdpCounters::COUNT]).udp4, 0);
     }
 }
