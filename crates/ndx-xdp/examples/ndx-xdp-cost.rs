@@ -50,8 +50,8 @@ fn env(name: &str, default: u32) -> u32 {
 
 /// A program under test.
 enum Prog {
-    Ndx(NdxXdp),
-    Bare(Ebpf),
+    Ndx(Box<NdxXdp>),
+    Bare(Box<Ebpf>),
 }
 
 impl Prog {
@@ -150,7 +150,7 @@ fn main() {
                     s.verified_insns.unwrap_or(0)
                 );
             }
-            progs.push(Prog::Ndx(x));
+            progs.push(Prog::Ndx(Box::new(x)));
         }
         let shown = if setting == "redirect_all" {
             1
@@ -163,7 +163,7 @@ fn main() {
             }
         }
     }
-    progs.push(Prog::Bare(bare()));
+    progs.push(Prog::Bare(Box::new(bare())));
     rows.push((
         "ndx-afxdp".into(),
         "bare redirect (ndx_redirect)".into(),
