@@ -632,7 +632,11 @@ impl FibSnapshot {
     /// Build `hashes` with this snapshot's key and [`stage1`](Self::stage1).
     #[inline]
     pub fn lpm_hashed<'s>(&'s self, hashes: &mut NameHashes<'_>) -> Option<FibMatch<'s>> {
-        let start = self.start_depth(hashes.name().len(), |k| hashes.prefix(k));
+        // The start depth [`lpm_start`](Self::lpm_start) read a pass before, or the marker now.
+        let start = match hashes.fib_start(self.generation) {
+            Some(start) => start,
+            None => self.start_depth(hashes.name().len(), |k| hashes.prefix(k)),
+        };
         for k in (1..=start).rev() {
             let hash = hashes.prefix(k);
             let chunk = self.chunk(hash);
@@ -664,12 +668,18 @@ impl FibSnapshot {
     /// built for, read from the stage-1 marker (prefetch it with
     /// [`prefetch_marker`](Self::prefetch_marker) a pass before): a burst prefetches that
     /// depth's bucket and entries. Uses the stage-1 hash if computed, else reports stage 1.
+    /// A depth read from the marker is noted in `hashes`, and `lpm_hashed` on this snapshot
+    /// (or another of its generation) starts there without reading the marker again.
     #[inline]
-    pub fn lpm_start(&self, hashes: &NameHashes<'_>) -> usize {
+    pub fn lpm_start(&self, hashes: &mut NameHashes<'_>) -> usize {
         let len = hashes.name().len();
         let m = self.stage1.min(len.min(MAX_PREFIX_DEPTH));
         match hashes.cached(m) {
-            Some(h) => self.start_depth(len, |_| h),
+            Some(h) => {
+                let start = self.start_depth(len, |_| h);
+                hashes.note_fib_start(self.generation, start);
+                start
+            }
             None => m,
         }
     }
@@ -1096,6 +1106,47 @@ impl Fib {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The start depth `lpm_start` notes in a name's hashes is used by `lpm_hashed` on a
+    /// snapshot of the same generation alone: after a deeper route is published, the new
+    /// snapshot reads its own marker; rebuilding the hashes forgets the note.
+    #[test]
+    fn a_noted_start_depth_serves_its_generation_alone() {
+        let key = HashKey::new(3, 9);
+        let (mut fib, reader) = Fib::new(key, 2);
+        let uri = |s: &str| NameBuf::from_uri(s).unwrap();
+        let hop = |f| NextHop {
+            face: FaceId(f),
+            cost: 1,
+        };
+        fib.add_nexthop(&uri("/a/b/c").as_name(), hop(1)).unwrap();
+        fib.publish();
+        let old = reader.snapshot();
+        let name = uri("/a/b/c/d/e");
+        let n = name.as_name();
+        // Without the stage-1 hash computed, `lpm_start` reads no marker and notes nothing.
+        let mut h = NameHashes::new(&key, &n, 2);
+        assert_eq!(old.lpm_start(&mut h), 2);
+        assert_eq!(h.fib_start(old.generation()), None);
+        h.reset(&key, &n, 2, true);
+        assert_eq!(old.lpm_start(&mut h), 3);
+        assert_eq!(h.fib_start(old.generation()), Some(3));
+        assert_eq!(old.lpm_hashed(&mut h).map(|m| m.prefix_len), Some(3));
+        fib.add_nexthop(&uri("/a/b/c/d").as_name(), hop(2)).unwrap();
+        fib.publish();
+        let new = reader.snapshot();
+        assert_ne!(new.generation(), old.generation());
+        let m = new.lpm_hashed(&mut h).expect("a route");
+        assert_eq!((m.prefix_len, m.nexthops[0].face), (4, FaceId(2)));
+        assert_eq!(old.lpm_hashed(&mut h).map(|m| m.prefix_len), Some(3));
+        assert_eq!(new.lpm_start(&mut h), 4);
+        assert_eq!(new.lpm_hashed(&mut h).map(|m| m.prefix_len), Some(4));
+        h.reset(&key, &n, 2, true);
+        assert_eq!(h.fib_start(new.generation()), None);
+        let mut fresh = NameHashes::new(&key, &n, 2);
+        assert_eq!(fresh.fib_start(new.generation()), None);
+        assert_eq!(new.lpm_hashed(&mut fresh).map(|m| m.prefix_len), Some(4));
+    }
 
     /// Every entry sits in its hash's probe run (no empty slot between its home and it), is
     /// found by its hash and by its name, and no other entry has its hash; no table is more

@@ -260,7 +260,16 @@ pub struct NameHashes<'a> {
     /// SipHash state after the whole words of the `ckpt_at`-byte prefix (a resume point).
     ckpt: Sip,
     ckpt_at: usize,
+    /// The FIB lookup's start depth (its stage-1 marker, read by
+    /// [`FibSnapshot::lpm_start`](crate::FibSnapshot::lpm_start)) and the generation of the
+    /// snapshot it was read from ([`NO_HINT`] for none): the burst reads the marker a pass
+    /// before the lookup, which then does not read it again.
+    fib_start: u8,
+    fib_generation: u64,
 }
+
+/// `NameHashes::fib_generation` when no FIB start depth is noted.
+const NO_HINT: u64 = u64::MAX;
 
 /// Prefix hashes remembered per name (a FIB lookup asks for two or three).
 const MEMO: usize = 4;
@@ -331,6 +340,8 @@ impl<'a> NameHashes<'a> {
                 v3: 0,
             },
             ckpt_at: 0,
+            fib_start: 0,
+            fib_generation: NO_HINT,
         }
     }
 
@@ -363,6 +374,7 @@ impl<'a> NameHashes<'a> {
         self.key = *key;
         self.name = *name;
         self.memo_k = EMPTY_MEMO;
+        self.fib_generation = NO_HINT;
         self.walk_done = false;
         self.walked = 0;
         self.ends[0] = 0;
@@ -381,6 +393,7 @@ impl<'a> NameHashes<'a> {
         self.key = *key;
         self.name = *name;
         self.memo_k = EMPTY_MEMO;
+        self.fib_generation = NO_HINT;
         self.walk_done = false;
         // `ends[0]` is the empty prefix; deeper ends are written before they are read.
         self.ends[0] = 0;
@@ -469,6 +482,27 @@ impl<'a> NameHashes<'a> {
     #[inline]
     pub fn full(&self) -> u64 {
         self.full
+    }
+
+    /// Notes `start` as the FIB lookup's start depth for this name in the snapshot of
+    /// generation `generation` (see [`fib_start`](Self::fib_start)).
+    #[inline(always)]
+    pub(crate) fn note_fib_start(&mut self, generation: u64, start: usize) {
+        // Start depths are at most `MAX_PREFIX_DEPTH` (32); a generation of `NO_HINT` is
+        // never noted (it reads as none).
+        if generation != NO_HINT
+            && let Ok(start) = u8::try_from(start)
+        {
+            self.fib_start = start;
+            self.fib_generation = generation;
+        }
+    }
+
+    /// The FIB lookup's start depth noted for the snapshot of generation `generation`, if
+    /// any. Rebuilding or resetting these hashes forgets it.
+    #[inline(always)]
+    pub(crate) fn fib_start(&self, generation: u64) -> Option<usize> {
+        (self.fib_generation == generation).then_some(usize::from(self.fib_start))
     }
 
     /// Components whose prefixes are cheap to hash here (at most [`HASHED_DEPTH`]; prefix
