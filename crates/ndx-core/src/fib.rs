@@ -691,9 +691,29 @@ impl FibSnapshot {
     pub fn prefetch_marker(&self, hashes: &mut NameHashes<'_>) {
         let n = hashes.name().len().min(MAX_PREFIX_DEPTH);
         if n > self.stage1 {
-            let h = hashes.prefix(self.stage1);
-            self.chunk(h).prefetch_marker(h);
+            self.prefetch_marker_of(hashes.prefix(self.stage1));
         }
+    }
+
+    /// [`prefetch_marker`](Self::prefetch_marker) for a name longer than stage 1 whose
+    /// stage-1 prefix hash `h` the caller holds.
+    #[inline]
+    pub(crate) fn prefetch_marker_of(&self, h: u64) {
+        self.chunk(h).prefetch_marker(h);
+    }
+
+    /// [`prefetch_chunk`](Self::prefetch_chunk) for the prefix (of `1..=min(len, 32)`
+    /// components) whose hash `h` the caller holds.
+    #[inline]
+    pub(crate) fn prefetch_chunk_of(&self, h: u64) {
+        ndx_mem::prefetch(self.chunk(h));
+    }
+
+    /// [`prefetch`](Self::prefetch) for the prefix (of `1..=min(len, 32)` components) whose
+    /// hash `h` the caller holds.
+    #[inline]
+    pub(crate) fn prefetch_of(&self, h: u64) {
+        self.chunk(h).prefetch(h);
     }
 
     /// Prefetches the descriptor of the chunk holding the name's `k`-component prefix (the
@@ -705,8 +725,7 @@ impl FibSnapshot {
         if !prefetchable(hashes, k) {
             return;
         }
-        let h = hashes.prefix(k);
-        ndx_mem::prefetch(self.chunk(h));
+        self.prefetch_chunk_of(hashes.prefix(k));
     }
 
     /// Prefetches the home slot of the name's `k`-component prefix (`1..=min(len, 32)`;
@@ -718,8 +737,7 @@ impl FibSnapshot {
         if !prefetchable(hashes, k) {
             return;
         }
-        let h = hashes.prefix(k);
-        self.chunk(h).prefetch(h);
+        self.prefetch_of(hashes.prefix(k));
     }
 
     /// Components in the first lookup stage (build [`NameHashes`] with it).

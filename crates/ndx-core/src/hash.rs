@@ -350,7 +350,7 @@ impl<'a> NameHashes<'a> {
     #[inline]
     pub fn new(key: &HashKey, name: &Name<'a>, stage1: usize) -> Self {
         let mut h = NameHashes::empty();
-        h.fill(key, name, stage1, false, false);
+        let _ = h.fill(key, name, stage1, false, false);
         h
     }
 
@@ -360,9 +360,17 @@ impl<'a> NameHashes<'a> {
     /// of the prefix one component longer (those shorter than the name): the prefixes whose
     /// FIB chunks the burst path prefetches next, the second where the stage-1 marker usually
     /// sends the lookup. With `deeper` the resume point is kept at the deeper prefix.
+    /// Returns those two hashes, each when it was finalised in the pass (the burst path
+    /// prefetches with them at once, without asking the memo for them).
     #[inline]
-    pub fn reset(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize, deeper: bool) {
-        self.fill(key, name, stage1, true, deeper);
+    pub fn reset(
+        &mut self,
+        key: &HashKey,
+        name: &Name<'a>,
+        stage1: usize,
+        deeper: bool,
+    ) -> [Option<u64>; 2] {
+        self.fill(key, name, stage1, true, deeper)
     }
 
     /// Makes these the hashes of `name`, in place, hashing the whole name alone: no component
@@ -388,7 +396,14 @@ impl<'a> NameHashes<'a> {
 
     /// [`new`](Self::new) in place; `stage`, `deeper`: see [`reset`](Self::reset).
     #[inline(always)]
-    fn fill(&mut self, key: &HashKey, name: &Name<'a>, stage1: usize, stage: bool, deeper: bool) {
+    fn fill(
+        &mut self,
+        key: &HashKey,
+        name: &Name<'a>,
+        stage1: usize,
+        stage: bool,
+        deeper: bool,
+    ) -> [Option<u64>; 2] {
         let bytes = name.as_bytes();
         self.key = *key;
         self.name = *name;
@@ -425,16 +440,19 @@ impl<'a> NameHashes<'a> {
         let mut s = Sip::new(key);
         let mut at = 0; // bytes compressed into `s`
         // The eager prefixes are shorter than the name (`walked < len`).
+        let mut eager = [None; 2];
         if stage && stage1 > 0 && stage1 <= walked {
             let h = finish_at(&mut s, bytes, &mut at, usize::from(self.ends[stage1]));
             self.memo_k[stage1 % MEMO] = stage1 as u8;
             self.memo_h[stage1 % MEMO] = h;
+            eager[0] = Some(h);
         }
         if deeper && stage1 < walked {
             let deep = stage1 + 1;
             let h = finish_at(&mut s, bytes, &mut at, usize::from(self.ends[deep]));
             self.memo_k[deep % MEMO] = deep as u8;
             self.memo_h[deep % MEMO] = h;
+            eager[1] = Some(h);
         }
         compress_to(&mut s, bytes, &mut at, end);
         self.ckpt = s;
@@ -442,6 +460,7 @@ impl<'a> NameHashes<'a> {
         let total = bytes.len();
         compress_to(&mut s, bytes, &mut at, total);
         self.full = s.finish_word(tail_word(bytes, total), total);
+        eager
     }
 
     /// Records component ends until `k` components are walked or the walk is done.
@@ -674,10 +693,25 @@ mod tests {
             for k in 0..8 {
                 stale.prefix(k);
             }
-            match way {
-                0 => stale.reset(key, n, stage1, false),
-                1 => stale.reset(key, n, stage1, true),
-                _ => stale.reset_whole(key, n),
+            if way < 2 {
+                let eager = stale.reset(key, n, stage1, way == 1);
+                // What `reset` returns is what it finalised in the pass: the memo's values.
+                for (i, (k, e)) in [stage1, stage1 + 1].into_iter().zip(eager).enumerate() {
+                    // Finalised: a prefix shorter than the name within the walk's reach
+                    // (the deeper one with `deeper` alone).
+                    let finalised = (i == 0 || way == 1)
+                        && k > 0
+                        && k < n.len()
+                        && k <= HASHED_DEPTH
+                        && n.prefix(k).as_bytes().len() <= 0xFFFF;
+                    let want = finalised.then(|| key.name(&n.prefix(k)));
+                    assert_eq!(e, want, "way {way}, prefix {k}");
+                    if e.is_some() {
+                        assert_eq!(stale.cached(k), e, "prefix {k} in the memo");
+                    }
+                }
+            } else {
+                stale.reset_whole(key, n);
             }
             *h = stale;
         }

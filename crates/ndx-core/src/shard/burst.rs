@@ -121,8 +121,8 @@ impl<F: Frame> Shard<F> {
             if let Some(&(_, frame)) = frames.get(t) {
                 let s = t % RING;
                 spec[s] = self.speculate;
-                self.stage(frame, &snap, spec[s], &mut ring[s]);
-                self.prefetch_buckets(&mut ring[s], &snap, spec[s]);
+                let eager = self.stage(frame, &snap, spec[s], &mut ring[s]);
+                self.prefetch_buckets(&mut ring[s], &snap, spec[s], eager);
             }
             if let Some(u) = t.checked_sub(LEAD)
                 && u < n
@@ -166,52 +166,61 @@ impl<F: Frame> Shard<F> {
     }
 
     /// First pass over a burst's frame: decode, and hash an Interest's name (no state
-    /// changes). Written into the burst's slot, in place.
+    /// changes). Written into the burst's slot, in place. Returns the hashes of the stage-1
+    /// prefix and of the one a component deeper when they were finalised in the pass (see
+    /// `NameHashes::reset`), for [`prefetch_buckets`](Self::prefetch_buckets).
     pub(super) fn stage<'f>(
         &self,
         frame: &'f [u8],
         snap: &FibSnapshot,
         speculate: Speculate,
         slot: &mut Staged<'f>,
-    ) {
+    ) -> [Option<u64>; 2] {
         // The usual shapes (a bare packet, or one behind a PitToken) in one pass, without
         // the LpPacket's view; matched by reference, the view goes straight into the slot.
         match &Packet::decode_usual(frame) {
             Some(Usual::Interest(i, token)) => slot.set_interest(*i, Incoming::tokened(*token)),
-            Some(Usual::Data(d, token)) => return *slot = Staged::Data(*d, *token),
+            Some(Usual::Data(d, token)) => {
+                *slot = Staged::Data(*d, *token);
+                return [None; 2];
+            }
             None => {
                 if !Self::stage_other(frame, slot) {
-                    return;
+                    return [None; 2];
                 }
             }
         }
         let Staged::Interest(interest, _, hashes) = slot else {
-            return;
+            return [None; 2];
         };
         let m = snap.stage1();
         // The chunk prefetches below ask for these prefixes' hashes: finalised in the pass.
         // A late speculation asks for none here (a likely CS hit never does): the whole
         // name alone is hashed, and a likely miss hashes its FIB prefixes at the next level.
         if speculate == Speculate::Late {
-            return hashes.reset_whole(&self.cfg.hash_key, &interest.name());
+            hashes.reset_whole(&self.cfg.hash_key, &interest.name());
+            return [None; 2];
         }
-        hashes.reset(
+        let eager = hashes.reset(
             &self.cfg.hash_key,
             &interest.name(),
             m,
             speculate == Speculate::Deep,
         );
         // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
-        // level deeper: the marker's usual target) are prefetched here, a whole pass before
-        // their buckets are.
-        match speculate {
-            Speculate::Late => {}
-            Speculate::Shallow => snap.prefetch_chunk(hashes, m),
-            Speculate::Deep => {
-                snap.prefetch_chunk(hashes, m);
-                snap.prefetch_chunk(hashes, m + 1);
+        // level deeper: the marker's usual target), with the hashes just finalised (a name
+        // too short for them asks the memo, which finds the whole name's).
+        match eager[0] {
+            Some(h) => snap.prefetch_chunk_of(h),
+            None => snap.prefetch_chunk(hashes, m),
+        }
+        if speculate == Speculate::Deep {
+            match eager[1] {
+                Some(h) => snap.prefetch_chunk_of(h),
+                None => snap.prefetch_chunk(hashes, m + 1),
             }
         }
+        eager
     }
 
     /// [`stage`](Self::stage)'s decode of a frame in none of the usual shapes (an LpPacket
@@ -244,24 +253,34 @@ impl<F: Frame> Shard<F> {
     /// marker nor slot when late (see [`Speculate`]). A Data's PIT entry, by
     /// its token. (An Interest's PIT and dead-nonce buckets wait for the next level, which
     /// knows whether the CS is likely to answer it without them.)
+    /// `eager`: [`stage`](Self::stage)'s hashes of those two prefixes, when it finalised them.
     #[inline(always)]
     pub(super) fn prefetch_buckets(
         &self,
         st: &mut Staged<'_>,
         snap: &FibSnapshot,
         speculate: Speculate,
+        eager: [Option<u64>; 2],
     ) {
         let m = snap.stage1();
         match st {
             Staged::Interest(_, _, hashes) => {
                 self.cs.prefetch(hashes.full());
-                let guess = match speculate {
+                let (guess, guessed) = match speculate {
                     Speculate::Late => return,
-                    Speculate::Shallow => m,
-                    Speculate::Deep => m + 1,
+                    Speculate::Shallow => (m, eager[0]),
+                    Speculate::Deep => (m + 1, eager[1]),
                 };
-                snap.prefetch_marker(hashes);
-                snap.prefetch(hashes, guess);
+                // A finalised stage-1 hash is that of a prefix shorter than the name: its
+                // marker is read.
+                match eager[0] {
+                    Some(h) => snap.prefetch_marker_of(h),
+                    None => snap.prefetch_marker(hashes),
+                }
+                match guessed {
+                    Some(h) => snap.prefetch_of(h),
+                    None => snap.prefetch(hashes, guess),
+                }
             }
             Staged::Data(_, token) => {
                 if let Some(t) = token {
