@@ -11,6 +11,7 @@ use xdpilone::{CompletionQueue, FillQueue, RingRx, RingTx, User};
 
 use crate::spsc::{Consumer, Producer};
 use crate::umem::{Frame, FrameMut, KeptFrame, MAX_SEGMENTS, Region, RxFrame, Umem};
+use crate::wire::{Checksum, UDP_LEN};
 
 /// `XDP_PKT_CONTD`: set on every descriptor of a multi-buffer packet but the last.
 pub const XDP_PKT_CONTD: u32 = 1;
@@ -479,6 +480,34 @@ impl Endpoint {
     /// into free TX frames, as a multi-buffer chain when it exceeds one frame.
     /// Queued locally until [`Endpoint::flush_tx`].
     pub fn push_tx(&mut self, gather: &[&[u8]]) -> Result<(), TxError> {
+        self.push(gather, None)
+    }
+
+    /// [`Endpoint::push_tx`] for a UDP packet whose checksum is summed during the copy:
+    /// `gather[0]` is the headers [`crate::wire::build_udp_header`] wrote (ending with the
+    /// UDP header, its checksum field still zero) and `sum` the checksum it returned; the
+    /// rest of the gather (the payload) is added to `sum` as it is copied into the frame
+    /// ([`crate::wire::Checksum::add_copy`]), and the finished checksum goes into the
+    /// frame's copy of the header. The payload is read once instead of twice. A first part
+    /// shorter than a UDP header or longer than a frame is refused as
+    /// [`TxError::BadLength`].
+    pub fn push_tx_udp(&mut self, gather: &[&[u8]], sum: Checksum) -> Result<(), TxError> {
+        let fs = self.region.frame_size as usize;
+        match gather.first() {
+            Some(h) if (UDP_LEN..=fs).contains(&h.len()) => self.push(gather, Some(sum)),
+            _ => {
+                self.counters.tx_too_long += 1;
+                Err(TxError::BadLength)
+            }
+        }
+    }
+
+    /// The copy behind [`Endpoint::push_tx`] and [`Endpoint::push_tx_udp`]: with `sum`,
+    /// every part after the first is summed as it is copied and the UDP checksum written
+    /// into the last two bytes of the first part's copy (callers checked the first part
+    /// holds a UDP header and fits the first frame).
+    #[inline(always)]
+    fn push(&mut self, gather: &[&[u8]], mut sum: Option<Checksum>) -> Result<(), TxError> {
         let total: usize = gather.iter().map(|s| s.len()).sum();
         let fs = self.region.frame_size as usize;
         let nframes = total.div_ceil(fs);
@@ -494,15 +523,23 @@ impl Endpoint {
             self.counters.tx_no_frame += 1;
             return Err(TxError::NoFrame);
         }
+        let ck_at = gather.first().map_or(0, |h| h.len().saturating_sub(2));
         if nframes == 1 {
             // The common case: the whole packet in one frame, each slice copied in place.
             let addr = self.tx_free.pop().unwrap_or_default();
             // SAFETY: as below: a frame from our free list is ours alone and in bounds.
             let buf = unsafe { self.region.bytes_mut(addr, total as u32) };
             let mut at = 0;
-            for part in gather {
-                buf[at..at + part.len()].copy_from_slice(part);
+            for (i, part) in gather.iter().enumerate() {
+                let dst = &mut buf[at..at + part.len()];
+                match &mut sum {
+                    Some(ck) if i > 0 => ck.add_copy(dst, part),
+                    _ => dst.copy_from_slice(part),
+                }
                 at += part.len();
+            }
+            if let Some(ck) = sum {
+                buf[ck_at..ck_at + 2].copy_from_slice(&ck.finish_udp().to_be_bytes());
             }
             self.tx_pending.push(XdpDesc {
                 addr,
@@ -513,11 +550,19 @@ impl Endpoint {
             self.counters.tx_bytes += total as u64;
             return Ok(());
         }
-        let mut parts = gather.iter().copied().filter(|s| !s.is_empty());
-        let mut cur: &[u8] = parts.next().unwrap_or(&[]);
+        let mut parts = gather
+            .iter()
+            .copied()
+            .enumerate()
+            .filter(|(_, s)| !s.is_empty());
+        let (mut idx, mut cur): (usize, &[u8]) = parts.next().unwrap_or((0, &[]));
         let mut left = total;
+        let mut first = 0;
         for k in 0..nframes {
             let addr = self.tx_free.pop().unwrap_or_default();
+            if k == 0 {
+                first = addr;
+            }
             let want = left.min(fs);
             // SAFETY: `addr` came from our free list: the frame is ours alone
             // (not in any ring, no handle refers to it), and a whole frame is in bounds.
@@ -525,11 +570,15 @@ impl Endpoint {
             let mut filled = 0;
             while filled < want {
                 if cur.is_empty() {
-                    cur = parts.next().unwrap_or(&[]);
+                    (idx, cur) = parts.next().unwrap_or((0, &[]));
                     continue;
                 }
                 let n = cur.len().min(want - filled);
-                buf[filled..filled + n].copy_from_slice(&cur[..n]);
+                let dst = &mut buf[filled..filled + n];
+                match &mut sum {
+                    Some(ck) if idx > 0 => ck.add_copy(dst, &cur[..n]),
+                    _ => dst.copy_from_slice(&cur[..n]),
+                }
                 cur = &cur[n..];
                 filled += n;
             }
@@ -540,6 +589,13 @@ impl Endpoint {
                 len: want as u32,
                 options,
             });
+        }
+        if let Some(ck) = sum {
+            // SAFETY: the packet's first frame, still ours (queued locally, not yet handed
+            // to the kernel); `ck_at + 2` is the first part's length, which fits one frame
+            // (checked by `push_tx_udp`).
+            let buf = unsafe { self.region.bytes_mut(first, (ck_at + 2) as u32) };
+            buf[ck_at..].copy_from_slice(&ck.finish_udp().to_be_bytes());
         }
         self.counters.tx_packets += 1;
         self.counters.tx_bytes += total as u64;

@@ -213,7 +213,119 @@ fn buffer_errors() {
     );
 }
 
+/// `build_udp_header` + `Checksum::add_copy` into a frame, as `Endpoint::push_tx_udp` does.
+fn fused_frame_of(h: &UdpHeaders, parts: &[&[u8]], shift: usize) -> Vec<u8> {
+    let plen: usize = parts.iter().map(|p| p.len()).sum();
+    // `shift` bytes of slack in front move the frame's alignment.
+    let mut buf = vec![0xa5u8; shift + 62 + plen];
+    let (n, mut sum) = wire::build_udp_header(&mut buf[shift..], h, plen).unwrap();
+    let mut at = shift + n;
+    for p in parts {
+        sum.add_copy(&mut buf[at..], p);
+        at += p.len();
+    }
+    buf[shift + n - 2..shift + n].copy_from_slice(&sum.finish_udp().to_be_bytes());
+    buf.truncate(at);
+    buf.split_off(shift)
+}
+
+/// Payload bytes (`body`, of even length, then two adjustable bytes) whose UDP checksum
+/// computes to zero under `h`.
+fn zero_sum_payload(h: &UdpHeaders, body: &[u8]) -> Vec<u8> {
+    let mut p = body.to_vec();
+    p.extend_from_slice(&[0, 0]);
+    let f = frame_of(h, &[&p]);
+    let at = if h.src.is_ipv6() { 60 } else { 40 };
+    let mut f0 = f.clone();
+    f0[at..at + 2].copy_from_slice(&[0, 0]);
+    // With the field zero, the sum is !c; adding the word c makes it 0xffff, whose
+    // complement is 0.
+    let c = reference_udp_checksum(&f0, h.src.is_ipv6());
+    let n = p.len();
+    p[n - 2..].copy_from_slice(&c.to_be_bytes());
+    p
+}
+
+#[test]
+fn a_zero_udp_checksum_is_sent_as_all_ones_over_both_families() {
+    for h in [v4h(), v6h()] {
+        for body in [&b""[..], b"ndn!", &[0xffu8; 64][..]] {
+            let p = zero_sum_payload(&h, body);
+            let at = if h.src.is_ipv6() { 60 } else { 40 };
+            for f in [
+                frame_of(&h, &[&p]),
+                fused_frame_of(&h, &[&p[..1], &p[1..]], 3),
+            ] {
+                assert_eq!(f[at..at + 2], [0xff, 0xff], "{h:?} {body:?}");
+                let parsed = wire::parse(&f, f.len()).unwrap();
+                assert!(wire::checksums_ok(&f, &parsed));
+                // Zero on the wire: "no checksum" over IPv4, invalid over IPv6.
+                let mut z = f.clone();
+                z[at..at + 2].copy_from_slice(&[0, 0]);
+                assert_eq!(wire::checksums_ok(&z, &parsed), !h.src.is_ipv6());
+            }
+        }
+    }
+}
+
 proptest! {
+    /// `add_copy` copies exactly and sums like `add` and like RFC 1071 done plainly, for any
+    /// lengths, source and destination alignments and splits, mixed with plain `add`s.
+    #[test]
+    fn add_copy_copies_and_sums_like_the_reference(
+        data in proptest::collection::vec(any::<u8>(), 0..2100),
+        src_shift in 0usize..8,
+        dst_shift in 0usize..8,
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        plain in any::<u8>(),
+    ) {
+        let src = &data[src_shift.min(data.len())..];
+        let mut idx: Vec<usize> = cuts.iter().map(|c| c.index(src.len() + 1)).collect();
+        idx.sort_unstable();
+        idx.push(src.len());
+        let mut dst = vec![0u8; dst_shift + src.len()];
+        let (mut fused, mut added) = (wire::Checksum::new(), wire::Checksum::new());
+        let mut last = 0;
+        for (k, i) in idx.into_iter().enumerate() {
+            let piece = &src[last..i];
+            added.add(piece);
+            if plain >> (k % 8) & 1 == 1 {
+                fused.add(piece);
+                dst[dst_shift + last..dst_shift + i].copy_from_slice(piece);
+            } else {
+                fused.add_copy(&mut dst[dst_shift + last..], piece);
+            }
+            last = i;
+        }
+        prop_assert_eq!(&dst[dst_shift..], src);
+        let want = reference_sum(&[src]);
+        prop_assert_eq!(fused.finish(), want);
+        prop_assert_eq!(added.finish(), want);
+        prop_assert_eq!(fused.finish_udp(), if want == 0 { 0xffff } else { want });
+    }
+
+    /// A frame built with the checksum summed during the copy is byte for byte the one
+    /// `build_udp` makes, over IPv4 and IPv6, any payload split and frame alignment.
+    #[test]
+    fn fused_frames_equal_built_frames(
+        payload in proptest::collection::vec(any::<u8>(), 0..2100),
+        cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
+        shift in 0usize..8,
+        v6 in any::<bool>(),
+    ) {
+        let mut idx: Vec<usize> = cuts.iter().map(|c| c.index(payload.len() + 1)).collect();
+        idx.sort_unstable();
+        let mut parts = Vec::new();
+        let mut last = 0;
+        for i in idx { parts.push(&payload[last..i]); last = i; }
+        parts.push(&payload[last..]);
+        let h = if v6 { v6h() } else { v4h() };
+        let f = fused_frame_of(&h, &parts, shift);
+        prop_assert_eq!(&f, &frame_of(&h, &parts));
+        let p = wire::parse(&f, f.len()).unwrap();
+        prop_assert!(wire::checksums_ok(&f, &p));
+    }
+
     #[test]
     fn checksum_matches_reference_over_any_split(
         payload in proptest::collection::vec(any::<u8>(), 0..3000),

@@ -12,6 +12,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use ndx_afxdp::wire::Checksum;
 use ndx_afxdp::{Counters, KernelStats, TxError};
 
 use super::io::{KeptHandle, PortMem, RxHandle, Socket};
@@ -370,6 +371,24 @@ impl Socket for FakeSocket {
         }
         self.pending.push(gather.concat());
         self.counters.tx_packets += 1;
+        Ok(())
+    }
+    fn push_tx_udp(&mut self, gather: &[&[u8]], sum: Checksum) -> Result<(), TxError> {
+        let hlen = gather.first().map_or(0, |h| h.len());
+        if hlen < ndx_afxdp::wire::UDP_LEN {
+            self.counters.tx_too_long += 1;
+            return Err(TxError::BadLength);
+        }
+        self.push_tx(gather)?;
+        // The same fused copy as the AF_XDP endpoint, so the tests see its checksums.
+        let frame = self.pending.last_mut().expect("just pushed");
+        let mut ck = sum;
+        let mut at = hlen;
+        for part in &gather[1..] {
+            ck.add_copy(&mut frame[at..], part);
+            at += part.len();
+        }
+        frame[hlen - 2..hlen].copy_from_slice(&ck.finish_udp().to_be_bytes());
         Ok(())
     }
     fn flush_tx(&mut self) {

@@ -10,6 +10,7 @@
 //! The traits live here rather than in `ndx-afxdp` because they are the router's view of a
 //! socket (what `worker` calls, nothing more); `ndx-afxdp` stays unaware of the router.
 
+use ndx_afxdp::wire::Checksum;
 use ndx_afxdp::{Counters, Endpoint, KeptFrame, KernelStats, RxFrame, TxError, Umem};
 
 /// A received packet's handle: the unique owner of its frame(s) until it is released, kept
@@ -75,6 +76,9 @@ pub(crate) trait Socket: std::fmt::Debug {
     fn kept(&self) -> i64;
     /// Queues one packet, given as a gather list, for transmission.
     fn push_tx(&mut self, gather: &[&[u8]]) -> Result<(), TxError>;
+    /// Queues one UDP packet: `gather[0]` the headers from `wire::build_udp_header`, `sum`
+    /// their checksum, to which the payload (the rest) is added while it is copied.
+    fn push_tx_udp(&mut self, gather: &[&[u8]], sum: Checksum) -> Result<(), TxError>;
     /// Hands what is queued to the kernel.
     fn flush_tx(&mut self);
     /// Reclaims transmitted frames; returns how many.
@@ -175,6 +179,10 @@ impl Socket for Endpoint {
     #[inline]
     fn push_tx(&mut self, gather: &[&[u8]]) -> Result<(), TxError> {
         Endpoint::push_tx(self, gather)
+    }
+    #[inline]
+    fn push_tx_udp(&mut self, gather: &[&[u8]], sum: Checksum) -> Result<(), TxError> {
+        Endpoint::push_tx_udp(self, gather, sum)
     }
     #[inline]
     fn flush_tx(&mut self) {

@@ -1354,8 +1354,18 @@ fn send_one<S: Socket>(
                 dst,
                 ttl: 64,
             };
-            match wire::build_udp(hdr, &h, &ndn) {
-                Ok(n) => n,
+            // The UDP checksum is summed while the payload is copied into the TX frame.
+            match wire::build_udp_header(hdr, &h, ndn[0].len() + ndn[1].len()) {
+                Ok((n, sum)) => {
+                    let gather = [&hdr[..n], ndn[0], ndn[1]];
+                    let mut r = ep.ep.push_tx_udp(&gather, sum);
+                    if matches!(r, Err(TxError::RingFull | TxError::NoFrame)) {
+                        ep.ep.flush_tx();
+                        ep.ep.complete();
+                        r = ep.ep.push_tx_udp(&gather, sum);
+                    }
+                    return counted(r, n + ndn[0].len() + ndn[1].len(), snap);
+                }
                 Err(_) => {
                     snap.add(Io::TxRingFull, 1);
                     return;
@@ -1382,10 +1392,16 @@ fn send_one<S: Socket>(
         ep.ep.complete();
         r = ep.ep.push_tx(&gather);
     }
+    counted(r, hlen + ndn[0].len() + ndn[1].len(), snap);
+}
+
+/// Counts one queued packet of `len` bytes, or one refused.
+#[inline]
+fn counted(r: Result<(), TxError>, len: usize, snap: &mut Snapshot) {
     match r {
         Ok(()) => {
             snap.add(Io::TxFrames, 1);
-            snap.add(Io::TxBytes, (hlen + ndn[0].len() + ndn[1].len()) as u64);
+            snap.add(Io::TxBytes, len as u64);
         }
         Err(_) => snap.add(Io::TxRingFull, 1),
     }
