@@ -488,7 +488,7 @@ impl Endpoint {
     /// UDP header, its checksum field still zero) and `sum` the checksum it returned; the
     /// rest of the gather (the payload) is added to `sum` as it is copied into the frame
     /// ([`crate::wire::Checksum::add_copy`]), and the finished checksum goes into the
-    /// frame's copy of the header. The payload is read once instead of twice. A first part
+    /// frame's copy of the header: no checksum pass over the payload apart from its copy. A first part
     /// shorter than a UDP header or longer than a frame is refused as
     /// [`TxError::BadLength`].
     pub fn push_tx_udp(&mut self, gather: &[&[u8]], sum: Checksum) -> Result<(), TxError> {

@@ -234,9 +234,10 @@ impl Checksum {
         self.fold_in(fold128(acc), data.len());
     }
 
-    /// Copies `src` to the start of `dst` and adds it, in one pass over `src` (each 32-byte
-    /// block is summed right after it is copied, while it is in L1), so a payload is read
-    /// once on its way into a frame. Panics if `dst` is shorter than `src`.
+    /// Copies `src` to the start of `dst` and adds it: a payload's checksum taken on its way
+    /// into a frame, not in a separate pass (LLVM turns the block copies into one `memcpy`
+    /// of the piece, then sums the bytes it just brought into L1). Panics if `dst` is
+    /// shorter than `src`.
     #[inline]
     pub fn add_copy(&mut self, dst: &mut [u8], src: &[u8]) {
         let dst = &mut dst[..src.len()];
@@ -323,7 +324,7 @@ pub fn build_udp(out: &mut [u8], h: &UdpHeaders, payload: &[&[u8]]) -> Result<us
 /// the UDP checksum field zero; returns the header length (42 or 62) and the checksum
 /// over the pseudo header and the UDP header. The caller adds the payload to it (e.g. with
 /// [`Checksum::add_copy`] while copying the payload behind the headers) and writes
-/// [`Checksum::finish_udp`] into the header's last two bytes: the payload is read once.
+/// [`Checksum::finish_udp`] into the header's last two bytes: no pass over the payload of its own.
 pub fn build_udp_header(
     out: &mut [u8],
     h: &UdpHeaders,
