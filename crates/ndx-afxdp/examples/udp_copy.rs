@@ -72,7 +72,7 @@ fn main() {
     };
     // A Data as the worker sends a CS hit: an LP header (PIT token) and the Data's bytes.
     let data: Vec<u8> = (0..len as u32)
-        .map(|i| (i * 2_654_435_761 >> 24) as u8)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
     let lp = [0x64u8, 0x0c, 0x62, 0x08, 1, 2, 3, 4, 5, 6, 7, 8];
     let split = lp.len().min(len);
@@ -81,7 +81,7 @@ fn main() {
     for _ in 0..n {
         let parts: [&[u8]; 2] = [&lp[..split], &data[split..]];
         let at = f(black_box(&mut frame), black_box(&h), black_box(&parts));
-        check = check.wrapping_add(u64::from(frame[40]) << 8 | u64::from(frame[41])) + at as u64;
+        check = check.wrapping_add((u64::from(frame[40]) << 8) | u64::from(frame[41])) + at as u64;
     }
     let p = wire::parse(&frame, len + 42).expect("a UDP frame");
     assert!(wire::checksums_ok(&frame[..len + 42], &p), "checksum");
