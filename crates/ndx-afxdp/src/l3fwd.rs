@@ -2,10 +2,11 @@
 //!
 //! A UDP frame received on one side leaves on the other with the headers ndx writes when it
 //! sends a packet to a UDP face (`send_one` in ndx-router's worker, through
-//! [`wire::build_udp`]): our MAC and address on the out interface, the next hop's MAC and
-//! address, our UDP port (6363) as the source and the peer's as the destination, TTL 64, and
-//! the IPv4 header and UDP checksums computed over the whole datagram. The payload is copied
-//! into a TX frame of the out interface's UMEM, as ndx copies it (one UMEM per (device, queue):
+//! [`wire::build_udp_header`] and [`Endpoint::push_tx_udp`]): our MAC and address on the out
+//! interface, the next hop's MAC and address, our UDP port (6363) as the source and the
+//! peer's as the destination, TTL 64, and the IPv4 header and UDP checksums computed over the
+//! whole datagram (the UDP one summed during the payload's copy, as ndx does). The payload is
+//! copied into a TX frame of the out interface's UMEM, as ndx copies it (one UMEM per (device, queue):
 //! a frame cannot leave in place on another device). Nothing past the UDP header is read;
 //! anything that is not UDP over IP (ARP, ICMP, bare NDN over Ethernet) is dropped and counted.
 //!
@@ -102,14 +103,15 @@ impl<'a> Payload<'a> {
 
 /// The rewrite of one packet: reads the Ethernet/IP/UDP headers of the packet given as its
 /// `segments` (the first holds the headers), writes the outgoing headers `to` into `hdr` (62
-/// bytes cover IPv6) with the UDP checksum over the payload, and returns their length and
+/// bytes cover IPv6, the UDP checksum field zero), and returns their length, the checksum
+/// over them to finish over the payload during its copy ([`Endpoint::push_tx_udp`]), and
 /// the payload to send after them. The packet's own addresses, ports and checksums are not
 /// read (ndx answers from its face table, not from the packet). Never panics on any input.
 pub fn rewrite<'a>(
     segments: &[&'a [u8]],
     to: &UdpHeaders,
     hdr: &mut [u8],
-) -> Result<(usize, Payload<'a>), Reject> {
+) -> Result<(usize, wire::Checksum, Payload<'a>), Reject> {
     let first = segments.first().ok_or(Reject::NotUdp)?;
     let total: usize = segments.iter().map(|s| s.len()).sum();
     let p = wire::parse(first, total).ok_or(Reject::NotUdp)?;
@@ -132,8 +134,9 @@ pub fn rewrite<'a>(
         }
         at += s.len();
     }
-    let hlen = wire::build_udp(hdr, to, payload.parts())?;
-    Ok((hlen, payload))
+    let plen = payload.parts().iter().map(|p| p.len()).sum();
+    let (hlen, sum) = wire::build_udp_header(hdr, to, plen)?;
+    Ok((hlen, sum, payload))
 }
 
 /// Counters of one direction.
@@ -410,7 +413,7 @@ fn forward_one(ep: &Endpoint, f: &RxFrame, out: &mut Leg, hdr: &mut [u8], st: &m
     for (i, s) in segs.iter_mut().enumerate().take(n) {
         *s = fr.segment(i);
     }
-    let (hlen, payload) = match rewrite(&segs[..n], &out.out, hdr) {
+    let (hlen, sum, payload) = match rewrite(&segs[..n], &out.out, hdr) {
         Ok(x) => x,
         Err(Reject::NotUdp) => {
             st.not_udp += 1;
@@ -427,11 +430,12 @@ fn forward_one(ep: &Endpoint, f: &RxFrame, out: &mut Leg, hdr: &mut [u8], st: &m
     gather[1..=parts.len()].copy_from_slice(parts);
     let gather = &gather[..=parts.len()];
     let tx = &mut out.eps[0];
-    let mut r = tx.push_tx(gather);
+    // The UDP checksum is summed while the payload is copied, as ndx's worker sends.
+    let mut r = tx.push_tx_udp(gather, sum);
     if matches!(r, Err(TxError::RingFull | TxError::NoFrame)) {
         tx.flush_tx();
         tx.complete();
-        r = tx.push_tx(gather);
+        r = tx.push_tx_udp(gather, sum);
     }
     match r {
         Ok(()) => st.forwarded += 1,
@@ -479,11 +483,18 @@ mod tests {
         }
     }
 
-    fn assemble(hdr: &[u8], p: &Payload<'_>) -> Vec<u8> {
+    /// The frame `forward_one` sends: the headers, the payload behind them, and the UDP
+    /// checksum finished over the payload as `Endpoint::push_tx_udp` does during its copy.
+    fn assemble(hdr: &[u8], sum: wire::Checksum, p: &Payload<'_>) -> Vec<u8> {
         let mut v = hdr.to_vec();
+        let mut sum = sum;
         for part in p.parts() {
-            v.extend_from_slice(part);
+            let at = v.len();
+            v.resize(at + part.len(), 0);
+            sum.add_copy(&mut v[at..], part);
         }
+        let ck = hdr.len() - 2;
+        v[ck..ck + 2].copy_from_slice(&sum.finish_udp().to_be_bytes());
         v
     }
 
@@ -493,9 +504,9 @@ mod tests {
         let frame = consumer_frame(&payload, 17);
         let to = to_producer();
         let mut hdr = [0u8; 64];
-        let (hl, p) = rewrite(&[&frame], &to, &mut hdr).unwrap();
+        let (hl, sum, p) = rewrite(&[&frame], &to, &mut hdr).unwrap();
         assert_eq!(hl, 42);
-        let out = assemble(&hdr[..hl], &p);
+        let out = assemble(&hdr[..hl], sum, &p);
         let q = wire::parse(&out, out.len()).unwrap();
         assert_eq!(q.encap, Encap::UdpV4);
         assert_eq!((q.src_mac, q.dst_mac), (RP_MAC, P_MAC));
@@ -520,9 +531,9 @@ mod tests {
         let mut frame = consumer_frame(b"hello", 64);
         frame.resize(60, 0);
         let mut hdr = [0u8; 64];
-        let (hl, p) = rewrite(&[&frame], &to_producer(), &mut hdr).unwrap();
+        let (hl, sum, p) = rewrite(&[&frame], &to_producer(), &mut hdr).unwrap();
         assert_eq!(p.parts(), &[&b"hello"[..]]);
-        let out = assemble(&hdr[..hl], &p);
+        let out = assemble(&hdr[..hl], sum, &p);
         assert_eq!(out.len(), 42 + 5);
         assert!(wire::checksums_ok(
             &out,
@@ -533,10 +544,10 @@ mod tests {
         let payload: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).collect();
         let frame = consumer_frame(&payload, 64);
         let segs = [&frame[..3840], &frame[3840..4000], &frame[4000..]];
-        let (hl, p) = rewrite(&segs, &to_producer(), &mut hdr).unwrap();
+        let (hl, sum, p) = rewrite(&segs, &to_producer(), &mut hdr).unwrap();
         assert_eq!(p.parts().len(), 3);
         assert_eq!(p.len(), payload.len());
-        let out = assemble(&hdr[..hl], &p);
+        let out = assemble(&hdr[..hl], sum, &p);
         let q = wire::parse(&out, out.len()).unwrap();
         assert_eq!(&out[q.payload.clone()], &payload[..]);
         assert!(wire::checksums_ok(&out, &q));
@@ -557,8 +568,8 @@ mod tests {
         f.truncate(n);
         f.extend_from_slice(b"ndn");
         let mut hdr = [0u8; 64];
-        let (hl, p) = rewrite(&[&f], &to_producer(), &mut hdr).unwrap();
-        let out = assemble(&hdr[..hl], &p);
+        let (hl, sum, p) = rewrite(&[&f], &to_producer(), &mut hdr).unwrap();
+        let out = assemble(&hdr[..hl], sum, &p);
         let q = wire::parse(&out, out.len()).unwrap();
         assert_eq!(
             (q.encap, &out[q.payload.clone()]),
@@ -569,9 +580,9 @@ mod tests {
         to6.src = sa("[fd00:2::2]:6363");
         to6.dst = sa("[fd00:2::1]:6363");
         let frame = consumer_frame(b"ndn", 64);
-        let (hl, p) = rewrite(&[&frame], &to6, &mut hdr).unwrap();
+        let (hl, sum, p) = rewrite(&[&frame], &to6, &mut hdr).unwrap();
         assert_eq!(hl, 62);
-        let out = assemble(&hdr[..hl], &p);
+        let out = assemble(&hdr[..hl], sum, &p);
         let q = wire::parse(&out, out.len()).unwrap();
         assert_eq!(q.encap, Encap::UdpV6);
         assert!(wire::checksums_ok(&out, &q));
