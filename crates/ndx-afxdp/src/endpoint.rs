@@ -10,7 +10,7 @@ use xdpilone::xdp::XdpDesc;
 use xdpilone::{CompletionQueue, FillQueue, RingRx, RingTx, User};
 
 use crate::spsc::{Consumer, Producer};
-use crate::umem::{Frame, FrameMut, KeptFrame, MAX_SEGMENTS, Region, RxFrame, Umem};
+use crate::umem::{Chain, Frame, FrameMut, KeptFrame, MAX_SEGMENTS, Region, RxFrame, Umem};
 use crate::wire::{Checksum, UDP_LEN};
 
 /// `XDP_PKT_CONTD`: set on every descriptor of a multi-buffer packet but the last.
@@ -27,7 +27,9 @@ pub struct Counters {
     pub rx_descs: u64,
     /// RX descriptors with an address/length outside the UMEM (frame recycled or lost).
     pub rx_invalid: u64,
-    /// Packets dropped because they spanned more than [`MAX_SEGMENTS`] descriptors.
+    /// Packets dropped because they spanned more than [`MAX_SEGMENTS`] descriptors (or,
+    /// never with the kernel's layout, because their first buffer left no room for the
+    /// segment table in front of it).
     pub rx_chain_too_long: u64,
     /// Packets queued for transmission.
     pub tx_packets: u64,
@@ -128,7 +130,7 @@ pub struct Endpoint {
     tx_free: Vec<u64>,
     tx_pending: Vec<XdpDesc>,
     rx_descs: Vec<XdpDesc>,
-    partial: Option<RxFrame>,
+    partial: Option<Chain>,
     dropping_chain: bool,
     outstanding: u64,
     /// Frames kept here ([`Endpoint::keep`]) less those given back here
@@ -337,18 +339,13 @@ impl Endpoint {
                 continue;
             }
             let more = desc.options & XDP_PKT_CONTD != 0;
-            let frame = match self.partial.take() {
-                Some(mut f) => {
-                    if self.dropping_chain || f.nseg as usize == MAX_SEGMENTS {
+            let chain = match self.partial.take() {
+                Some(mut c) => {
+                    if self.dropping_chain || !c.push(desc.addr, desc.len as u16) {
                         self.dropping_chain = true;
                         self.give_back_addr(self.region.frame_base(desc.addr));
-                        f
-                    } else {
-                        f.addrs[f.nseg as usize] = desc.addr;
-                        f.lens[f.nseg as usize] = desc.len as u16;
-                        f.nseg += 1;
-                        f
                     }
+                    c
                 }
                 None => {
                     // The kernel puts the data at the frame's data offset and any
@@ -359,28 +356,41 @@ impl Endpoint {
                     } else {
                         0
                     };
-                    let mut f = RxFrame {
-                        port: self.region.id,
-                        nseg: 1,
-                        meta_len: meta as u8,
-                        lens: [0; MAX_SEGMENTS],
-                        addrs: [0; MAX_SEGMENTS],
-                    };
-                    f.addrs[0] = desc.addr;
-                    f.lens[0] = desc.len as u16;
-                    f
+                    if !more {
+                        // The common case: one buffer, described by the handle alone.
+                        self.counters.rx_packets += 1;
+                        self.counters.rx_bytes += u64::from(desc.len);
+                        self.outstanding += 1;
+                        out.push(RxFrame {
+                            addr: desc.addr,
+                            port: self.region.id,
+                            len: desc.len as u16,
+                            nseg: 1,
+                            meta_len: meta as u8,
+                        });
+                        continue;
+                    }
+                    Chain::new(self.region.id, meta as u8, desc.addr, desc.len as u16)
                 }
             };
             if more {
-                self.partial = Some(frame);
+                self.partial = Some(chain);
                 continue;
             }
-            if std::mem::take(&mut self.dropping_chain) {
+            let frame = if std::mem::take(&mut self.dropping_chain) {
+                None
+            } else {
+                // SAFETY: every buffer of the chain was validated above and is ours (just
+                // received, handed to nobody); the chain was started on this port.
+                unsafe { self.region.chain(&chain) }
+            };
+            let Some(frame) = frame else {
                 self.counters.rx_chain_too_long += 1;
-                self.outstanding += 1;
-                self.release(frame);
+                for &a in chain.addrs() {
+                    self.give_back_addr(self.region.frame_base(a));
+                }
                 continue;
-            }
+            };
             self.counters.rx_packets += 1;
             self.counters.rx_bytes += frame.len() as u64;
             self.outstanding += 1;
@@ -396,8 +406,14 @@ impl Endpoint {
     pub fn release(&mut self, frame: RxFrame) {
         assert_eq!(frame.port, self.region.id, "frame of another port");
         self.outstanding = self.outstanding.saturating_sub(1);
+        if frame.nseg == 1 {
+            self.give_back_addr(self.region.frame_base(frame.addr));
+            return;
+        }
         for i in 0..frame.nseg as usize {
-            self.give_back_addr(self.region.frame_base(frame.addrs[i]));
+            // SAFETY: the frame is of this port (asserted) and `i` in range.
+            let (addr, _) = unsafe { self.region.seg(&frame, i) };
+            self.give_back_addr(self.region.frame_base(addr));
         }
     }
 
@@ -408,7 +424,7 @@ impl Endpoint {
     /// buffers or `start` is not inside it.
     pub fn keep(&mut self, frame: RxFrame, start: usize) -> Result<KeptFrame, RxFrame> {
         assert_eq!(frame.port, self.region.id, "frame of another port");
-        let (addr, len) = frame.seg(0);
+        let (addr, len) = (frame.addr, u32::from(frame.len));
         if frame.nseg != 1 || start >= len as usize {
             return Err(frame);
         }
@@ -460,11 +476,9 @@ impl Endpoint {
         }
         for i in 0..n {
             let options = if i + 1 < n { XDP_PKT_CONTD } else { 0 };
-            self.tx_pending.push(XdpDesc {
-                addr: frame.addrs[i],
-                len: u32::from(frame.lens[i]),
-                options,
-            });
+            // SAFETY: the frame is of this port (asserted) and `i` in range.
+            let (addr, len) = unsafe { self.region.seg(&frame, i) };
+            self.tx_pending.push(XdpDesc { addr, len, options });
         }
         self.outstanding = self.outstanding.saturating_sub(1);
         self.counters.tx_packets += 1;

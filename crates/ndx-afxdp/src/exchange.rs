@@ -104,19 +104,15 @@ impl<T> ExchangeReceiver<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::umem::MAX_SEGMENTS;
 
     fn fake(port: u32, addr: u64) -> RxFrame {
-        let mut f = RxFrame {
+        RxFrame {
+            addr,
             port,
+            len: 60,
             nseg: 1,
             meta_len: 0,
-            lens: [0; MAX_SEGMENTS],
-            addrs: [0; MAX_SEGMENTS],
-        };
-        f.addrs[0] = addr;
-        f.lens[0] = 60;
-        f
+        }
     }
 
     #[test]
@@ -125,17 +121,17 @@ mod tests {
         s.send(fake(1, 0)).unwrap();
         s.send(fake(1, 4096)).unwrap();
         let back = s.send(fake(1, 8192)).unwrap_err();
-        assert_eq!(back.addrs[0], 8192);
+        assert_eq!(back.addr, 8192);
         // The receiver holds one frame: still two in flight.
         let a = r.recv().unwrap();
         assert!(s.send(fake(1, 8192)).is_err());
         r.give_back(a);
         let got = s.reap().unwrap();
-        assert_eq!(got.addrs[0], 0);
+        assert_eq!(got.addr, 0);
         assert_eq!(s.in_flight(), 1);
         s.send(fake(1, 8192)).unwrap();
-        assert_eq!(r.recv().unwrap().addrs[0], 4096);
-        assert_eq!(r.recv().unwrap().addrs[0], 8192);
+        assert_eq!(r.recv().unwrap().addr, 4096);
+        assert_eq!(r.recv().unwrap().addr, 8192);
         assert!(r.recv().is_none());
     }
 

@@ -188,6 +188,67 @@ impl Region {
         addr & !(u64::from(self.frame_size) - 1)
     }
 
+    /// Segment `i` of `frame` (address, length): the handle's own fields for a single
+    /// buffer, the segment table in its first frame for a chain.
+    ///
+    /// # Safety
+    /// `frame` must be a handle of this region (`frame.port == self.id`) and `i <
+    /// frame.nseg`; the handle owns its frames, so nobody writes the table meanwhile.
+    #[inline]
+    pub(crate) unsafe fn seg(&self, frame: &RxFrame, i: usize) -> (u64, u32) {
+        debug_assert_eq!(frame.port, self.id);
+        debug_assert!(i < frame.nseg as usize);
+        if frame.nseg == 1 {
+            return (frame.addr, u32::from(frame.len));
+        }
+        let base = self.frame_base(frame.addr);
+        // SAFETY: `chain` wrote the table at the start of the first frame, below the
+        // packet's metadata (so inside the frame and apart from every segment), and the
+        // handle, borrowed here, owns that frame (caller).
+        let t = unsafe { self.bytes(base, SEG_TABLE) };
+        let a = 8 * i;
+        let l = 8 * MAX_SEGMENTS + 2 * i;
+        let addr = u64::from_le_bytes(t[a..a + 8].try_into().unwrap_or_default());
+        let len = u16::from_le_bytes(t[l..l + 2].try_into().unwrap_or_default());
+        (addr, u32::from(len))
+    }
+
+    /// Completes a multi-buffer packet: writes its segment table into its first frame
+    /// ([`SEG_TABLE`]) and returns its 16-byte handle; `None` when the first buffer leaves
+    /// no room for the table before its metadata, or the packet is longer than a handle
+    /// says (its buffers are then the caller's to give back).
+    ///
+    /// # Safety
+    /// Every buffer of `chain` must be `valid` in this region and owned by the caller
+    /// (received, not handed out), and `chain.port == self.id`.
+    pub(crate) unsafe fn chain(&self, chain: &Chain) -> Option<RxFrame> {
+        let first = chain.addrs[0];
+        let base = self.frame_base(first);
+        let room = (first - base).checked_sub(u64::from(chain.meta_len))?;
+        let total: u32 = chain.lens[..chain.nseg as usize]
+            .iter()
+            .map(|&l| u32::from(l))
+            .sum();
+        if room < u64::from(SEG_TABLE) || total > u32::from(u16::MAX) {
+            return None;
+        }
+        // SAFETY: `[base, base + SEG_TABLE)` lies in the first frame before its metadata and
+        // packet (checked above), which the caller owns.
+        let t = unsafe { self.bytes_mut(base, SEG_TABLE) };
+        for i in 0..MAX_SEGMENTS {
+            t[8 * i..8 * i + 8].copy_from_slice(&chain.addrs[i].to_le_bytes());
+            let l = 8 * MAX_SEGMENTS + 2 * i;
+            t[l..l + 2].copy_from_slice(&chain.lens[i].to_le_bytes());
+        }
+        Some(RxFrame {
+            addr: first,
+            port: chain.port,
+            len: total as u16,
+            nseg: chain.nseg,
+            meta_len: chain.meta_len,
+        })
+    }
+
     /// # Safety
     /// `[addr, addr + len)` must be `valid` and the caller must own the frame
     /// (no other live reference to those bytes, kernel not writing them) for `'a`.
@@ -278,18 +339,25 @@ impl Umem {
 
 /// A received packet: the unique handle to one to [`MAX_SEGMENTS`] UMEM frames.
 ///
-/// `Send` (it is plain data), neither `Clone` nor `Copy`. Give it back with
+/// `Send` (it is plain data), neither `Clone` nor `Copy`, and 16 bytes, so that a burst of
+/// them and the [`crate::Exchange`] rings that hand them between shards move a quarter of a
+/// cache line per packet. A single-buffer packet (the common case) is described by the
+/// handle alone; a multi-buffer chain (a jumbo frame) keeps its segment table (each buffer's
+/// address and length) in the unused headroom of its first frame, before the metadata, so
+/// reading its later segments costs one more cache line. Give it back with
 /// [`crate::Endpoint::release`] (on any endpoint of the same port) or
-/// [`crate::Endpoint::forward`]; dropping it leaks its frames until the port
-/// is closed (never unsound).
+/// [`crate::Endpoint::forward`]; dropping it leaks its frames until the port is closed
+/// (never unsound).
 #[must_use = "release the frame or it leaks from the port's pool"]
 #[derive(Debug, PartialEq, Eq)]
 pub struct RxFrame {
+    /// Address of the packet's first byte (its first buffer's).
+    pub(crate) addr: u64,
     pub(crate) port: u32,
+    /// Packet length, all segments (at most `MAX_SEGMENTS` × 4096 = 32768).
+    pub(crate) len: u16,
     pub(crate) nseg: u8,
     pub(crate) meta_len: u8,
-    pub(crate) lens: [u16; MAX_SEGMENTS],
-    pub(crate) addrs: [u64; MAX_SEGMENTS],
 }
 
 impl RxFrame {
@@ -299,19 +367,18 @@ impl RxFrame {
     }
 
     /// Total packet length (all segments, metadata excluded).
+    #[inline]
     pub fn len(&self) -> usize {
-        self.lens[..self.nseg as usize]
-            .iter()
-            .map(|&l| l as usize)
-            .sum()
+        usize::from(self.len)
     }
 
     /// Whether the packet is empty (never true for a received frame).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// Number of descriptors (1 unless the packet is a multi-buffer chain).
+    #[inline]
     pub fn segments(&self) -> usize {
         self.nseg as usize
     }
@@ -320,9 +387,54 @@ impl RxFrame {
     pub fn meta_len(&self) -> usize {
         self.meta_len as usize
     }
+}
 
-    pub(crate) fn seg(&self, i: usize) -> (u64, u32) {
-        (self.addrs[i], u32::from(self.lens[i]))
+/// Bytes at the start of a multi-buffer packet's first frame that hold its segment table:
+/// [`MAX_SEGMENTS`] addresses (8 bytes each), then as many lengths (2 bytes each), little
+/// endian. The kernel puts the packet after `XDP_PACKET_HEADROOM` (256 bytes), so the room
+/// is there; a chain whose first buffer starts too early is dropped ([`Region::chain`]).
+pub(crate) const SEG_TABLE: u32 = MAX_SEGMENTS as u32 * 10;
+
+/// A multi-buffer packet whose descriptors are arriving (one endpoint's, between bursts).
+#[derive(Debug)]
+pub(crate) struct Chain {
+    pub(crate) port: u32,
+    pub(crate) meta_len: u8,
+    pub(crate) nseg: u8,
+    pub(crate) lens: [u16; MAX_SEGMENTS],
+    pub(crate) addrs: [u64; MAX_SEGMENTS],
+}
+
+impl Chain {
+    /// A chain starting with the buffer at `addr` of `len` bytes.
+    pub(crate) fn new(port: u32, meta_len: u8, addr: u64, len: u16) -> Self {
+        let mut c = Chain {
+            port,
+            meta_len,
+            nseg: 1,
+            lens: [0; MAX_SEGMENTS],
+            addrs: [0; MAX_SEGMENTS],
+        };
+        c.addrs[0] = addr;
+        c.lens[0] = len;
+        c
+    }
+
+    /// Appends a buffer; false (nothing appended) when the chain has [`MAX_SEGMENTS`].
+    pub(crate) fn push(&mut self, addr: u64, len: u16) -> bool {
+        let n = self.nseg as usize;
+        if n == MAX_SEGMENTS {
+            return false;
+        }
+        self.addrs[n] = addr;
+        self.lens[n] = len;
+        self.nseg += 1;
+        true
+    }
+
+    /// The buffers' addresses.
+    pub(crate) fn addrs(&self) -> &[u64] {
+        &self.addrs[..self.nseg as usize]
     }
 }
 
@@ -348,7 +460,8 @@ impl<'a> Frame<'a> {
     /// Segment `i` (the first holds the Ethernet header). Panics if `i >= segments()`.
     pub fn segment(&self, i: usize) -> &'a [u8] {
         assert!(i < self.frame.nseg as usize, "segment index out of range");
-        let (addr, len) = self.frame.seg(i);
+        // SAFETY: the handle is of this region (`Frame::new`) and `i` is in range.
+        let (addr, len) = unsafe { self.region.seg(self.frame, i) };
         // SAFETY: the address was validated when the handle was built; the
         // handle uniquely owns the frame and is borrowed for 'a, so neither the
         // kernel (not in a fill ring) nor safe code writes it meanwhile.
@@ -374,8 +487,8 @@ impl<'a> Frame<'a> {
         if m == 0 {
             return None;
         }
-        let addr = self.frame.addrs[0] - u64::from(m);
-        // SAFETY: `meta_len` was computed so that `[addr, addrs[0])` lies in the
+        let addr = self.frame.addr - u64::from(m);
+        // SAFETY: `meta_len` was computed so that `[addr, frame.addr)` lies in the
         // same frame, which the handle owns (see `segment`).
         Some(unsafe { self.region.bytes(addr, m) })
     }
@@ -414,7 +527,9 @@ impl<'a> FrameMut<'a> {
     /// Mutable segment `i`. Panics if `i >= segments()`.
     pub fn segment_mut(&mut self, i: usize) -> &mut [u8] {
         assert!(i < self.frame.nseg as usize, "segment index out of range");
-        let (addr, len) = self.frame.seg(i);
+        // SAFETY: the handle is of this region (`FrameMut::new`) and `i` is in range; the
+        // table (in front of the metadata) is not part of any segment.
+        let (addr, len) = unsafe { self.region.seg(self.frame, i) };
         // SAFETY: validated address; the handle is exclusively borrowed, so this
         // is the only reference to these bytes for the returned lifetime.
         unsafe { self.region.bytes_mut(addr, len) }
@@ -574,6 +689,64 @@ mod tests {
         assert!(mapped(addr, len), "a kept frame may still point into it");
         // SAFETY: the leaked mapping is ours; nothing refers to it any more.
         unsafe { libc::munmap(addr as *mut libc::c_void, len) };
+    }
+
+    #[test]
+    fn a_handle_is_a_quarter_of_a_cache_line() {
+        assert_eq!(std::mem::size_of::<RxFrame>(), 16);
+    }
+
+    /// Fills `len` bytes at `addr` with `byte` (the test owns the region).
+    fn put(r: &Region, addr: u64, len: u32, byte: u8) {
+        // SAFETY: the test owns every frame of its private region.
+        unsafe { r.bytes_mut(addr, len) }.fill(byte);
+    }
+
+    #[test]
+    fn a_chain_keeps_its_segment_table_in_its_first_frame() {
+        let r = Region::map(&cfg(2048, 8)).unwrap();
+        let data = r.rx_data_offset();
+        // Three buffers out of order in the region, as the kernel hands them out, with
+        // 16 bytes of metadata before the first.
+        let segs = [(5 * 2048, 1700u16, 0xa5u8), (2 * 2048, 1700, 0xb6), (7 * 2048, 377, 0xc7)];
+        put(&r, 5 * 2048 + u64::from(data) - 16, 16, 0x11);
+        let mut c = Chain::new(r.id, 16, 5 * 2048 + u64::from(data), 1700);
+        for &(base, len, byte) in &segs {
+            put(&r, base + u64::from(data), u32::from(len), byte);
+        }
+        for &(base, len, _) in &segs[1..] {
+            assert!(c.push(base + u64::from(data), len));
+        }
+        // SAFETY: the chain's buffers are valid and ours alone.
+        let f = unsafe { r.chain(&c) }.expect("room before the metadata");
+        assert_eq!((f.segments(), f.len(), f.meta_len()), (3, 3777, 16));
+        let view = Frame::new(&r, &f);
+        for (i, &(_, len, byte)) in segs.iter().enumerate() {
+            let s = view.segment(i);
+            assert_eq!(s.len(), usize::from(len), "segment {i}");
+            assert!(s.iter().all(|&b| b == byte), "segment {i}'s own bytes");
+        }
+        assert_eq!(view.meta(), Some(&[0x11u8; 16][..]), "the table is apart from the metadata");
+        let mut whole = Vec::new();
+        assert_eq!(view.copy_to(&mut whole), 3777);
+        // The handle crosses threads alone: the table travels in the frame.
+        let f = std::thread::spawn(move || f).join().unwrap();
+        assert_eq!(Frame::new(&r, &f).segment(2).len(), 377);
+    }
+
+    #[test]
+    fn a_chain_without_room_for_its_table_is_refused_and_a_full_one_grows_no_more() {
+        let r = Region::map(&cfg(2048, 8)).unwrap();
+        // A first buffer 64 bytes into its frame, 16 of them metadata: 48 < 80 bytes free.
+        let mut c = Chain::new(r.id, 16, 2048 + 64, 100);
+        assert!(c.push(4096 + 256, 100));
+        // SAFETY: as above.
+        assert!(unsafe { r.chain(&c) }.is_none());
+        for i in 2..MAX_SEGMENTS {
+            assert!(c.push(i as u64 * 2048 + 256, 10));
+        }
+        assert!(!c.push(256, 10), "at most MAX_SEGMENTS buffers");
+        assert_eq!(c.addrs().len(), MAX_SEGMENTS);
     }
 
     #[test]
