@@ -277,18 +277,18 @@ fn packets(shard: usize, n: usize, routes: u64) -> Vec<Packets> {
 
 /// A received frame: a buffer of the receiving shard's pool (its "UMEM"), the packet's
 /// length, and where its PitToken is (standing for the XDP metadata that names the owner),
-/// padded to the size of the router's handle ([`ndx_afxdp::RxFrame`], which has room for a
-/// multi-buffer chain), so that the rings and queues move as many bytes per frame.
+/// padded to the size of the router's handle ([`ndx_afxdp::RxFrame`], 16 bytes), so that
+/// the rings and queues move as many bytes per frame.
 struct RxBuf {
-    buf: Box<[u8]>,
-    len: usize,
-    token_at: usize,
+    buf: Box<[u8; FRAME]>,
+    len: u32,
+    token_at: u32,
     _descriptor: [u8; DESCRIPTOR_PAD],
 }
 
 /// Bytes [`RxBuf`] adds to reach the size of an [`ndx_afxdp::RxFrame`].
 const DESCRIPTOR_PAD: usize = std::mem::size_of::<ndx_afxdp::RxFrame>()
-    .saturating_sub(std::mem::size_of::<(Box<[u8]>, usize, usize)>());
+    .saturating_sub(std::mem::size_of::<(Box<[u8; FRAME]>, u32, u32)>());
 
 impl std::fmt::Debug for RxBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -298,7 +298,7 @@ impl std::fmt::Debug for RxBuf {
 
 impl RxBuf {
     fn bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        &self.buf[..self.len as usize]
     }
 }
 
@@ -476,7 +476,7 @@ impl<'f> Bench<'f> {
                     shard,
                     pool: (0..frames)
                         .map(|_| RxBuf {
-                            buf: vec![0u8; FRAME].into_boxed_slice(),
+                            buf: Box::new([0u8; FRAME]),
                             len: 0,
                             token_at: 0,
                             _descriptor: [0; DESCRIPTOR_PAD],
@@ -658,7 +658,7 @@ fn run(
             for (f, p) in frames.iter_mut().zip(&packets[me][range.clone()]) {
                 f.buf[..p.interest.len()].copy_from_slice(&p.interest);
                 f.buf[p.tag_at.0..p.tag_at.0 + TAG].copy_from_slice(&tag);
-                f.len = p.interest.len();
+                f.len = p.interest.len() as u32;
             }
             {
                 let batch: Vec<(FaceId, &[u8])> =
@@ -727,7 +727,8 @@ fn run(
                     let owner = if s == 1 {
                         me
                     } else {
-                        token_shard(&f.buf[f.token_at..f.token_at + PIT_TOKEN_LEN])
+                        let at = f.token_at as usize;
+                        token_shard(&f.buf[at..at + PIT_TOKEN_LEN])
                             .map_or(me, usize::from)
                     };
                     if owner == me {
@@ -893,8 +894,8 @@ fn fill(f: &mut RxBuf, p: &Packets, token: &[u8; PIT_TOKEN_LEN], tag: &[u8; TAG]
     f.buf[..p.data.len()].copy_from_slice(&p.data);
     f.buf[p.tag_at.1..p.tag_at.1 + TAG].copy_from_slice(tag);
     f.buf[p.token_at..p.token_at + PIT_TOKEN_LEN].copy_from_slice(token);
-    f.len = p.data.len();
-    f.token_at = p.token_at;
+    f.len = p.data.len() as u32;
+    f.token_at = p.token_at as u32;
 }
 
 /// The machine's load averages (1, 5, 15 minutes), from `/proc/loadavg`.
