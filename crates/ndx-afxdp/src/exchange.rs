@@ -72,6 +72,23 @@ impl<T> ExchangeSender<T> {
         Some(f)
     }
 
+    /// Hands frames from `frames` to the other shard while fewer than `capacity` are in
+    /// flight, published at once (one shared-cache write); returns how many. The iterator
+    /// keeps the frames that did not go (release them and count drops).
+    pub fn send_many(&mut self, frames: &mut impl Iterator<Item = T>) -> usize {
+        let n = self.fwd.push_many(frames, self.cap - self.in_flight);
+        self.in_flight += n;
+        n
+    }
+
+    /// Takes back every frame the other shard is done with, oldest first, into `each`
+    /// (one read and one write of the shared indices); returns how many.
+    pub fn reap_many(&mut self, each: impl FnMut(T)) -> usize {
+        let n = self.back.pop_many(usize::MAX, each);
+        self.in_flight -= n;
+        n
+    }
+
     /// Frames sent and not yet reaped.
     pub fn in_flight(&self) -> usize {
         self.in_flight
@@ -90,6 +107,19 @@ impl<T> ExchangeReceiver<T> {
     /// the UMEM of `frame.port()`, then [`ExchangeReceiver::give_back`].
     pub fn recv(&mut self) -> Option<T> {
         self.fwd.pop()
+    }
+
+    /// Takes up to `max` frames handed over, oldest first, into `each` (one read and one
+    /// write of the shared indices for all of them); returns how many.
+    pub fn recv_many(&mut self, max: usize, each: impl FnMut(T)) -> usize {
+        self.fwd.pop_many(max, each)
+    }
+
+    /// Returns frames to the sending shard, in order, published at once. Never fails, as
+    /// [`ExchangeReceiver::give_back`].
+    pub fn give_back_many(&mut self, frames: impl IntoIterator<Item = T>) {
+        // Cannot leave any behind by the in-flight bound (were it to, they would only leak).
+        let _ = self.back.push_many(&mut frames.into_iter(), usize::MAX);
     }
 
     /// Returns a frame to the sending shard for recycling. Never fails: the
@@ -133,6 +163,27 @@ mod tests {
         assert_eq!(r.recv().unwrap().addr, 4096);
         assert_eq!(r.recv().unwrap().addr, 8192);
         assert!(r.recv().is_none());
+    }
+
+    #[test]
+    fn bursts_keep_the_bound_and_the_order() {
+        let (mut s, mut r) = Exchange::new(4);
+        let mut frames = (0..6).map(|i| fake(1, i * 4096));
+        assert_eq!(s.send_many(&mut frames), 4, "at most the capacity in flight");
+        let left: Vec<u64> = frames.map(|f| f.addr).collect();
+        assert_eq!(left, [16384, 20480], "the rest stays with the caller");
+        let mut got = Vec::new();
+        assert_eq!(r.recv_many(3, |f| got.push(f)), 3);
+        assert_eq!(got.iter().map(|f| f.addr).collect::<Vec<_>>(), [0, 4096, 8192]);
+        r.give_back_many(got.drain(..));
+        assert_eq!(s.send_many(&mut std::iter::once(fake(1, 0))), 0, "not reaped yet");
+        let mut back = Vec::new();
+        assert_eq!(s.reap_many(|f| back.push(f.addr)), 3);
+        assert_eq!(back, [0, 4096, 8192]);
+        assert_eq!(s.in_flight(), 1);
+        assert_eq!(s.send_many(&mut (7..9).map(|i| fake(1, i * 4096))), 2);
+        assert_eq!(r.recv_many(8, |f| got.push(f)), 3);
+        assert_eq!(got.iter().map(|f| f.addr).collect::<Vec<_>>(), [12288, 28672, 32768]);
     }
 
     #[test]

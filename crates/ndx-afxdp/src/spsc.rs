@@ -130,6 +130,45 @@ impl<T> Producer<T> {
         self.shared.tail.0.store(self.tail, Ordering::Release);
         Ok(())
     }
+
+    /// Appends items taken from `values` while the ring has room (at most `max`), and
+    /// publishes them all with one release store; returns how many. The iterator keeps what
+    /// did not fit (nothing is taken from it beyond the room).
+    pub(crate) fn push_many(&mut self, values: &mut impl Iterator<Item = T>, max: usize) -> usize {
+        let cap = self.capacity();
+        let mut room = cap - self.tail.wrapping_sub(self.head_cache);
+        if room < max {
+            self.head_cache = self.shared.head.0.load(Ordering::Acquire);
+            room = cap - self.tail.wrapping_sub(self.head_cache);
+        }
+        let start = self.tail;
+        for _ in 0..room.min(max) {
+            let Some(value) = values.next() else { break };
+            let slot = &self.shared.slots[self.tail & self.shared.mask];
+            // SAFETY: the slot is outside [head, tail) (there was room), so the consumer does
+            // not touch it; we are the only producer.
+            unsafe { (*slot.get()).write(value) };
+            self.tail = self.tail.wrapping_add(1);
+        }
+        let n = self.tail.wrapping_sub(start);
+        if n > 0 {
+            self.shared.tail.0.store(self.tail, Ordering::Release);
+        }
+        n
+    }
+}
+
+/// Publishes the consumer's head when dropped: once per [`Consumer::pop_many`], even if its
+/// callback panics (the values already moved out are then not dropped again with the ring).
+struct HeadGuard<'a> {
+    at: &'a AtomicUsize,
+    head: &'a mut usize,
+}
+
+impl Drop for HeadGuard<'_> {
+    fn drop(&mut self) {
+        self.at.store(*self.head, Ordering::Release);
+    }
 }
 
 impl<T> Consumer<T> {
@@ -149,6 +188,37 @@ impl<T> Consumer<T> {
         self.head = self.head.wrapping_add(1);
         self.shared.head.0.store(self.head, Ordering::Release);
         Some(value)
+    }
+
+    /// Removes up to `max` of the oldest items, oldest first, giving each to `each`; reads
+    /// the producer's index at most once and publishes ours once, for all of them (one
+    /// shared-cache write per burst rather than per item). Returns how many.
+    pub(crate) fn pop_many(&mut self, max: usize, mut each: impl FnMut(T)) -> usize {
+        let mut avail = self.tail_cache.wrapping_sub(self.head);
+        if avail < max {
+            self.tail_cache = self.shared.tail.0.load(Ordering::Acquire);
+            avail = self.tail_cache.wrapping_sub(self.head);
+        }
+        let n = avail.min(max);
+        if n == 0 {
+            return 0;
+        }
+        let (shared, mask) = (&*self.shared, self.shared.mask);
+        let guard = HeadGuard {
+            at: &shared.head.0,
+            head: &mut self.head,
+        };
+        for _ in 0..n {
+            let slot = &shared.slots[*guard.head & mask];
+            // SAFETY: the slot is inside [head, tail) (`n` is at most what was published, and
+            // acquired above or before); the producer will not write it again until the
+            // guard publishes our head; the head moves past it before `each` may panic.
+            let value = unsafe { (*slot.get()).assume_init_read() };
+            *guard.head = guard.head.wrapping_add(1);
+            each(value);
+        }
+        drop(guard);
+        n
     }
 }
 
@@ -192,6 +262,68 @@ mod tests {
         }
         t.join().unwrap();
         assert_eq!(c.pop(), None);
+    }
+
+    #[test]
+    fn many_at_once_keep_order_bounds_and_what_did_not_fit() {
+        let (mut p, mut c) = channel::<u32>(4);
+        let mut src = 0..10;
+        assert_eq!(p.push_many(&mut src, 3), 3);
+        assert_eq!(p.push_many(&mut src, 8), 1, "only the room");
+        assert_eq!(src.next(), Some(4), "nothing taken beyond the room");
+        let mut got = Vec::new();
+        assert_eq!(c.pop_many(3, |v| got.push(v)), 3);
+        assert_eq!(got, [0, 1, 2]);
+        let mut src = 5..7;
+        assert_eq!(p.push_many(&mut src, 8), 2);
+        assert_eq!(c.pop_many(8, |v| got.push(v)), 3);
+        assert_eq!(got, [0, 1, 2, 3, 5, 6]);
+        assert_eq!(c.pop_many(8, |v| got.push(v)), 0);
+        // One at a time and many at once share the indices.
+        p.push(7).unwrap();
+        assert_eq!(c.pop(), Some(7));
+    }
+
+    #[test]
+    fn many_at_once_across_threads_in_order() {
+        let (mut p, mut c) = channel::<u64>(64);
+        let n = 100_000u64;
+        let t = std::thread::spawn(move || {
+            let mut src = (0..n).peekable();
+            while src.peek().is_some() {
+                if p.push_many(&mut src, 32) == 0 {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let mut expect = 0;
+        while expect < n {
+            c.pop_many(32, |v| {
+                assert_eq!(v, expect);
+                expect += 1;
+            });
+        }
+        t.join().unwrap();
+        assert_eq!(c.pop(), None);
+    }
+
+    #[test]
+    fn a_panicking_callback_drops_nothing_twice() {
+        let marker = Arc::new(());
+        let (mut p, mut c) = channel::<Arc<()>>(4);
+        for _ in 0..3 {
+            p.push(marker.clone()).unwrap();
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut k = 0;
+            c.pop_many(3, |_v| {
+                k += 1;
+                assert!(k < 2, "the second item panics");
+            });
+        }));
+        assert!(r.is_err());
+        drop((p, c));
+        assert_eq!(Arc::strong_count(&marker), 1, "each value dropped once");
     }
 
     #[test]
