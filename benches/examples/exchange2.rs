@@ -23,7 +23,9 @@
 //! `Shard::process`, as the worker did before: the reference), `NDX_EXAMPLE_FIB_SHARED=0` (a
 //! FIB per shard instead of the router's one shared FIB), `NDX_EXAMPLE_PIN=0` (no pinning),
 //! `NDX_EXAMPLE_UNPREEMPT=1` (subtract from each timed section the time the shard's thread
-//! waited for its CPU meanwhile, from `/proc/thread-self/schedstat`: for a loaded machine).
+//! waited for its CPU meanwhile, from `/proc/thread-self/schedstat`: for a loaded machine),
+//! `NDX_EXAMPLE_COLD=1` (every received frame leaves the receiving core's caches once written,
+//! as when another CPU or a device writes it, as in the router: `Config::cold`).
 
 use ndx_benches::scaling::{Bench, Config, Fixture, Handoff, Pass, load_average};
 
@@ -120,6 +122,7 @@ fn run() -> Result<(), String> {
     let shared_fib = env("NDX_EXAMPLE_FIB_SHARED", 1u8)? != 0;
     let pin = env("NDX_EXAMPLE_PIN", 1u8)? != 0;
     let unpreempt = env("NDX_EXAMPLE_UNPREEMPT", 0u8)? != 0;
+    let cold = env("NDX_EXAMPLE_COLD", 0u8)? != 0;
     if repeat == 0 {
         return Err("NDX_EXAMPLE_REPEAT=0: expected at least one pass".into());
     }
@@ -145,6 +148,7 @@ fn run() -> Result<(), String> {
                 handoff,
                 pin,
                 unpreempt,
+                cold,
             });
         }
     }
@@ -155,7 +159,7 @@ fn run() -> Result<(), String> {
     eprintln!(
         "{n} exchanges per shard per pass, burst {burst}, {routes} routes ({} FIB), hand-off \
          by {handoff}, {repeat} passes, {cpus} CPUs, pinned: {pin}, CPU waits subtracted: \
-         {unpreempt}; load average {}",
+         {unpreempt}, frames cold: {cold}; load average {}",
         if shared_fib {
             "one shared"
         } else {

@@ -112,6 +112,13 @@ pub struct Config {
     /// (read from `/proc/thread-self/schedstat` around each section: two reads of about a
     /// microsecond each, not charged): for a shared, loaded machine.
     pub unpreempt: bool,
+    /// Every received frame (Interests, a shard's own Data and those it hands over) leaves
+    /// the receiving core's caches once written (untimed `CLFLUSH` of its lines), as in the
+    /// router, where another CPU (the kernel's copy on veth) or a device (DMA) writes every
+    /// frame: the shard reads its own frames cold too, not only those handed to it. `false`
+    /// (the model before): the receiving core writes its frames just before it reads them,
+    /// so only handed-over Data arrive cold.
+    pub cold: bool,
 }
 
 impl Config {
@@ -300,6 +307,16 @@ impl RxBuf {
     fn bytes(&self) -> &[u8] {
         &self.buf[..self.len as usize]
     }
+}
+
+/// Bytes of a handed-over frame prefetched as it is drained: as the worker's
+/// `PortMem::prefetch` (its first 128 bytes; the bench has no metadata line).
+const PREFETCH_HEAD: usize = 128;
+
+/// Asks the cache for a handed-over frame's first lines.
+#[inline]
+fn prefetch_head(f: &RxBuf) {
+    ndx_mem::prefetch_lines(&f.buf[0], (f.len as usize).min(PREFETCH_HEAD));
 }
 
 /// A Data announced on the wire to the shard it arrives at: exchange `j` of the sender,
@@ -659,6 +676,9 @@ fn run(
                 f.buf[..p.interest.len()].copy_from_slice(&p.interest);
                 f.buf[p.tag_at.0..p.tag_at.0 + TAG].copy_from_slice(&tag);
                 f.len = p.interest.len() as u32;
+                if cfg.cold {
+                    ndx_mem::flush_lines(f.bytes());
+                }
             }
             {
                 let batch: Vec<(FaceId, &[u8])> =
@@ -707,14 +727,14 @@ fn run(
                 .pool
                 .pop()
                 .expect("frames for our Data (checked with the Interests)");
-            fill(&mut f, &packets[me][j], &token, &tag);
+            fill(&mut f, &packets[me][j], &token, &tag, cfg.cold);
             rx.push(f);
         }
         for (from, wire) in &mut eng.wire_rx {
             while eng.pool.len() > 2 * b && rx.len() < b * s {
                 let Some(w) = wire.recv() else { break };
                 let mut f = eng.pool.pop().expect("checked");
-                fill(&mut f, &packets[*from][w.j as usize], &w.token, &tag);
+                fill(&mut f, &packets[*from][w.j as usize], &w.token, &tag, cfg.cold);
                 wire.give_back(w);
                 rx.push(f);
             }
@@ -740,7 +760,7 @@ fn run(
                         .as_mut()
                         .expect("a ring to every other shard");
                     if to_hand[owner].is_empty() {
-                        match tx.send(f) {
+                        match tx.stage(f) {
                             Ok(()) => continue,
                             Err(f) => to_hand[owner].push_back(f),
                         }
@@ -748,6 +768,10 @@ fn run(
                         to_hand[owner].push_back(f);
                     }
                     r.ring_full += 1;
+                }
+                // The burst's hand-offs go out together, as `Worker::on_burst` publishes them.
+                for tx in eng.hand_tx.iter_mut().flatten() {
+                    tx.publish();
                 }
                 if !mine.is_empty() {
                     let batch: Vec<(FaceId, &[u8])> =
@@ -800,12 +824,20 @@ fn run(
                 {
                     let (hrx, shard) = (&mut eng.hand_rx, &mut eng.shard);
                     clock.timed(|| {
+                        // Another core wrote these frames: their first lines are asked for
+                        // as they are drained, ahead of the pipeline (as the worker does
+                        // ahead of its classification).
+                        prefetch_head(&first);
                         inbox.push((k0, first));
                         for (k, ring) in hrx.iter_mut().enumerate().skip(k0) {
-                            while inbox.len() < b {
-                                let Some(f) = ring.recv() else { break };
-                                inbox.push((k, f));
+                            let room = b.saturating_sub(inbox.len());
+                            if room == 0 {
+                                break;
                             }
+                            ring.recv_many(room, |f| {
+                                prefetch_head(&f);
+                                inbox.push((k, f));
+                            });
                         }
                         let batch: Vec<(FaceId, &[u8])> =
                             inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
@@ -814,8 +846,12 @@ fn run(
                         shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
                         got += ledger.sends(&out, |&k| batch[k].1).count();
                         shard.return_lent(&mut ledger, |_, _| None);
-                        for (k, f) in inbox.drain(..) {
-                            hrx[k].give_back(f);
+                        // Back in order, each ring's run published at once.
+                        let mut back = inbox.drain(..).peekable();
+                        while let Some(&(k, _)) = back.peek() {
+                            hrx[k].give_back_many(std::iter::from_fn(|| {
+                                back.next_if(|&(j, _)| j == k).map(|(_, f)| f)
+                            }));
                         }
                         true
                     });
@@ -837,9 +873,7 @@ fn run(
             let pool = &mut eng.pool;
             clock.timed(|| {
                 pool.extend(first);
-                while let Some(f) = tx.reap() {
-                    pool.push(f);
-                }
+                tx.reap_many(|f| pool.push(f));
                 while let Some(f) = q.pop_front() {
                     if let Err(f) = tx.send(f) {
                         q.push_front(f);
@@ -889,13 +923,17 @@ fn run(
     r
 }
 
-/// Receives the Data of `p` into frame `f`, with `token` echoed and the pass's `tag`.
-fn fill(f: &mut RxBuf, p: &Packets, token: &[u8; PIT_TOKEN_LEN], tag: &[u8; TAG]) {
+/// Receives the Data of `p` into frame `f`, with `token` echoed and the pass's `tag`; then,
+/// when `cold`, evicts its lines (written elsewhere, as in the router).
+fn fill(f: &mut RxBuf, p: &Packets, token: &[u8; PIT_TOKEN_LEN], tag: &[u8; TAG], cold: bool) {
     f.buf[..p.data.len()].copy_from_slice(&p.data);
     f.buf[p.tag_at.1..p.tag_at.1 + TAG].copy_from_slice(tag);
     f.buf[p.token_at..p.token_at + PIT_TOKEN_LEN].copy_from_slice(token);
     f.len = p.data.len() as u32;
     f.token_at = p.token_at as u32;
+    if cold {
+        ndx_mem::flush_lines(f.bytes());
+    }
 }
 
 /// The machine's load averages (1, 5, 15 minutes), from `/proc/loadavg`.

@@ -17,6 +17,8 @@ fn config(shards: usize, cross_percent: u32, handoff: Handoff) -> Config {
         pin: true,
         // Exercised here; what it subtracts is not asserted (it depends on the load).
         unpreempt: shards > 1,
+        // Both models of where frames are written, alternately.
+        cold: cross_percent % 2 == 0,
     }
 }
 

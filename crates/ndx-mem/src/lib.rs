@@ -338,6 +338,30 @@ pub fn prefetch_lines(first: &u8, len: usize) {
     prefetch_span(first, len);
 }
 
+/// Writes back and evicts from every cache level each 64-byte line of `bytes` (`CLFLUSH`):
+/// the next read of them misses to memory, as a read of bytes a device or another CPU wrote.
+/// For benchmarks that model received frames (`benches/src/scaling.rs`); never on a hot path.
+/// A no-op on targets without it.
+pub fn flush_lines(bytes: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = bytes.as_ptr();
+        let mut off = 0;
+        while off < bytes.len() {
+            // SAFETY: CLFLUSH of an address inside a live slice changes no value, only where
+            // its line lives; SSE2 is part of the x86-64 baseline.
+            unsafe { core::arch::x86_64::_mm_clflush(p.add(off)) };
+            off += 64;
+        }
+        if let Some(last) = bytes.last() {
+            // SAFETY: as above (the last line, when the slice does not start on a line).
+            unsafe { core::arch::x86_64::_mm_clflush(last) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = bytes;
+}
+
 /// The loops of [`prefetch_lines`] and [`prefetch_whole`], from any address.
 #[inline(always)]
 fn prefetch_span(first: *const u8, len: usize) {
