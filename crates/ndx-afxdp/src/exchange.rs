@@ -72,13 +72,22 @@ impl<T> ExchangeSender<T> {
         Some(f)
     }
 
-    /// Hands frames from `frames` to the other shard while fewer than `capacity` are in
-    /// flight, published at once (one shared-cache write); returns how many. The iterator
-    /// keeps the frames that did not go (release them and count drops).
-    pub fn send_many(&mut self, frames: &mut impl Iterator<Item = T>) -> usize {
-        let n = self.fwd.push_many(frames, self.cap - self.in_flight);
-        self.in_flight += n;
-        n
+    /// Hands `frame` to the other shard as [`ExchangeSender::send`] does, but without
+    /// publishing it: the other shard sees it after [`ExchangeSender::publish`], so a burst
+    /// of hand-offs costs one shared-cache write. Gives it back when `capacity` frames are
+    /// already in flight.
+    pub fn stage(&mut self, frame: T) -> Result<(), T> {
+        if self.in_flight >= self.cap {
+            return Err(frame);
+        }
+        self.fwd.push_unpublished(frame)?;
+        self.in_flight += 1;
+        Ok(())
+    }
+
+    /// Publishes the frames [`ExchangeSender::stage`] queued (nothing to do when none).
+    pub fn publish(&mut self) {
+        self.fwd.publish();
     }
 
     /// Takes back every frame the other shard is done with, oldest first, into `each`
@@ -168,20 +177,24 @@ mod tests {
     #[test]
     fn bursts_keep_the_bound_and_the_order() {
         let (mut s, mut r) = Exchange::new(4);
-        let mut frames = (0..6).map(|i| fake(1, i * 4096));
-        assert_eq!(s.send_many(&mut frames), 4, "at most the capacity in flight");
-        let left: Vec<u64> = frames.map(|f| f.addr).collect();
-        assert_eq!(left, [16384, 20480], "the rest stays with the caller");
+        for i in 0..4 {
+            s.stage(fake(1, i * 4096)).unwrap();
+        }
+        let back = s.stage(fake(1, 16384)).unwrap_err();
+        assert_eq!(back.addr, 16384, "at most the capacity in flight");
         let mut got = Vec::new();
+        assert_eq!(r.recv_many(3, |f| got.push(f)), 0, "staged, not published");
+        s.publish();
         assert_eq!(r.recv_many(3, |f| got.push(f)), 3);
         assert_eq!(got.iter().map(|f| f.addr).collect::<Vec<_>>(), [0, 4096, 8192]);
         r.give_back_many(got.drain(..));
-        assert_eq!(s.send_many(&mut std::iter::once(fake(1, 0))), 0, "not reaped yet");
+        assert!(s.stage(fake(1, 0)).is_err(), "not reaped yet");
         let mut back = Vec::new();
         assert_eq!(s.reap_many(|f| back.push(f.addr)), 3);
         assert_eq!(back, [0, 4096, 8192]);
         assert_eq!(s.in_flight(), 1);
-        assert_eq!(s.send_many(&mut (7..9).map(|i| fake(1, i * 4096))), 2);
+        s.stage(fake(1, 7 * 4096)).unwrap();
+        s.send(fake(1, 8 * 4096)).unwrap();
         assert_eq!(r.recv_many(8, |f| got.push(f)), 3);
         assert_eq!(got.iter().map(|f| f.addr).collect::<Vec<_>>(), [12288, 28672, 32768]);
     }

@@ -131,6 +131,31 @@ impl<T> Producer<T> {
         Ok(())
     }
 
+    /// Appends `value` without publishing it: the consumer sees it after the next
+    /// [`Producer::publish`] (or publishing push). Gives it back when the ring is full.
+    pub(crate) fn push_unpublished(&mut self, value: T) -> Result<(), T> {
+        let cap = self.capacity();
+        if self.tail.wrapping_sub(self.head_cache) >= cap {
+            self.head_cache = self.shared.head.0.load(Ordering::Acquire);
+            if self.tail.wrapping_sub(self.head_cache) >= cap {
+                return Err(value);
+            }
+        }
+        let slot = &self.shared.slots[self.tail & self.shared.mask];
+        // SAFETY: as in `push`.
+        unsafe { (*slot.get()).write(value) };
+        self.tail = self.tail.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Publishes what [`Producer::push_unpublished`] appended (one release store; nothing
+    /// when there is nothing new).
+    pub(crate) fn publish(&mut self) {
+        if self.shared.tail.0.load(Ordering::Relaxed) != self.tail {
+            self.shared.tail.0.store(self.tail, Ordering::Release);
+        }
+    }
+
     /// Appends items taken from `values` while the ring has room (at most `max`), and
     /// publishes them all with one release store; returns how many. The iterator keeps what
     /// did not fit (nothing is taken from it beyond the room).
@@ -282,6 +307,13 @@ mod tests {
         // One at a time and many at once share the indices.
         p.push(7).unwrap();
         assert_eq!(c.pop(), Some(7));
+        // Unpublished items stay invisible until published.
+        p.push_unpublished(8).unwrap();
+        p.push_unpublished(9).unwrap();
+        assert_eq!(c.pop(), None);
+        p.publish();
+        assert_eq!(c.pop_many(8, |v| got.push(v)), 2);
+        assert_eq!(got[got.len() - 2..], [8, 9]);
     }
 
     #[test]
