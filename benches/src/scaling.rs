@@ -734,7 +734,13 @@ fn run(
             while eng.pool.len() > 2 * b && rx.len() < b * s {
                 let Some(w) = wire.recv() else { break };
                 let mut f = eng.pool.pop().expect("checked");
-                fill(&mut f, &packets[*from][w.j as usize], &w.token, &tag, cfg.cold);
+                fill(
+                    &mut f,
+                    &packets[*from][w.j as usize],
+                    &w.token,
+                    &tag,
+                    cfg.cold,
+                );
                 wire.give_back(w);
                 rx.push(f);
             }
@@ -748,8 +754,7 @@ fn run(
                         me
                     } else {
                         let at = f.token_at as usize;
-                        token_shard(&f.buf[at..at + PIT_TOKEN_LEN])
-                            .map_or(me, usize::from)
+                        token_shard(&f.buf[at..at + PIT_TOKEN_LEN]).map_or(me, usize::from)
                     };
                     if owner == me {
                         mine.push(f);

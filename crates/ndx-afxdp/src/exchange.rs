@@ -186,7 +186,10 @@ mod tests {
         assert_eq!(r.recv_many(3, |f| got.push(f)), 0, "staged, not published");
         s.publish();
         assert_eq!(r.recv_many(3, |f| got.push(f)), 3);
-        assert_eq!(got.iter().map(|f| f.addr).collect::<Vec<_>>(), [0, 4096, 8192]);
+        assert_eq!(
+            got.iter().map(|f| f.addr).collect::<Vec<_>>(),
+            [0, 4096, 8192]
+        );
         r.give_back_many(got.drain(..));
         assert!(s.stage(fake(1, 0)).is_err(), "not reaped yet");
         let mut back = Vec::new();
@@ -196,7 +199,10 @@ mod tests {
         s.stage(fake(1, 7 * 4096)).unwrap();
         s.send(fake(1, 8 * 4096)).unwrap();
         assert_eq!(r.recv_many(8, |f| got.push(f)), 3);
-        assert_eq!(got.iter().map(|f| f.addr).collect::<Vec<_>>(), [12288, 28672, 32768]);
+        assert_eq!(
+            got.iter().map(|f| f.addr).collect::<Vec<_>>(),
+            [12288, 28672, 32768]
+        );
     }
 
     #[test]

@@ -708,7 +708,11 @@ mod tests {
         let data = r.rx_data_offset();
         // Three buffers out of order in the region, as the kernel hands them out, with
         // 16 bytes of metadata before the first.
-        let segs = [(5 * 2048, 1700u16, 0xa5u8), (2 * 2048, 1700, 0xb6), (7 * 2048, 377, 0xc7)];
+        let segs = [
+            (5 * 2048, 1700u16, 0xa5u8),
+            (2 * 2048, 1700, 0xb6),
+            (7 * 2048, 377, 0xc7),
+        ];
         put(&r, 5 * 2048 + u64::from(data) - 16, 16, 0x11);
         let mut c = Chain::new(r.id, 16, 5 * 2048 + u64::from(data), 1700);
         for &(base, len, byte) in &segs {
@@ -726,7 +730,11 @@ mod tests {
             assert_eq!(s.len(), usize::from(len), "segment {i}");
             assert!(s.iter().all(|&b| b == byte), "segment {i}'s own bytes");
         }
-        assert_eq!(view.meta(), Some(&[0x11u8; 16][..]), "the table is apart from the metadata");
+        assert_eq!(
+            view.meta(),
+            Some(&[0x11u8; 16][..]),
+            "the table is apart from the metadata"
+        );
         let mut whole = Vec::new();
         assert_eq!(view.copy_to(&mut whole), 3777);
         // The handle crosses threads alone: the table travels in the frame.

@@ -1132,7 +1132,11 @@ fn compact_and_multi_buffer_hand_offs_from_two_shards_go_back_to_each_in_order()
     assert_eq!(net.count(0, Io::ExchangedOut), 20);
     assert_eq!(net.count(2, Io::ExchangedOut), 20);
     net.turn(1);
-    assert_eq!(net.count(1, Io::ExchangedIn), 40, "every hand-off published");
+    assert_eq!(
+        net.count(1, Io::ExchangedIn),
+        40,
+        "every hand-off published"
+    );
     let mut got: Vec<Vec<u8>> = net
         .sent(A, 1, consumer)
         .iter()
@@ -1152,7 +1156,10 @@ fn compact_and_multi_buffer_hand_offs_from_two_shards_go_back_to_each_in_order()
             .copied()
             .filter(|id| handed[s].contains(id))
             .collect();
-        assert_eq!(back, handed[s], "shard {s}'s frames back once each, in order");
+        assert_eq!(
+            back, handed[s],
+            "shard {s}'s frames back once each, in order"
+        );
     }
     assert_eq!(net.ports[B].out(), 0);
     net.finish();
