@@ -353,9 +353,30 @@ fn jumbo_multi_buffer_round_trip() {
             "nothing received"
         );
         let f = mine.unwrap();
+        // The chain crosses to another thread as its 16-byte handle (its segment table stays
+        // in its first frame) and is read there whole, then comes back.
+        let (mut tx, mut rx) = Exchange::new(4);
+        let umem = ep.umem();
+        tx.send(f).unwrap();
+        let there = std::thread::spawn(move || {
+            let f = loop {
+                if let Some(f) = rx.recv() {
+                    break f;
+                }
+            };
+            let mut whole = Vec::new();
+            umem.frame(&f).expect("the port's frame").copy_to(&mut whole);
+            let segs = f.segments();
+            rx.give_back(f);
+            (segs, whole)
+        })
+        .join()
+        .unwrap();
+        let f = tx.reap().expect("given back");
         let segs = f.segments();
         let mut whole = Vec::new();
         ep.frame(&f).copy_to(&mut whole);
+        assert_eq!(there, (segs, whole.clone()), "read alike on the other thread");
         let p = wire::parse(&whole, whole.len()).unwrap();
         let payload = whole[p.payload.clone()].to_vec();
         ep.release(f);
