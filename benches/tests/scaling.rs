@@ -18,7 +18,7 @@ fn config(shards: usize, cross_percent: u32, handoff: Handoff) -> Config {
         // Exercised here; what it subtracts is not asserted (it depends on the load).
         unpreempt: shards > 1,
         // Both models of where frames are written, alternately.
-        cold: cross_percent % 2 == 0,
+        cold: cross_percent.is_multiple_of(2),
     }
 }
 
