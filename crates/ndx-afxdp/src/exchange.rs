@@ -75,7 +75,8 @@ impl<T> ExchangeSender<T> {
     /// Hands `frame` to the other shard as [`ExchangeSender::send`] does, but without
     /// publishing it: the other shard sees it after [`ExchangeSender::publish`], so a burst
     /// of hand-offs costs one shared-cache write. Gives it back when `capacity` frames are
-    /// already in flight.
+    /// already in flight. A staged frame never published is never seen (it leaks with the
+    /// ring, never unsound).
     pub fn stage(&mut self, frame: T) -> Result<(), T> {
         if self.in_flight >= self.cap {
             return Err(frame);
