@@ -365,7 +365,9 @@ fn jumbo_multi_buffer_round_trip() {
                 }
             };
             let mut whole = Vec::new();
-            umem.frame(&f).expect("the port's frame").copy_to(&mut whole);
+            umem.frame(&f)
+                .expect("the port's frame")
+                .copy_to(&mut whole);
             let segs = f.segments();
             rx.give_back(f);
             (segs, whole)
@@ -376,7 +378,11 @@ fn jumbo_multi_buffer_round_trip() {
         let segs = f.segments();
         let mut whole = Vec::new();
         ep.frame(&f).copy_to(&mut whole);
-        assert_eq!(there, (segs, whole.clone()), "read alike on the other thread");
+        assert_eq!(
+            there,
+            (segs, whole.clone()),
+            "read alike on the other thread"
+        );
         let p = wire::parse(&whole, whole.len()).unwrap();
         let payload = whole[p.payload.clone()].to_vec();
         ep.release(f);
