@@ -310,7 +310,7 @@ impl RxBuf {
 }
 
 /// Bytes of a handed-over frame prefetched as it is drained: as the worker's
-/// `PortMem::prefetch` (its first 128 bytes; the bench has no metadata line).
+/// `prefetch_headers` (its first 128 bytes; the bench has no metadata line).
 const PREFETCH_HEAD: usize = 128;
 
 /// Asks the cache for a handed-over frame's first lines.

@@ -43,23 +43,7 @@ pub(crate) trait PortMem: Clone + std::fmt::Debug {
     /// Copies the whole packet (every buffer) into `out`; false when the frame belongs to
     /// another port.
     fn copy_to(&self, frame: &Self::Rx, out: &mut Vec<u8>) -> bool;
-    /// Asks the cache for the lines a frame's classification reads first: the metadata's
-    /// and the first [`PREFETCH_HEAD`] bytes (link headers and the NDN packet's start).
-    #[inline]
-    fn prefetch(&self, frame: &Self::Rx) {
-        if let Some(m) = self.meta(frame).and_then(<[u8]>::first) {
-            ndx_mem::prefetch(m);
-        }
-        if let Some(f) = self.first(frame)
-            && let Some(b) = f.first()
-        {
-            ndx_mem::prefetch_lines(b, f.len().min(PREFETCH_HEAD));
-        }
-    }
 }
-
-/// Bytes of a handed-over frame prefetched ahead of its classification ([`PortMem::prefetch`]).
-pub(crate) const PREFETCH_HEAD: usize = 128;
 
 /// One shard's socket on one port: receive bursts, frame lending and keeping, transmission,
 /// and the housekeeping that returns frames to the port.

@@ -38,10 +38,6 @@ const IDLE_TURNS: u32 = 64;
 /// Frames per `Shard::process_burst` call.
 pub(crate) const BURST: usize = 32;
 
-/// How many frames ahead of its classification a handed-over frame's first lines are
-/// prefetched (`Worker::on_exchanged`).
-const EXCHANGE_AHEAD: usize = 4;
-
 /// The NDN Ethernet multicast group.
 pub(crate) const NDN_MULTICAST: [u8; 6] = [0x01, 0x00, 0x5e, 0x00, 0x17, 0xaa];
 
@@ -934,18 +930,21 @@ impl<S: Socket> Worker<S> {
         {
             let core = &mut self.core;
             let mut g = Gather::new(false);
-            // Another core wrote these frames: their metadata and headers are fetched a few
-            // frames ahead of the classification that reads them.
+            // Another core wrote these frames: their headers and the XDP metadata line (the
+            // verdict is read from it) are fetched a few frames ahead of the classification.
             let prefetch = |at: usize| {
                 if let Some((_, f)) = handed.get(at)
                     && let Some((mem, _)) = port_of(f)
                 {
-                    mem.prefetch(f);
+                    if let Some(m) = mem.meta(f).and_then(<[u8]>::first) {
+                        ndx_mem::prefetch(m);
+                    }
+                    prefetch_headers(mem, f);
                 }
             };
-            (0..EXCHANGE_AHEAD).for_each(prefetch);
+            (0..RX_PREFETCH_AHEAD).for_each(prefetch);
             for (at, (_, f)) in handed.iter().enumerate() {
-                prefetch(at + EXCHANGE_AHEAD);
+                prefetch(at + RX_PREFETCH_AHEAD);
                 if let Some((mem, ifindex)) = port_of(f) {
                     core.gather(&mut g, now, at, mem, f, *ifindex, true, table);
                 }
