@@ -33,13 +33,17 @@
 #       apart instead of phases 15 s apart, so the host's load swings cancel better: this is
 #       the CS-hit ratio to quote (BENCH_PHASES=I runs it alone). BENCH_I_CONTROL=1 puts a
 #       second reflector in ndx's place: the method's own bias (its ratio should be ~1)
+#   J   interleaved the same way for unique names: the L3 forwarder (on a second, identical
+#       topology with its own producer) and ndx, BENCH_SLICES pairs of slices, ABBA; the side
+#       not measured (forwarder or ndx, and its producer) frozen with SIGSTOP. The a/L ratio
+#       to quote, as I is for b/R
 # The whole sequence runs BENCH_ROUNDS times (3); the table gives each row's median and the
 # median of the per-round ratios (other load on the machine moves all rows of a round together).
 # Pinning (2-CPU VM): consumer and producer on CPU $GEN_CPU, the router under test (reflector,
 # ndx's shard, ndnd) on CPU $FWD_CPU. Environment knobs: BENCH_SECS (10), BENCH_WINDOW (256),
 # BENCH_DISTINCT (1024), NDND_SMALL_WINDOW (32), NDX_SHARDS (1), NDND (/opt/ndx-interop/go/ndnd), GEN_CPU (0),
 # FWD_CPU (1), NO_BUILD=1 (use existing binaries in $CARGO_TARGET_DIR or target/),
-# BENCH_PHASES (RLKabcI: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector
+# BENCH_PHASES (RLKabcIJ: the phases to run, by letter; e.g. BENCH_PHASES=Rb runs the reflector
 # and the CS hits only; phase b fills the CS through the producer either way).
 # Besides the table, the ratios issue 37 targets: a/L (ndx unique names to the L3 forwarder,
 # target >= 0.9), b/R (ndx CS hits to the reflector, >= 0.9), a/K (ndx to kernel forwarding)
@@ -53,7 +57,7 @@ K=${BENCH_DISTINCT:-1024}
 ROUNDS=${BENCH_ROUNDS:-3}
 NDND_SMALL_WINDOW=${NDND_SMALL_WINDOW:-32}
 SHARDS=${NDX_SHARDS:-1}
-PHASES=${BENCH_PHASES:-RLKabcI}
+PHASES=${BENCH_PHASES:-RLKabcIJ}
 SLICES=${BENCH_SLICES:-8}
 SLICE_SECS=${BENCH_SLICE_SECS:-2}
 has() { [[ $PHASES == *"$1"* ]]; }
@@ -350,6 +354,44 @@ phase_interleaved() {
   stop "$NDXPID"
 }
 
+phase_interleaved_fwd() {
+  local c2=ndxbench-c3-$TAG r2=ndxbench-r3-$TAG p2=ndxbench-p3-$TAG
+  NS2+=($c2 $r2 $p2)
+  ndx_topology $c2 $r2 $p2 "j$TAG" "$SHARDS"
+  local mrc2 mc2 mrp2 mp2
+  mrc2=$(mac $r2 c0) mc2=$(mac $c2 eth0) mrp2=$(mac $r2 p0) mp2=$(mac $p2 eth0)
+  ip -n $r2 neigh replace 10.77.1.1 lladdr "$mc2" dev c0 nud permanent
+  ip -n $r2 neigh replace 10.77.2.1 lladdr "$mp2" dev p0 nud permanent
+  ip -n $c2 neigh replace 10.77.1.2 lladdr "$mrc2" dev eth0 nud permanent
+  ip -n $p2 neigh replace 10.77.2.2 lladdr "$mrp2" dev eth0 nud permanent
+  say "J: ndx and the L3 forwarder, unique names, in $SLICES alternating pairs of ${SLICE_SECS} s slices"
+  start_ndx J
+  local p1=$PRODUCER
+  ip netns exec $p2 taskset -c "$GEN_CPU" "$TRAFFIC" producer --iface eth0 > "$WORK/producer.J2.json" 2>"$WORK/producer.J2.err" &
+  local p2pid=$!; PIDS+=($p2pid); sleep 0.5
+  ip netns exec $r2 taskset -c "$FWD_CPU" "$L3FWD" c0 10.77.1.1:6363 p0 10.77.2.1:6363 3600 \
+    > "$WORK/l3fwd.J.txt" 2> "$WORK/l3fwd.J.err" &
+  local l3=$!; PIDS+=($l3)
+  for _ in $(seq 100); do grep -qs ' -> ' "$WORK/l3fwd.J.err" && break; sleep 0.1; done
+  grep -qs ' -> ' "$WORK/l3fwd.J.err" || { cat "$WORK/l3fwd.J.err"; echo "l3fwd did not start"; exit 1; }
+  kill -STOP "$l3" "$p2pid"
+  slice_L() {
+    kill -STOP "$NDXPID" "$p1"; kill -CONT "$l3" "$p2pid"
+    CNS=$c2 CMAC=$mrc2 consumer "J-L.$1" --unique --prefix "/bench/jl$1" --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+    kill -STOP "$l3" "$p2pid"; kill -CONT "$NDXPID" "$p1"
+  }
+  slice_a() {
+    consumer "J-a.$1" --unique --prefix "/bench/ja$1" --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+  }
+  local i
+  for i in $(seq "$SLICES"); do
+    if (( i % 2 )); then slice_L "$i"; slice_a "$i"; else slice_a "$i"; slice_L "$i"; fi
+  done
+  kill -CONT "$l3" "$p2pid"; stop "$l3"; stop "$p2pid"
+  "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.J.json"
+  stop "$NDXPID"; stop "$p1"
+}
+
 for r in $(seq "$ROUNDS"); do
   if has R; then phase_reflector "$r"; fi
   if has L; then phase_l3fwd "$r"; fi
@@ -358,6 +400,7 @@ for r in $(seq "$ROUNDS"); do
   if has c; then phase_ndnd "$r"; fi
 done
 if has I; then phase_interleaved; fi
+if has J; then phase_interleaved_fwd; fi
 
 python3 - "$WORK" "$ROUNDS" <<'PY'
 import json, os, statistics, sys
@@ -416,21 +459,25 @@ if any(x for v in vals.values() for x in v):
           continue
       t = f"  (target >= {target})" if target else ""
       print(f"{num}/{den:4}{what:48} {r:15.2f}x{t}")
-pairs = []
-i = 1
-while os.path.exists(os.path.join(w, f"I-R.{i}.json")):
-    pairs.append((load(f"I-R.{i}"), load(f"I-b.{i}")))
-    i += 1
-pairs = [(r, b) for r, b in pairs if r and b]
-if pairs:
+def interleaved(ph, ref, num, ref_name, who):
+    pairs = []
+    i = 1
+    while os.path.exists(os.path.join(w, f"{ph}-{ref}.{i}.json")):
+        pairs.append((load(f"{ph}-{ref}.{i}"), load(f"{ph}-{num}.{i}")))
+        i += 1
+    pairs = [(r, b) for r, b in pairs if r and b]
+    if not pairs:
+        return
     rs = sorted(b / r for r, b in pairs)
     q = lambda f: rs[min(len(rs) - 1, int(f * len(rs)))]
-    who = "control reflector" if os.environ.get("BENCH_I_CONTROL") else "ndx CS hits"
-    print(f"\nI     interleaved slices, {len(pairs)} pairs (reflector / {who}, exchanges/s): " +
+    print(f"\n{ph}     interleaved slices, {len(pairs)} pairs ({ref_name} / {who}, exchanges/s): " +
           ", ".join(f"{r:.0f}/{b:.0f}" for r, b in pairs))
-    print(f"I     {who} vs reflector: median {statistics.median(rs):.2f}x "
+    print(f"{ph}     {who} vs {ref_name}: median {statistics.median(rs):.2f}x "
           f"(quartiles {q(0.25):.2f}-{q(0.75):.2f}, range {rs[0]:.2f}-{rs[-1]:.2f}); "
           f"pooled {sum(b for _, b in pairs) / sum(r for r, _ in pairs):.2f}x")
+interleaved("I", "R", "b", "reflector",
+            "control reflector" if os.environ.get("BENCH_I_CONTROL") else "ndx CS hits")
+interleaved("J", "L", "a", "L3 forwarder", "ndx unique names")
 last = rounds
 # Which CPU did the work: each CPU's busy and softirq share of its time while the phase's
 # consumer ran (/proc/stat is the whole machine's: other load shows up too).
