@@ -115,18 +115,7 @@ impl<T> Producer<T> {
 
     /// Appends `value`, or gives it back when the ring is full.
     pub(crate) fn push(&mut self, value: T) -> Result<(), T> {
-        let cap = self.capacity();
-        if self.tail.wrapping_sub(self.head_cache) >= cap {
-            self.head_cache = self.shared.head.0.load(Ordering::Acquire);
-            if self.tail.wrapping_sub(self.head_cache) >= cap {
-                return Err(value);
-            }
-        }
-        let slot = &self.shared.slots[self.tail & self.shared.mask];
-        // SAFETY: the slot is outside [head, tail) (checked above), so the
-        // consumer does not touch it; we are the only producer.
-        unsafe { (*slot.get()).write(value) };
-        self.tail = self.tail.wrapping_add(1);
+        self.push_unpublished(value)?;
         self.shared.tail.0.store(self.tail, Ordering::Release);
         Ok(())
     }
@@ -142,7 +131,8 @@ impl<T> Producer<T> {
             }
         }
         let slot = &self.shared.slots[self.tail & self.shared.mask];
-        // SAFETY: as in `push`.
+        // SAFETY: the slot is outside [head, tail) (checked above), so the
+        // consumer does not touch it; we are the only producer.
         unsafe { (*slot.get()).write(value) };
         self.tail = self.tail.wrapping_add(1);
         Ok(())

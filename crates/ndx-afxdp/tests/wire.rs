@@ -63,6 +63,21 @@ fn v6h() -> UdpHeaders {
     }
 }
 
+/// `payload` cut at the (sorted) positions `cuts` pick: one part more than cuts, empty
+/// parts included.
+fn split_at<'a>(payload: &'a [u8], cuts: &[prop::sample::Index]) -> Vec<&'a [u8]> {
+    let mut idx: Vec<usize> = cuts.iter().map(|c| c.index(payload.len() + 1)).collect();
+    idx.sort_unstable();
+    let mut parts = Vec::new();
+    let mut last = 0;
+    for i in idx {
+        parts.push(&payload[last..i]);
+        last = i;
+    }
+    parts.push(&payload[last..]);
+    parts
+}
+
 fn frame_of(h: &UdpHeaders, parts: &[&[u8]]) -> Vec<u8> {
     let mut hdr = [0u8; 62];
     let n = wire::build_udp(&mut hdr, h, parts).unwrap();
@@ -313,12 +328,7 @@ proptest! {
         shift in 0usize..8,
         v6 in any::<bool>(),
     ) {
-        let mut idx: Vec<usize> = cuts.iter().map(|c| c.index(payload.len() + 1)).collect();
-        idx.sort_unstable();
-        let mut parts = Vec::new();
-        let mut last = 0;
-        for i in idx { parts.push(&payload[last..i]); last = i; }
-        parts.push(&payload[last..]);
+        let parts = split_at(&payload, &cuts);
         let h = if v6 { v6h() } else { v4h() };
         let f = fused_frame_of(&h, &parts, shift);
         prop_assert_eq!(&f, &frame_of(&h, &parts));
@@ -332,12 +342,7 @@ proptest! {
         cuts in proptest::collection::vec(any::<prop::sample::Index>(), 0..4),
         v6 in any::<bool>(),
     ) {
-        let mut idx: Vec<usize> = cuts.iter().map(|c| c.index(payload.len() + 1)).collect();
-        idx.sort_unstable();
-        let mut parts = Vec::new();
-        let mut last = 0;
-        for i in idx { parts.push(&payload[last..i]); last = i; }
-        parts.push(&payload[last..]);
+        let parts = split_at(&payload, &cuts);
         let h = if v6 { v6h() } else { v4h() };
         let f = frame_of(&h, &parts);
         let at = if v6 { 60 } else { 40 };
