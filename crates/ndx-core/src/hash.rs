@@ -378,28 +378,8 @@ impl<'a> NameHashes<'a> {
     /// speculation). A prefix asked for later is walked to and hashed from the start.
     #[inline]
     pub fn reset_whole(&mut self, key: &HashKey, name: &Name<'a>) {
-        let bytes = name.as_bytes();
-        self.begin(key, name);
-        self.walked = 0;
-        let mut s = Sip::new(key);
-        self.ckpt = s;
-        self.ckpt_at = 0;
-        let (mut at, total) = (0, bytes.len());
-        compress_to(&mut s, bytes, &mut at, total);
-        self.full = s.finish_word(tail_word(bytes, total), total);
-    }
-
-    /// What every (re)start of these hashes sets first: the key and name, no memo, no FIB
-    /// hint, nothing walked. `ends[0]` is the empty prefix; deeper ends are written before
-    /// they are read.
-    #[inline(always)]
-    fn begin(&mut self, key: &HashKey, name: &Name<'a>) {
-        self.key = *key;
-        self.name = *name;
-        self.memo_k = EMPTY_MEMO;
-        self.fib_generation = NO_HINT;
-        self.walk_done = false;
-        self.ends[0] = 0;
+        // Nothing walked and nothing staged: `fill`'s walk and eager prefixes fold away.
+        let _ = self.fill(key, name, 0, false, false);
     }
 
     /// [`new`](Self::new) in place; `stage`, `deeper`: see [`reset`](Self::reset).
@@ -413,7 +393,13 @@ impl<'a> NameHashes<'a> {
         deeper: bool,
     ) -> [Option<u64>; 2] {
         let bytes = name.as_bytes();
-        self.begin(key, name);
+        self.key = *key;
+        self.name = *name;
+        self.memo_k = EMPTY_MEMO;
+        self.fib_generation = NO_HINT;
+        self.walk_done = false;
+        // `ends[0]` is the empty prefix; deeper ends are written before they are read.
+        self.ends[0] = 0;
         // Walked now: the stage-1 prefix (the last-but-one component's end when the name is
         // not longer), with `deeper` one component further. The resume point is the last
         // word boundary of the deepest prefix walked.
