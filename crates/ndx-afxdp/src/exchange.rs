@@ -128,8 +128,11 @@ impl<T> ExchangeReceiver<T> {
     /// Returns frames to the sending shard, in order, published at once. Never fails, as
     /// [`ExchangeReceiver::give_back`].
     pub fn give_back_many(&mut self, frames: impl IntoIterator<Item = T>) {
-        // Cannot leave any behind by the in-flight bound (were it to, they would only leak).
-        let _ = self.back.push_many(&mut frames.into_iter(), usize::MAX);
+        // Cannot leave any behind by the in-flight bound; were it to, the rest is dropped
+        // here (leaked from its pool, never unsound), not left in the caller's iterator.
+        let mut frames = frames.into_iter();
+        let _ = self.back.push_many(&mut frames, usize::MAX);
+        frames.for_each(drop);
     }
 
     /// Returns a frame to the sending shard for recycling. Never fails: the

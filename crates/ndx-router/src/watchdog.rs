@@ -9,8 +9,8 @@
 //!
 //! Test-only hook: `NDX_TEST_FREEZE_SHARD=<shard>[:<file>]` makes that shard's worker stop
 //! working (it sleeps, still honouring the stop flag) at its first beat after `<file>`
-//! exists; without a file, on entering its loop, before its first beat (so `READY=1` never
-//! comes). It is read once at start and inert when unset; it exists for the watchdog's
+//! exists; without a file, at its second beat (the first, on entering its loop, is never
+//! withheld: the router's start waits for it). It is read once at start and inert when unset; it exists for the watchdog's
 //! end-to-end test (`crates/ndx/tests/systemd.rs`) and nothing else.
 
 use std::path::PathBuf;

@@ -1383,7 +1383,8 @@ fn send_one<S: Socket>(
     hdr: &mut [u8],
     snap: &mut Snapshot,
 ) {
-    let hlen = match link {
+    // With `Some(sum)`, the UDP checksum is summed while the payload is copied into the TX frame.
+    let (hlen, sum) = match link {
         Link::Udp(dst) => {
             let src = path.src.unwrap_or_else(|| {
                 SocketAddr::new(
@@ -1402,18 +1403,8 @@ fn send_one<S: Socket>(
                 dst,
                 ttl: 64,
             };
-            // The UDP checksum is summed while the payload is copied into the TX frame.
             match wire::build_udp_header(hdr, &h, ndn[0].len() + ndn[1].len()) {
-                Ok((n, sum)) => {
-                    let gather = [&hdr[..n], ndn[0], ndn[1]];
-                    let mut r = ep.ep.push_tx_udp(&gather, sum);
-                    if matches!(r, Err(TxError::RingFull | TxError::NoFrame)) {
-                        ep.ep.flush_tx();
-                        ep.ep.complete();
-                        r = ep.ep.push_tx_udp(&gather, sum);
-                    }
-                    return counted(r, n + ndn[0].len() + ndn[1].len(), snap);
-                }
+                Ok((n, sum)) => (n, Some(sum)),
                 Err(_) => {
                     snap.add(Io::TxRingFull, 1);
                     return;
@@ -1421,24 +1412,28 @@ fn send_one<S: Socket>(
             }
         }
         Link::Ether { mac, .. } => match wire::build_ether(hdr, mac, path.src_mac) {
-            Ok(n) => n,
+            Ok(n) => (n, None),
             Err(_) => return,
         },
         Link::EtherMulticast { .. } => match wire::build_ether(hdr, NDN_MULTICAST, path.src_mac) {
-            Ok(n) => n,
+            Ok(n) => (n, None),
             Err(_) => return,
         },
         // Served by the host thread (see `Core::transmit`).
         Link::App { .. } | Link::Internal => return,
     };
     let gather = [&hdr[..hlen], ndn[0], ndn[1]];
-    let mut r = ep.ep.push_tx(&gather);
+    let push = |s: &mut S| match sum {
+        Some(sum) => s.push_tx_udp(&gather, sum),
+        None => s.push_tx(&gather),
+    };
+    let mut r = push(&mut ep.ep);
     if matches!(r, Err(TxError::RingFull | TxError::NoFrame)) {
         // Burst larger than the ring: push what is queued to the kernel, reclaim completed
         // frames, and try once more.
         ep.ep.flush_tx();
         ep.ep.complete();
-        r = ep.ep.push_tx(&gather);
+        r = push(&mut ep.ep);
     }
     counted(r, hlen + ndn[0].len() + ndn[1].len(), snap);
 }
