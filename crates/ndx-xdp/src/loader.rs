@@ -213,8 +213,11 @@ impl NdxXdp {
 
     /// The counters, summed over CPUs.
     pub fn counters(&self) -> Result<XdpCounters, XdpError> {
+        // An object loaded with `load_object` may have a shorter map (an older layout):
+        // `from_raw` folds what it has.
+        let n = (self.stats.len() as usize).min(RAW_COUNT);
         let mut v = [0u64; RAW_COUNT];
-        for (i, slot) in v.iter_mut().enumerate() {
+        for (i, slot) in v[..n].iter_mut().enumerate() {
             *slot = self
                 .stats
                 .get(&(i as u32), 0)?
@@ -222,7 +225,7 @@ impl NdxXdp {
                 .copied()
                 .fold(0, u64::wrapping_add);
         }
-        Ok(XdpCounters::from_raw(&v))
+        Ok(XdpCounters::from_raw(&v[..n]))
     }
 }
 
