@@ -350,11 +350,6 @@ impl Region {
         if reads == self.read_backlog {
             return Ok(self);
         }
-        if self.in_flight() > 0 {
-            return Err(OpenError::Config(
-                "the read backlog can only change while nothing is in flight",
-            ));
-        }
         if self.cfg.read_depth + reads + self.cfg.write_depth > 4096 {
             return Err(OpenError::Config(
                 "read depth, read backlog and write depth must be 4096 in total at most",
@@ -376,22 +371,23 @@ impl Region {
         if on == self.huge_pages {
             return Ok(self);
         }
-        if self.in_flight() > 0 {
-            return Err(OpenError::Config(
-                "the buffers can only change while nothing is in flight",
-            ));
-        }
         let backlog = self.read_backlog;
         self.rebuild(backlog, on)
     }
 
-    /// Bytes of the I/O buffers backed by transparent huge pages (0: base pages only).
+    /// Bytes of the I/O buffers the kernel backed with transparent huge pages (0 with
+    /// [`Region::with_huge_pages`] off: those buffers are advised out of them).
     pub fn huge_page_bytes(&self) -> usize {
         self.engine.huge_page_bytes()
     }
 
     /// The same region over new buffers and a new ring.
     fn rebuild(self, backlog: usize, huge_pages: bool) -> Result<Self, OpenError> {
+        if self.in_flight() > 0 {
+            return Err(OpenError::Config(
+                "the read backlog and the buffers can only change while nothing is in flight",
+            ));
+        }
         let Self {
             cfg,
             engine,

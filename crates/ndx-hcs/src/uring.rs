@@ -72,30 +72,29 @@ impl Arena {
             huge_bytes: 0,
             leak: false,
         };
-        if arena.layout.huge {
-            // SAFETY: the range lies inside our own mapping (data + data_len <= map_len);
-            // MADV_HUGEPAGE only changes how its pages are backed, not their contents.
-            let r = unsafe {
-                libc::madvise(
-                    map.as_ptr().add(data).cast(),
-                    arena.layout.data_len,
-                    libc::MADV_HUGEPAGE,
-                )
-            };
-            if r != 0 {
-                // No THP in this kernel: base pages, as without the advice.
-                tracing::debug!(
-                    "L2 buffers: MADV_HUGEPAGE refused ({})",
-                    io::Error::last_os_error()
-                );
-            }
+        // Asked for, or kept out of, huge pages: with THP `always` the kernel would otherwise
+        // give base-page buffers huge pages too.
+        let advice = if arena.layout.huge {
+            libc::MADV_HUGEPAGE
+        } else {
+            libc::MADV_NOHUGEPAGE
+        };
+        // SAFETY: the range lies inside our own mapping (data + data_len <= map_len); the
+        // advice only changes how its pages are backed, not their contents.
+        let r =
+            unsafe { libc::madvise(map.as_ptr().add(data).cast(), arena.layout.data_len, advice) };
+        if r != 0 {
+            // No THP in this kernel: base pages either way.
+            tracing::debug!(
+                "L2 buffers: madvise({advice}) refused ({})",
+                io::Error::last_os_error()
+            );
         }
         // Touch every page once (zero them: a fresh mapping reads as zeroes anyway).
         arena.data_mut().fill(0);
-        if arena.layout.huge {
-            arena.huge_bytes =
-                huge_bytes_at(arena.map.as_ptr() as usize + data).min(arena.layout.data_len);
-        }
+        // What the kernel gave, measured in both cases.
+        arena.huge_bytes =
+            huge_bytes_at(arena.map.as_ptr() as usize + data).min(arena.layout.data_len);
         Ok(arena)
     }
 
