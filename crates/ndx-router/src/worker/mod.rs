@@ -35,6 +35,9 @@ use crate::stats::{Histograms, Io, ShardStats, Snapshot};
 /// Empty loop turns before an `idle = "yield"` worker starts yielding.
 const IDLE_TURNS: u32 = 64;
 
+/// A handed-over frame's port index when this shard has no view of its port (gone).
+const NO_PORT: usize = usize::MAX;
+
 /// Frames per `Shard::process_burst` call.
 pub(crate) const BURST: usize = 32;
 
@@ -523,8 +526,9 @@ pub(crate) struct Turns<R> {
     rx: Vec<R>,
     /// This shard's frames of the burst.
     mine: Vec<R>,
-    /// Frames handed over by other shards, each with the index of its ring in `from`.
-    handed: Vec<(usize, R)>,
+    /// Frames handed over by other shards, each with the index of its ring in `from` and of
+    /// its port in `ports` (`NO_PORT`: a port this shard cannot read).
+    handed: Vec<(usize, usize, R)>,
     /// The face table's snapshot in use.
     table: Arc<FaceTable>,
     /// When timers run next (ns).
@@ -905,13 +909,18 @@ impl<S: Socket> Worker<S> {
 
     /// Takes up to [`BURST`] frames handed over by other shards into `handed`, each ring's in
     /// the order it holds them (the rings in turn); false when every ring was empty.
-    fn drain_exchanged(&mut self, handed: &mut Vec<(usize, S::Rx)>) -> bool {
+    fn drain_exchanged(&mut self, handed: &mut Vec<(usize, usize, S::Rx)>) -> bool {
+        let ports = &self.ports;
         for (k, ring) in self.from.iter_mut().enumerate() {
             let room = BURST - handed.len();
             if room == 0 {
                 break;
             }
-            ring.recv_many(room, |f| handed.push((k, f)));
+            // Each frame's port is looked up once, here.
+            ring.recv_many(room, |f| {
+                let p = ports.iter().position(|(m, _)| m.port() == f.port());
+                handed.push((k, p.unwrap_or(NO_PORT), f));
+            });
         }
         self.core.snap.add(Io::ExchangedIn, handed.len() as u64);
         !handed.is_empty()
@@ -924,17 +933,21 @@ impl<S: Socket> Worker<S> {
     /// go one by one in their place, the burst's output is sent once, and every frame goes
     /// back to the shard that handed it over, in the order received. A frame of a port this
     /// shard cannot read (its port gone) goes back unread.
-    fn on_exchanged(&mut self, now: u64, handed: &mut Vec<(usize, S::Rx)>, table: &FaceTable) {
+    fn on_exchanged(
+        &mut self,
+        now: u64,
+        handed: &mut Vec<(usize, usize, S::Rx)>,
+        table: &FaceTable,
+    ) {
         let ports = &self.ports;
-        let port_of = |f: &S::Rx| ports.iter().find(|(m, _)| m.port() == f.port());
         {
             let core = &mut self.core;
             let mut g = Gather::new(false);
             // Another core wrote these frames: their headers and the XDP metadata line (the
             // verdict is read from it) are fetched a few frames ahead of the classification.
             let prefetch = |at: usize| {
-                if let Some((_, f)) = handed.get(at)
-                    && let Some((mem, _)) = port_of(f)
+                if let Some((_, p, f)) = handed.get(at)
+                    && let Some((mem, _)) = ports.get(*p)
                 {
                     if let Some(m) = mem.meta(f).and_then(<[u8]>::first) {
                         ndx_mem::prefetch(m);
@@ -943,20 +956,20 @@ impl<S: Socket> Worker<S> {
                 }
             };
             (0..RX_PREFETCH_AHEAD).for_each(prefetch);
-            for (at, (_, f)) in handed.iter().enumerate() {
+            for (at, (_, p, f)) in handed.iter().enumerate() {
                 prefetch(at + RX_PREFETCH_AHEAD);
-                if let Some((mem, ifindex)) = port_of(f) {
+                if let Some((mem, ifindex)) = ports.get(*p) {
                     core.gather(&mut g, now, at, mem, f, *ifindex, true, table);
                 }
             }
             core.run_gathered(&mut g, now);
         }
         {
-            let frames: &[(usize, S::Rx)] = handed;
+            let frames: &[(usize, usize, S::Rx)] = handed;
             let bytes = |&(at, start): &(usize, usize)| -> &[u8] {
                 frames
                     .get(at)
-                    .and_then(|(_, f)| port_of(f).and_then(|(m, _)| m.first(f)))
+                    .and_then(|(_, p, f)| ports.get(*p).and_then(|(m, _)| m.first(f)))
                     .and_then(|f| f.get(start..))
                     .unwrap_or(&[])
             };
@@ -967,8 +980,8 @@ impl<S: Socket> Worker<S> {
         core.shard.return_lent(&mut core.lent, |_, _| None);
         // Back in the order received, each ring's run published at once.
         let mut back = handed.drain(..).peekable();
-        while let Some(&(k, _)) = back.peek() {
-            let run = std::iter::from_fn(|| back.next_if(|&(j, _)| j == k).map(|(_, f)| f));
+        while let Some(&(k, _, _)) = back.peek() {
+            let run = std::iter::from_fn(|| back.next_if(|&(j, _, _)| j == k).map(|(_, _, f)| f));
             self.from[k].give_back_many(run);
         }
     }
