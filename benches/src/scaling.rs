@@ -856,12 +856,7 @@ fn run(
                         got += ledger.sends(&out, |&k| batch[k].1).count();
                         shard.return_lent(&mut ledger, |_, _| None);
                         // Back in order, each ring's run published at once.
-                        let mut back = inbox.drain(..).peekable();
-                        while let Some(&(k, _)) = back.peek() {
-                            hrx[k].give_back_many(std::iter::from_fn(|| {
-                                back.next_if(|&(j, _)| j == k).map(|(_, f)| f)
-                            }));
-                        }
+                        ndx_afxdp::ExchangeReceiver::give_back_runs(hrx, inbox.drain(..));
                         true
                     });
                 }

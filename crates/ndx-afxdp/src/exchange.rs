@@ -135,6 +135,21 @@ impl<T> ExchangeReceiver<T> {
         frames.for_each(drop);
     }
 
+    /// Returns frames to the shards that handed them over: `frames` in the order they were
+    /// received, each with the index of its ring in `rings`; each run of one ring's frames is
+    /// published at once ([`ExchangeReceiver::give_back_many`]). A frame whose index names no
+    /// ring is dropped (leaked from its pool, never unsound).
+    pub fn give_back_runs(rings: &mut [Self], frames: impl IntoIterator<Item = (usize, T)>) {
+        let mut back = frames.into_iter().peekable();
+        while let Some(&(k, _)) = back.peek() {
+            let run = std::iter::from_fn(|| back.next_if(|&(j, _)| j == k).map(|(_, f)| f));
+            match rings.get_mut(k) {
+                Some(ring) => ring.give_back_many(run),
+                None => run.for_each(drop),
+            }
+        }
+    }
+
     /// Returns a frame to the sending shard for recycling. Never fails: the
     /// sender never has more frames in flight than the return ring holds.
     pub fn give_back(&mut self, frame: T) {
@@ -176,6 +191,40 @@ mod tests {
         assert_eq!(r.recv().unwrap().addr, 4096);
         assert_eq!(r.recv().unwrap().addr, 8192);
         assert!(r.recv().is_none());
+    }
+
+    #[test]
+    fn runs_go_back_to_their_own_rings_in_order() {
+        let (mut s0, r0) = Exchange::new(8);
+        let (mut s1, r1) = Exchange::new(8);
+        let mut rings = [r0, r1];
+        let mut got = Vec::new();
+        for (k, s) in [&mut s0, &mut s1].into_iter().enumerate() {
+            for i in 0..3 {
+                s.send(fake(1, (k as u64 * 16 + i) * 4096)).unwrap();
+            }
+        }
+        for (k, r) in rings.iter_mut().enumerate() {
+            r.recv_many(8, |f| got.push((k, f)));
+        }
+        // Interleaved, and one frame tagged with a ring that does not exist (dropped).
+        let (a, b): (Vec<_>, Vec<_>) = got.into_iter().partition(|(k, _)| *k == 0);
+        let mut mixed: Vec<(usize, RxFrame)> =
+            a.into_iter().zip(b).flat_map(|(x, y)| [x, y]).collect();
+        let (_, stray) = mixed.pop().unwrap();
+        mixed.push((7, stray));
+        ExchangeReceiver::give_back_runs(&mut rings, mixed);
+        let reaped = |s: &mut ExchangeSender| {
+            let mut v = Vec::new();
+            s.reap_many(|f| v.push(f.addr / 4096));
+            v
+        };
+        assert_eq!(reaped(&mut s0), [0, 1, 2]);
+        assert_eq!(
+            reaped(&mut s1),
+            [16, 17],
+            "the stray frame is not given to any ring"
+        );
     }
 
     #[test]

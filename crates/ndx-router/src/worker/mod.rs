@@ -979,11 +979,7 @@ impl<S: Socket> Worker<S> {
         let core = &mut self.core;
         core.shard.return_lent(&mut core.lent, |_, _| None);
         // Back in the order received, each ring's run published at once.
-        let mut back = handed.drain(..).peekable();
-        while let Some(&(k, _, _)) = back.peek() {
-            let run = std::iter::from_fn(|| back.next_if(|&(j, _, _)| j == k).map(|(_, _, f)| f));
-            self.from[k].give_back_many(run);
-        }
+        ExchangeReceiver::give_back_runs(&mut self.from, handed.drain(..).map(|(k, _, f)| (k, f)));
     }
 }
 
