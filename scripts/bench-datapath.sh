@@ -97,12 +97,16 @@ stop() { kill -INT "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 say "topology ($SHARDS queue(s) per veth)"
 ndx_topology $C $R $P $TAG "$SHARDS"
 mac() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
-MC=$(mac $C eth0) MRC=$(mac $R c0) MRP=$(mac $R p0) MP=$(mac $P eth0)
-# The AF_XDP ends take every frame (ARP too): static neighbours everywhere.
-ip -n $R neigh replace 10.77.1.1 lladdr "$MC" dev c0 nud permanent
-ip -n $R neigh replace 10.77.2.1 lladdr "$MP" dev p0 nud permanent
-ip -n $C neigh replace 10.77.1.2 lladdr "$MRC" dev eth0 nud permanent
-ip -n $P neigh replace 10.77.2.2 lladdr "$MRP" dev eth0 nud permanent
+# static_neighbours C R P: the AF_XDP ends take every frame (ARP too), so every neighbour of
+# a line topology is static.
+static_neighbours() {
+  ip -n "$2" neigh replace 10.77.1.1 lladdr "$(mac "$1" eth0)" dev c0 nud permanent
+  ip -n "$2" neigh replace 10.77.2.1 lladdr "$(mac "$3" eth0)" dev p0 nud permanent
+  ip -n "$1" neigh replace 10.77.1.2 lladdr "$(mac "$2" c0)" dev eth0 nud permanent
+  ip -n "$3" neigh replace 10.77.2.2 lladdr "$(mac "$2" p0)" dev eth0 nud permanent
+}
+MRC=$(mac $R c0)
+static_neighbours $C $R $P
 
 # perf_start NAME [PID]: with PERF=1, samples every CPU (call graphs) while a phase runs; with
 # PERF=stat, counts PID's sendto calls and its user/system CPU ticks instead (perf.NAME.txt;
@@ -206,15 +210,21 @@ phase_reflector() { # ROUND
   wait "$REFL" || true; cat "$WORK/reflector2.$1.txt" >&2
 }
 
+# l3fwd_start NS NAME SECONDS: the L3 forwarder between c0 and p0 of router namespace NS, for
+# SECONDS, pinned; its pid in L3 once both interfaces are open and the programs attached (it
+# prints its headers then).
+l3fwd_start() {
+  ip netns exec "$1" taskset -c "$FWD_CPU" "$L3FWD" c0 10.77.1.1:6363 p0 10.77.2.1:6363 "$3" \
+    > "$WORK/l3fwd.$2.txt" 2> "$WORK/l3fwd.$2.err" &
+  L3=$!; PIDS+=($L3)
+  for _ in $(seq 100); do grep -qs ' -> ' "$WORK/l3fwd.$2.err" && break; sleep 0.1; done
+  grep -qs ' -> ' "$WORK/l3fwd.$2.err" || { cat "$WORK/l3fwd.$2.err"; echo "l3fwd did not start"; exit 1; }
+}
+
 phase_l3fwd() { # ROUND
   say "[$1] L: AF_XDP L3 forwarder c0 <-> p0 (CPU $FWD_CPU), unique names"
   producer_start "L.$1"
-  ip netns exec $R taskset -c "$FWD_CPU" "$L3FWD" c0 10.77.1.1:6363 p0 10.77.2.1:6363 "$((SECS + 30))" \
-    > "$WORK/l3fwd.$1.txt" 2> "$WORK/l3fwd.$1.err" &
-  L3=$!; PIDS+=($L3)
-  # It prints its headers once both interfaces are open and the programs attached.
-  for _ in $(seq 100); do grep -qs ' -> ' "$WORK/l3fwd.$1.err" && break; sleep 0.1; done
-  grep -qs ' -> ' "$WORK/l3fwd.$1.err" || { cat "$WORK/l3fwd.$1.err"; echo "l3fwd did not start"; exit 1; }
+  l3fwd_start $R "$1" "$((SECS + 30))"
   perf_start "L.$1" "$L3"
   consumer "L.$1" --unique --prefix "/bench/l$1" --seconds "$SECS"
   perf_end "L.$1"
@@ -311,12 +321,11 @@ phase_ndnd() { # ROUND
 # and the one not being measured is frozen with SIGSTOP, so it takes no CPU.
 phase_interleaved() {
   local c2=ndxbench-c2-$TAG r2=ndxbench-r2-$TAG p2=ndxbench-p2-$TAG
-  NS2=($c2 $r2 $p2)
+  NS2+=($c2 $r2 $p2)
   ndx_topology $c2 $r2 $p2 "i$TAG" "$SHARDS"
-  local mrc2 mc2
-  mrc2=$(mac $r2 c0) mc2=$(mac $c2 eth0)
-  ip -n $r2 neigh replace 10.77.1.1 lladdr "$mc2" dev c0 nud permanent
-  ip -n $c2 neigh replace 10.77.1.2 lladdr "$mrc2" dev eth0 nud permanent
+  static_neighbours $c2 $r2 $p2
+  local mrc2
+  mrc2=$(mac $r2 c0)
   say "I: ndx and the reflector in $SLICES alternating pairs of ${SLICE_SECS} s slices"
   local echo=()
   if [ -n "${BENCH_I_CONTROL:-}" ]; then
@@ -358,22 +367,16 @@ phase_interleaved_fwd() {
   local c2=ndxbench-c3-$TAG r2=ndxbench-r3-$TAG p2=ndxbench-p3-$TAG
   NS2+=($c2 $r2 $p2)
   ndx_topology $c2 $r2 $p2 "j$TAG" "$SHARDS"
-  local mrc2 mc2 mrp2 mp2
-  mrc2=$(mac $r2 c0) mc2=$(mac $c2 eth0) mrp2=$(mac $r2 p0) mp2=$(mac $p2 eth0)
-  ip -n $r2 neigh replace 10.77.1.1 lladdr "$mc2" dev c0 nud permanent
-  ip -n $r2 neigh replace 10.77.2.1 lladdr "$mp2" dev p0 nud permanent
-  ip -n $c2 neigh replace 10.77.1.2 lladdr "$mrc2" dev eth0 nud permanent
-  ip -n $p2 neigh replace 10.77.2.2 lladdr "$mrp2" dev eth0 nud permanent
+  static_neighbours $c2 $r2 $p2
+  local mrc2
+  mrc2=$(mac $r2 c0)
   say "J: ndx and the L3 forwarder, unique names, in $SLICES alternating pairs of ${SLICE_SECS} s slices"
   start_ndx J
   local p1=$PRODUCER
   ip netns exec $p2 taskset -c "$GEN_CPU" "$TRAFFIC" producer --iface eth0 > "$WORK/producer.J2.json" 2>"$WORK/producer.J2.err" &
   local p2pid=$!; PIDS+=($p2pid); sleep 0.5
-  ip netns exec $r2 taskset -c "$FWD_CPU" "$L3FWD" c0 10.77.1.1:6363 p0 10.77.2.1:6363 3600 \
-    > "$WORK/l3fwd.J.txt" 2> "$WORK/l3fwd.J.err" &
-  local l3=$!; PIDS+=($l3)
-  for _ in $(seq 100); do grep -qs ' -> ' "$WORK/l3fwd.J.err" && break; sleep 0.1; done
-  grep -qs ' -> ' "$WORK/l3fwd.J.err" || { cat "$WORK/l3fwd.J.err"; echo "l3fwd did not start"; exit 1; }
+  l3fwd_start $r2 J 3600
+  local l3=$L3
   kill -STOP "$l3" "$p2pid"
   slice_L() {
     kill -STOP "$NDXPID" "$p1"; kill -CONT "$l3" "$p2pid"
