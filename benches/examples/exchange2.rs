@@ -20,7 +20,8 @@
 //! printed; the configurations' passes alternate so that a shared host's noise falls on all
 //! alike), `NDX_EXAMPLE_HANDOFF` `burst` (default: handed-over Data drained into bursts
 //! for `Shard::process_burst_lent`, as the router's worker does) or `frame` (each through
-//! `Shard::process`, as the worker did before: the reference), `NDX_EXAMPLE_FIB_SHARED=0` (a
+//! `Shard::process`, as the worker did before: the reference) or `merged` (a loop turn's
+//! handed-over Data join its own Data's burst: `Handoff::Merged`), `NDX_EXAMPLE_FIB_SHARED=0` (a
 //! FIB per shard instead of the router's one shared FIB), `NDX_EXAMPLE_PIN=0` (no pinning),
 //! `NDX_EXAMPLE_UNPREEMPT=1` (subtract from each timed section the time the shard's thread
 //! waited for its CPU meanwhile, from `/proc/thread-self/schedstat`: for a loaded machine),
@@ -190,9 +191,9 @@ fn run() -> Result<(), String> {
         .find(|r| r.bench.config().shards == 1)
         .map(|r| (r.best().engine_rate(), r.median_rate()));
     println!(
-        "| shards | Data handed over | engine M/s (fastest) | median | per shard ns/exchange (median) | wall M/s | hand-offs per pass | x 1 shard (fastest, median) | preempted (fastest) |"
+        "| shards | Data handed over | engine M/s (fastest) | median | per shard ns/exchange (median) | wall M/s | hand-offs per pass | x 1 shard (fastest, median) | preempted (fastest) | Data per burst, handed per burst |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for r in &runs {
         let c = r.bench.config();
         let best = r.best();
@@ -203,8 +204,9 @@ fn run() -> Result<(), String> {
                 r.median_rate() / m
             )
         });
+        let (per_burst, handed_per_burst) = best.burst_sizes();
         println!(
-            "| {} | {}% | {:.2} | {:.2} | {:.0} | {:.2} | {} | {} | {} |",
+            "| {} | {}% | {:.2} | {:.2} | {:.0} | {:.2} | {} | {} | {} | {per_burst:.1}, {handed_per_burst:.1} |",
             c.shards,
             c.cross_percent,
             best.engine_rate() / 1e6,

@@ -69,6 +69,12 @@ pub enum Handoff {
     /// Drained into bursts for `Shard::process_burst_lent` (each Data sent from its frame),
     /// as the router's `Worker::on_exchanged` does.
     Burst,
+    /// As [`Burst`](Self::Burst), but a loop turn's handed-over Data first fill the burst of
+    /// the shard's own Data (up to the burst size), so both go through ONE pipeline burst
+    /// (the pipeline overlaps more misses in one burst of 32 than in two of 16); what does
+    /// not fit is drained into bursts of its own, as with `Burst`. (An experiment: the
+    /// router's worker runs its own and handed-over frames in separate bursts.)
+    Merged,
 }
 
 impl std::str::FromStr for Handoff {
@@ -78,7 +84,8 @@ impl std::str::FromStr for Handoff {
         match s {
             "frame" => Ok(Self::Frame),
             "burst" => Ok(Self::Burst),
-            other => Err(format!("{other:?}: expected frame or burst")),
+            "merged" => Ok(Self::Merged),
+            other => Err(format!("{other:?}: expected frame, burst or merged")),
         }
     }
 }
@@ -88,6 +95,7 @@ impl std::fmt::Display for Handoff {
         f.write_str(match self {
             Self::Frame => "frame",
             Self::Burst => "burst",
+            Self::Merged => "merged",
         })
     }
 }
@@ -368,6 +376,12 @@ pub struct ShardPass {
     pub handoffs_in: u64,
     /// Hand-offs that found the ring full and waited (the router would drop them).
     pub ring_full: u64,
+    /// Pipeline bursts that carried Data (its own, handed over or both): `data_in` over
+    /// this is the mean Data per burst.
+    pub data_bursts: u64,
+    /// Pipeline bursts (or, by frame, single-frame runs) that carried handed-over Data:
+    /// `handoffs_in` over this is the mean size of the bursts hand-offs are processed in.
+    pub handed_bursts: u64,
     /// Nanoseconds spent in the engine (see the module docs).
     pub engine_ns: u64,
     /// Nanoseconds from the start barrier to the end of its loop.
@@ -421,6 +435,17 @@ impl Pass {
     /// Hand-offs over all shards.
     pub fn handoffs(&self) -> u64 {
         self.shards.iter().map(|s| s.handoffs_in).sum()
+    }
+
+    /// The mean number of Data per pipeline burst that carried Data, and of handed-over
+    /// Data per burst that carried any (0 when none did), over all shards.
+    pub fn burst_sizes(&self) -> (f64, f64) {
+        let sum = |f: fn(&ShardPass) -> u64| self.shards.iter().map(f).sum::<u64>() as f64;
+        let per = |n: f64, d: f64| if d > 0.0 { n / d } else { 0.0 };
+        (
+            per(sum(|s| s.data_in), sum(|s| s.data_bursts)),
+            per(sum(|s| s.handoffs_in), sum(|s| s.handed_bursts)),
+        )
     }
 
     /// The share of the measured engine time that was waiting for the CPU and subtracted
@@ -751,7 +776,7 @@ fn run(
         }
         // Steering (each frame to its owner's ring) and our Data through the pipeline.
         if !rx.is_empty() {
-            let mut lent = 0;
+            let (mut lent, mut merged) = (0, 0);
             clock.timed(|| {
                 for f in rx.drain(..) {
                     let owner = if s == 1 {
@@ -782,25 +807,40 @@ fn run(
                 for tx in eng.hand_tx.iter_mut().flatten() {
                     tx.publish();
                 }
+                // Merged: the frames handed to us since the last turn join our own burst.
+                // (Those held from the last turn first; more if the burst has room.)
+                if cfg.handoff == Handoff::Merged && !mine.is_empty() {
+                    let room = b.saturating_sub(mine.len());
+                    drain_handed(&mut eng.hand_rx, 0, room, &mut inbox);
+                }
                 if !mine.is_empty() {
-                    let batch: Vec<(FaceId, &[u8])> =
-                        mine.iter().map(|f| (UP, f.bytes())).collect();
+                    let batch: Vec<(FaceId, &[u8])> = mine
+                        .iter()
+                        .chain(inbox.iter().map(|(_, f)| f))
+                        .map(|f| (UP, f.bytes()))
+                        .collect();
                     out.clear();
                     ledger.extend(0..batch.len());
                     eng.shard
                         .process_burst_lent(now, &batch, &mut ledger, &mut out);
                     lent = ledger.sends(&out, |&k| batch[k].1).count();
                     eng.shard.return_lent(&mut ledger, |_, _| None);
+                    merged = inbox.len();
+                    // Back in order, each ring's run published at once.
+                    ExchangeReceiver::give_back_runs(&mut eng.hand_rx, inbox.drain(..));
                 }
                 true
             });
-            assert_eq!(lent, mine.len(), "every Data of ours sent down");
+            assert_eq!(lent, mine.len() + merged, "every Data of the burst sent down");
+            r.data_bursts += u64::from(lent > 0);
+            r.handed_bursts += u64::from(merged > 0);
+            r.handoffs_in += merged as u64;
             r.data_down += lent as u64;
             eng.pool.append(&mut mine);
         }
         // 3. Our Data handed to us by the shards they arrived at; back go their handles.
         // (Polling an empty ring is not charged: only a drain that found a frame is.)
-        let mut got = 0;
+        let (mut got, mut bursts) = (0, 0u64);
         match cfg.handoff {
             Handoff::Frame => {
                 for from in 0..eng.hand_rx.len() {
@@ -815,6 +855,7 @@ fn run(
                             out.clear();
                             shard.process(now, UP, f.bytes(), &mut out);
                             got += out.sends().count();
+                            bursts += 1;
                             hrx.give_back(f);
                         }
                         true
@@ -838,25 +879,38 @@ fn run(
                         // ahead of its classification).
                         prefetch_head(&first);
                         inbox.push((k0, first));
-                        for (k, ring) in hrx.iter_mut().enumerate().skip(k0) {
-                            let room = b.saturating_sub(inbox.len());
-                            if room == 0 {
-                                break;
-                            }
-                            ring.recv_many(room, |f| {
-                                prefetch_head(&f);
-                                inbox.push((k, f));
-                            });
-                        }
-                        let batch: Vec<(FaceId, &[u8])> =
-                            inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
-                        out.clear();
-                        ledger.extend(0..batch.len());
-                        shard.process_burst_lent(now, &batch, &mut ledger, &mut out);
-                        got += ledger.sends(&out, |&k| batch[k].1).count();
-                        shard.return_lent(&mut ledger, |_, _| None);
-                        // Back in order, each ring's run published at once.
-                        ndx_afxdp::ExchangeReceiver::give_back_runs(hrx, inbox.drain(..));
+                        drain_handed(hrx, k0, b, &mut inbox);
+                        got += run_handed(shard, hrx, now, &mut inbox, (&mut ledger, &mut out));
+                        bursts += 1;
+                        true
+                    });
+                }
+            }
+            // Merged: what arrived is drained (and its first lines prefetched) but held for
+            // the next turn's burst of our own Data, unless a whole burst waits or it was
+            // already held a turn (a deadline of one loop turn).
+            Handoff::Merged => {
+                let held = !inbox.is_empty();
+                let hrx = &mut eng.hand_rx;
+                // (As with `Burst`, polling empty rings is not charged.)
+                let first = hrx
+                    .iter_mut()
+                    .enumerate()
+                    .take_while(|_| inbox.len() < b)
+                    .find_map(|(k, r)| r.recv().map(|f| (k, f)));
+                if let Some((k0, first)) = first {
+                    clock.timed(|| {
+                        prefetch_head(&first);
+                        inbox.push((k0, first));
+                        drain_handed(hrx, k0, b, &mut inbox);
+                        true
+                    });
+                }
+                if !inbox.is_empty() && (held || inbox.len() >= b) {
+                    let shard = &mut eng.shard;
+                    clock.timed(|| {
+                        got += run_handed(shard, hrx, now, &mut inbox, (&mut ledger, &mut out));
+                        bursts += 1;
                         true
                     });
                 }
@@ -864,6 +918,8 @@ fn run(
         }
         r.handoffs_in += got as u64;
         r.data_down += got as u64;
+        r.data_bursts += bursts;
+        r.handed_bursts += bursts;
         // 4. Handles given back to us: their frames return to our pool; waiting frames go.
         for (owner, q) in to_hand.iter_mut().enumerate() {
             let Some(tx) = eng.hand_tx[owner].as_mut() else {
@@ -925,6 +981,50 @@ fn run(
     r.interests_out = c.interests_out - before.interests_out;
     r.data_out = c.data_out - before.data_out;
     r
+}
+
+/// Drains the hand-off rings from ring `k0` on into `inbox` until it holds `b` frames,
+/// asking for each frame's first lines as it comes (another core wrote them); returns how
+/// many it took.
+fn drain_handed(
+    rings: &mut [ExchangeReceiver<RxBuf>],
+    k0: usize,
+    b: usize,
+    inbox: &mut Vec<(usize, RxBuf)>,
+) -> usize {
+    let mut took = 0;
+    for (k, ring) in rings.iter_mut().enumerate().skip(k0) {
+        let room = b.saturating_sub(inbox.len());
+        if room == 0 {
+            break;
+        }
+        took += ring.recv_many(room, |f| {
+            prefetch_head(&f);
+            inbox.push((k, f));
+        });
+    }
+    took
+}
+
+/// Runs the handed-over frames in `inbox` through one pipeline burst, as
+/// `Worker::on_exchanged`: each Data sent from its frame, the sends read once, the frames
+/// given back to their rings in order; returns the Data sent.
+fn run_handed(
+    shard: &mut Shard,
+    rings: &mut [ExchangeReceiver<RxBuf>],
+    now: u64,
+    inbox: &mut Vec<(usize, RxBuf)>,
+    (ledger, out): (&mut Lent<usize>, &mut Actions),
+) -> usize {
+    let batch: Vec<(FaceId, &[u8])> = inbox.iter().map(|(_, f)| (UP, f.bytes())).collect();
+    out.clear();
+    ledger.extend(0..batch.len());
+    shard.process_burst_lent(now, &batch, ledger, out);
+    let sent = ledger.sends(out, |&k| batch[k].1).count();
+    shard.return_lent(ledger, |_, _| None);
+    // Back in order, each ring's run published at once.
+    ExchangeReceiver::give_back_runs(rings, inbox.drain(..));
+    sent
 }
 
 /// Receives the Data of `p` into frame `f`, with `token` echoed and the pass's `tag`; then,
