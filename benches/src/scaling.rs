@@ -831,7 +831,11 @@ fn run(
                 }
                 true
             });
-            assert_eq!(lent, mine.len() + merged, "every Data of the burst sent down");
+            assert_eq!(
+                lent,
+                mine.len() + merged,
+                "every Data of the burst sent down"
+            );
             r.data_bursts += u64::from(lent > 0);
             r.handed_bursts += u64::from(merged > 0);
             r.handoffs_in += merged as u64;

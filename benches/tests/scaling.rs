@@ -22,6 +22,15 @@ fn config(shards: usize, cross_percent: u32, handoff: Handoff) -> Config {
     }
 }
 
+/// The most Data a pipeline burst may carry: a burst, or with `Merged` a burst of our own
+/// and up to a burst (less one) held over from the turn before.
+fn most(cfg: Config) -> usize {
+    match cfg.handoff {
+        Handoff::Merged => 2 * cfg.burst - 1,
+        _ => cfg.burst,
+    }
+}
+
 /// Runs two passes of `cfg` and checks every count of both.
 fn check(fixture: &Fixture, cfg: Config) {
     let mut bench = Bench::new(cfg, fixture).expect("valid configuration");
@@ -46,6 +55,28 @@ fn check(fixture: &Fixture, cfg: Config) {
         let out: u64 = p.shards.iter().map(|r| r.handoffs_out).sum();
         assert_eq!(out, expect * cfg.shards as u64, "{what}: hand-offs out");
         assert_eq!(p.handoffs(), out, "{what}: every hand-off arrived");
+        // Every Data went through a pipeline burst (or, by frame, a run of one) of at most
+        // the most a burst may carry; so did every hand-off.
+        let (per_burst, handed_per_burst) = p.burst_sizes();
+        assert!(
+            per_burst >= 1.0 && per_burst <= most(cfg) as f64,
+            "{what}: {per_burst}"
+        );
+        if expect > 0 {
+            assert!(
+                handed_per_burst >= 1.0 && handed_per_burst <= most(cfg) as f64,
+                "{what}: {handed_per_burst}"
+            );
+        } else {
+            assert_eq!(handed_per_burst, 0.0, "{what}: nothing handed over");
+        }
+        for (s, r) in p.shards.iter().enumerate() {
+            let fewest = N.div_ceil(most(cfg)) as u64;
+            assert!(r.data_bursts >= fewest, "{what}: shard {s} {r:?}");
+            if cfg.handoff == Handoff::Frame {
+                assert_eq!(r.handed_bursts, r.handoffs_in, "{what}: one run per frame");
+            }
+        }
         if cfg.shards == 2 {
             // Two shards: what one hands out is what the other receives.
             assert_eq!(p.shards[0].handoffs_out, p.shards[1].handoffs_in, "{what}");
@@ -66,6 +97,7 @@ fn two_shards_hand_off_the_configured_share() {
     let fixture = Fixture::new(1000, N, 2, true);
     for cross in [0, 50, 100, 37] {
         check(&fixture, config(2, cross, Handoff::Burst));
+        check(&fixture, config(2, cross, Handoff::Merged));
     }
     check(&fixture, config(2, 50, Handoff::Frame));
 }
@@ -76,6 +108,7 @@ fn three_shards_with_private_fibs_hand_off_round_the_mesh() {
     check(&fixture, config(3, 50, Handoff::Burst));
     check(&fixture, config(3, 100, Handoff::Burst));
     check(&fixture, config(3, 100, Handoff::Frame));
+    check(&fixture, config(3, 50, Handoff::Merged));
 }
 
 #[test]
@@ -134,4 +167,6 @@ fn bad_configurations_are_refused_with_the_setting_named() {
     }
     assert!("sideways".parse::<Handoff>().is_err());
     assert_eq!("burst".parse::<Handoff>(), Ok(Handoff::Burst));
+    assert_eq!("merged".parse::<Handoff>(), Ok(Handoff::Merged));
+    assert_eq!(Handoff::Merged.to_string(), "merged");
 }

@@ -77,8 +77,9 @@ pub mod client {
 /// which the status JSON, `ndx status` and the Prometheus endpoint ([`metrics`]) derive.
 pub mod counters {
     pub use crate::stats::{
-        BUCKETS, COUNTERS, Counter, Def, FACE_LOADS, FaceLoadDef, HEADLINE, HOST_COUNTERS,
-        Histogram, HistogramDef, Histograms, HostCounters, Kind, L2_READ_LATENCY, RX_BURST, Unit,
+        BUCKETS, COUNTERS, Counter, Def, EXCHANGED_BURST, FACE_LOADS, FaceLoadDef, HEADLINE,
+        HOST_COUNTERS, Histogram, HistogramDef, Histograms, HostCounters, Kind, L2_READ_LATENCY,
+        RX_BURST, Unit,
     };
 }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::stats::{Counter, HOST_COUNTERS, L2_READ_LATENCY, RX_BURST};
+use crate::stats::{Counter, EXCHANGED_BURST, HOST_COUNTERS, L2_READ_LATENCY, RX_BURST};
 use std::collections::HashSet;
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -19,6 +19,9 @@ fn sample() -> Sample {
     let mut histograms = Histograms::default();
     for n in [1, 2, 3, 64, 64, 1000] {
         histograms.rx_burst.observe(RX_BURST.shift, n);
+    }
+    for n in [32, 12] {
+        histograms.exchanged_burst.observe(EXCHANGED_BURST.shift, n);
     }
     histograms
         .l2_read_latency
@@ -157,6 +160,16 @@ fn the_exposition_parses_and_has_every_counter_once() {
         Some(1.0)
     );
     // Histograms: cumulative buckets ending in +Inf = count.
+    assert_eq!(
+        e.family("ndx_exchanged_burst_frames").unwrap().kind,
+        "histogram"
+    );
+    assert_eq!(e.value("ndx_exchanged_burst_frames_count", &[]), Some(2.0));
+    assert_eq!(e.value("ndx_exchanged_burst_frames_sum", &[]), Some(44.0));
+    assert_eq!(
+        e.value("ndx_exchanged_burst_frames_bucket", &[("le", "16.0")]),
+        Some(1.0)
+    );
     assert_eq!(e.family("ndx_rx_burst_frames").unwrap().kind, "histogram");
     assert_eq!(e.value("ndx_rx_burst_frames_count", &[]), Some(6.0));
     assert_eq!(e.value("ndx_rx_burst_frames_sum", &[]), Some(1134.0));

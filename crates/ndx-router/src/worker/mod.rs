@@ -923,7 +923,15 @@ impl<S: Socket> Worker<S> {
             });
         }
         self.core.snap.add(Io::ExchangedIn, handed.len() as u64);
-        !handed.is_empty()
+        if handed.is_empty() {
+            return false;
+        }
+        let shift = crate::stats::EXCHANGED_BURST.shift;
+        self.core
+            .hist
+            .exchanged_burst
+            .observe(shift, handed.len() as u64);
+        true
     }
 
     /// A burst of frames handed over by other shards (see [`Self::drain_exchanged`]), as

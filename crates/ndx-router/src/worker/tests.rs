@@ -993,6 +993,12 @@ fn handed_over_frames_go_through_the_pipeline_in_bursts_and_back_in_order() {
     // One turn of shard 1: its own burst, then every handed-over frame.
     net.turn(1);
     assert_eq!(net.count(1, Io::ExchangedIn), handed.len() as u64);
+    // In two bursts: a whole one, then the rest (the histogram of handed-over burst sizes).
+    let sizes = net.workers[1].core.hist.exchanged_burst;
+    assert_eq!(sizes.count(), 2, "{sizes:?}");
+    assert_eq!(sizes.sum, handed.len() as u64);
+    assert_eq!(sizes.buckets[5], 1, "one burst of 32: {sizes:?}");
+    assert_eq!(net.workers[0].core.hist.exchanged_burst.count(), 0);
     let mut got: Vec<Vec<u8>> = net
         .sent(A, 1, consumer)
         .iter()
