@@ -69,11 +69,13 @@ pub enum Handoff {
     /// Drained into bursts for `Shard::process_burst_lent` (each Data sent from its frame),
     /// as the router's `Worker::on_exchanged` does.
     Burst,
-    /// As [`Burst`](Self::Burst), but a loop turn's handed-over Data first fill the burst of
-    /// the shard's own Data (up to the burst size), so both go through ONE pipeline burst
-    /// (the pipeline overlaps more misses in one burst of 32 than in two of 16); what does
-    /// not fit is drained into bursts of its own, as with `Burst`. (An experiment: the
-    /// router's worker runs its own and handed-over frames in separate bursts.)
+    /// As [`Burst`](Self::Burst), but handed-over Data join the burst of the shard's own
+    /// Data, so both go through ONE pipeline burst (hoping it overlaps more misses than two
+    /// half bursts): what a turn drains is held for the next turn's own burst, unless a
+    /// whole burst waits or it was already held a turn (then it runs alone); the own burst
+    /// also drains more while it has room. A merged burst holds at most a burst of our own
+    /// and a burst less one held over. (An experiment: it bought nothing measurable, and
+    /// the router's worker runs its own and handed-over frames in separate bursts.)
     Merged,
 }
 
