@@ -50,6 +50,7 @@
 # and L/K (whether copy-mode AF_XDP on veth can beat the kernel at all).
 set -euo pipefail
 . "$(dirname "$0")/topology.sh"
+SCRIPTS=$(cd "$(dirname "$0")" && pwd)
 cd "$(dirname "$0")/.."
 SECS=${BENCH_SECS:-10}
 WINDOW=${BENCH_WINDOW:-256}
@@ -109,18 +110,28 @@ MRC=$(mac $R c0)
 static_neighbours $C $R $P
 
 # perf_start NAME [PID]: with PERF=1, samples every CPU (call graphs) while a phase runs; with
-# PERF=stat, counts PID's sendto calls and its user/system CPU ticks instead (perf.NAME.txt;
-# per exchange: divide by the phase's exchanges; no hardware counters in this VM); with
-# PERF=graph, samples PID only, with DWARF call graphs (perf report -g -i perf.NAME.data).
+# PERF=stat, counts PID's system calls by kind (every thread), its user/system CPU ticks and
+# the router's veth counters over the same window, and prints them per exchange (the Data
+# frames the router sent on c0) in perf.NAME.txt: figures that do not depend on the host's
+# load (no hardware counters in this VM); with PERF=graph, samples PID only, with DWARF call
+# graphs (perf report -g -i perf.NAME.data).
+STAT_SYSCALLS="sendto recvfrom poll ppoll epoll_wait getsockopt setsockopt sched_yield futex read
+  write openat close statx newfstatat accept4 nanosleep clock_nanosleep sendmsg recvmsg ioctl
+  io_uring_enter bpf madvise mmap munmap"
+# veth_counts FILE: the router namespace's c0 and p0 counters (JSON) appended to FILE.
+veth_counts() { ip -n "$R" -s -j link show >> "$1"; echo >> "$1"; }
 perf_start() {
   PERFPID=
   [ -n "${PERF:-}" ] || return 0
   if [ "$PERF" = stat ]; then
     [ -n "${2:-}" ] || return 0
     STATPID=$2
+    local ev=task-clock s
+    for s in $STAT_SYSCALLS; do ev+=",syscalls:sys_enter_$s"; done
+    : > "$WORK/perf.$1.veth"
+    veth_counts "$WORK/perf.$1.veth"
     awk '{print "ticks-before", $14, $15}' "/proc/$2/stat" > "$WORK/perf.$1.ticks"
-    perf stat -x, -e task-clock,syscalls:sys_enter_sendto,syscalls:sys_enter_recvfrom,syscalls:sys_enter_poll \
-      -p "$2" -o "$WORK/perf.$1.txt" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
+    perf stat -x, -e "$ev" -p "$2" -o "$WORK/perf.$1.stat" -- sleep "$((SECS + 1))" > /dev/null 2>&1 &
     PERFPID=$!
     return 0
   fi
@@ -137,7 +148,10 @@ perf_end() {
   wait "$PERFPID" || true
   if [ "$PERF" = stat ]; then
     awk '{print "ticks-after", $14, $15}' "/proc/$STATPID/stat" >> "$WORK/perf.$1.ticks" 2>/dev/null || true
-    echo "perf counts of phase $1: $WORK/perf.$1.txt" >&2; return 0; fi
+    veth_counts "$WORK/perf.$1.veth"
+    python3 "$SCRIPTS/perf-per-exchange.py" "$WORK/perf.$1" > "$WORK/perf.$1.txt" || true
+    { echo "perf counts of phase $1 ($WORK/perf.$1.txt):"; cat "$WORK/perf.$1.txt"; } >&2
+    return 0; fi
   perf report -i "$WORK/perf.$1.data" --no-children --sort cpu,pid,dso,sym --stdio 2>/dev/null \
     | grep -v "^#" | grep "%" | head -60 > "$WORK/perf.$1.txt" || true
   echo "perf profile of phase $1: $WORK/perf.$1.txt" >&2
