@@ -111,22 +111,23 @@ pub fn run(cfg: &ProducerConfig, stop: &Arc<AtomicBool>) -> Result<ProducerRepor
                             ttl: 64,
                         };
                         let d = data.build(i.name().as_bytes(), tok);
-                        let hl = wire::build_udp(&mut hdr, &h, &[d])?;
-                        sent = Some(hl);
+                        // The UDP checksum is summed while the Data is copied into the TX
+                        // frame (`push_tx_udp`), as ndx and the L3 forwarder send: one pass.
+                        sent = Some(wire::build_udp_header(&mut hdr, &h, d.len())?);
                     } else {
                         rep.other_frames += 1;
                     }
                 }
                 ep.release(f);
-                if let Some(hl) = sent {
+                if let Some((hl, sum)) = sent {
                     // The Data bytes are still in `data`'s buffer.
                     let d = data.last();
-                    match ep.push_tx(&[&hdr[..hl], d]) {
+                    match ep.push_tx_udp(&[&hdr[..hl], d], sum) {
                         Ok(()) => rep.data += 1,
                         Err(_) => {
                             ep.flush_tx();
                             ep.complete();
-                            match ep.push_tx(&[&hdr[..hl], d]) {
+                            match ep.push_tx_udp(&[&hdr[..hl], d], sum) {
                                 Ok(()) => rep.data += 1,
                                 Err(_) => rep.tx_dropped += 1,
                             }

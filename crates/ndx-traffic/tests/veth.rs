@@ -189,3 +189,110 @@ fn flood_reaches_the_producer_from_cycled_sources() {
     assert_eq!(f["nack_congestion"], 0, "{f}");
     assert!(prod["interests"].as_u64().unwrap() > 100, "{prod}");
 }
+
+/// The producer's Data reach a kernel UDP socket: the kernel verifies the UDP checksum the
+/// producer sums while copying each Data into its TX frame (a wrong one is dropped, and
+/// nothing would be received), bare and with an NDNLPv2 PIT token.
+#[test]
+fn producer_data_pass_kernel_udp_checksums() {
+    if !root() {
+        return;
+    }
+    let p = Pair::new();
+    // The producer's side takes every frame (ARP too): the kernel side needs a static
+    // neighbour entry, and its own address for the socket.
+    ok(&["ip", "-n", &p.a, "addr", "add", "10.9.0.1/24", "dev", "a0"]);
+    ok(&[
+        "ip",
+        "-n",
+        &p.a,
+        "neigh",
+        "replace",
+        "10.9.0.2",
+        "lladdr",
+        "02:00:00:00:00:02",
+        "dev",
+        "a0",
+        "nud",
+        "permanent",
+    ]);
+    let bin = env!("CARGO_BIN_EXE_ndx-traffic");
+    let producer = Command::new("ip")
+        .args(["netns", "exec", &p.b, bin, "producer", "--iface", "b0"])
+        .args(["--seconds", "4", "--frames", "2048"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let names = ["/t/k/1", "/t/k/odd-length-name"];
+    let mut packets = Vec::new();
+    for uri in names {
+        let i = ndx_codec::InterestRepr::new(ndx_codec::NameBuf::from_uri(uri).unwrap())
+            .to_vec()
+            .unwrap();
+        let tok = [7u8; 8];
+        let h = ndx_codec::LpHeaders {
+            pit_token: Some(&tok),
+            ..ndx_codec::LpHeaders::default()
+        };
+        let mut lp = vec![0; h.encoded_len(Some(i.len()))];
+        h.encode(Some(&i), &mut lp).unwrap();
+        packets.push(i);
+        packets.push(lp);
+    }
+    let hex: Vec<String> = packets
+        .iter()
+        .map(|p| p.iter().map(|b| format!("{b:02x}")).collect())
+        .collect();
+    // One kernel UDP socket in the consumer's namespace sends each Interest and prints the
+    // answer received (or "timeout").
+    let script = [
+        "import socket, sys",
+        "s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)",
+        "s.bind(('10.9.0.1', 6363))",
+        "s.settimeout(2)",
+        "for h in sys.argv[1:]:",
+        "    s.sendto(bytes.fromhex(h), ('10.9.0.2', 6363))",
+        "    try:",
+        "        print(s.recvfrom(9000)[0].hex())",
+        "    except socket.timeout:",
+        "        print('timeout')",
+    ]
+    .join("\n");
+    let out = Command::new("ip")
+        .args(["netns", "exec", &p.a, "python3", "-c", &script])
+        .args(&hex)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "python: {out:?}");
+    let prod = producer.wait_with_output().unwrap();
+    assert!(prod.status.success(), "producer: {prod:?}");
+    let answers: Vec<Vec<u8>> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            assert_ne!(l, "timeout", "no Data (a bad UDP checksum is dropped): {out:?}");
+            (0..l.len() / 2)
+                .map(|k| u8::from_str_radix(&l[2 * k..2 * k + 2], 16).unwrap())
+                .collect()
+        })
+        .collect();
+    assert_eq!(answers.len(), packets.len(), "{out:?}");
+    for (k, a) in answers.iter().enumerate() {
+        let uri = names[k / 2];
+        let want = ndx_codec::NameBuf::from_uri(uri).unwrap();
+        let (data, token) = match ndx_codec::Packet::decode(a).unwrap() {
+            ndx_codec::Packet::Data(d) => (d, None),
+            ndx_codec::Packet::Lp(lp) => match lp.network_packet().unwrap() {
+                Some(ndx_codec::Packet::Data(d)) => (d, lp.pit_token()),
+                other => panic!("not a Data inside: {other:?}"),
+            },
+            other => panic!("not a Data: {other:?}"),
+        };
+        assert_eq!(data.name().as_bytes(), want.as_name().as_bytes(), "{uri}");
+        // Even answers are to bare Interests, odd ones carry the token back.
+        assert_eq!(token.is_some(), k % 2 == 1, "answer {k}");
+    }
+    let rep = json(&prod.stdout);
+    assert_eq!(rep["with_pit_token"], 2, "{rep}");
+}
