@@ -721,7 +721,10 @@ mod tests {
             let base = r.base.as_ptr() as usize;
             assert_eq!(base % THP_SIZE, 0, "{fs} x {n}: 2 MiB-aligned");
             let flags = vm_flags(base);
-            assert!(flags.iter().any(|f| f == "hg"), "{fs} x {n}: advised MADV_HUGEPAGE: {flags:?}");
+            assert!(
+                flags.iter().any(|f| f == "hg"),
+                "{fs} x {n}: advised MADV_HUGEPAGE: {flags:?}"
+            );
             // The whole region is ours, mapped and zeroed (the last byte too).
             let last = fs as u64 * u64::from(n) - 1;
             // SAFETY: test owns every frame of this private region; `last` is in bounds.

@@ -271,7 +271,10 @@ fn producer_data_pass_kernel_udp_checksums() {
     let answers: Vec<Vec<u8>> = String::from_utf8_lossy(&out.stdout)
         .lines()
         .map(|l| {
-            assert_ne!(l, "timeout", "no Data (a bad UDP checksum is dropped): {out:?}");
+            assert_ne!(
+                l, "timeout",
+                "no Data (a bad UDP checksum is dropped): {out:?}"
+            );
             (0..l.len() / 2)
                 .map(|k| u8::from_str_radix(&l[2 * k..2 * k + 2], 16).unwrap())
                 .collect()
