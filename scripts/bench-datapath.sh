@@ -83,7 +83,13 @@ WORK=$(mktemp -d /tmp/ndx-bench.XXXXXX)
 PIDS=()
 NS2=()
 cleanup() {
+  local rc=$?
   set +e
+  # The slices' consumers (phases I, J) write their JSON and any error there: say why a run
+  # stopped early.
+  if [ "$rc" != 0 ] && [ -s "$WORK/slices.err" ]; then
+    echo "exit $rc; the last slice consumers' output:" >&2; tail -n 4 "$WORK/slices.err" >&2
+  fi
   for p in "${PIDS[@]}"; do kill -CONT "$p" 2>/dev/null; done
   ndx_teardown $C $R $P "${NS2[@]}"
   [ -n "${KEEP_WORK:-}" ] && echo "logs kept in $WORK" >&2 || rm -rf "$WORK"
@@ -358,11 +364,11 @@ phase_interleaved() {
   kill -STOP "$REFL"
   slice_R() {
     kill -STOP "$NDXPID"; kill -CONT "$REFL"
-    CNS=$c2 CMAC=$mrc2 consumer "I-R.$1" --echo --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+    CNS=$c2 CMAC=$mrc2 consumer "I-R.$1" --echo --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
     kill -STOP "$REFL"; kill -CONT "$NDXPID"
   }
   slice_b() {
-    consumer "I-b.$1" --distinct "$K" --prefix /bench/csI --seconds "$SLICE_SECS" --warmup 0.5 "${echo[@]}" 2>/dev/null
+    consumer "I-b.$1" --distinct "$K" --prefix /bench/csI --seconds "$SLICE_SECS" --warmup 0.5 "${echo[@]}" 2>>"$WORK/slices.err"
   }
   local i
   for i in $(seq "$SLICES"); do
@@ -394,11 +400,11 @@ phase_interleaved_fwd() {
   kill -STOP "$l3" "$p2pid"
   slice_L() {
     kill -STOP "$NDXPID" "$p1"; kill -CONT "$l3" "$p2pid"
-    CNS=$c2 CMAC=$mrc2 consumer "J-L.$1" --unique --prefix "/bench/jl$1" --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+    CNS=$c2 CMAC=$mrc2 consumer "J-L.$1" --unique --prefix "/bench/jl$1" --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
     kill -STOP "$l3" "$p2pid"; kill -CONT "$NDXPID" "$p1"
   }
   slice_a() {
-    consumer "J-a.$1" --unique --prefix "/bench/ja$1" --seconds "$SLICE_SECS" --warmup 0.5 2>/dev/null
+    consumer "J-a.$1" --unique --prefix "/bench/ja$1" --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
   }
   local i
   for i in $(seq "$SLICES"); do
