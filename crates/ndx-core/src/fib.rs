@@ -196,21 +196,22 @@ struct MarkerBucket {
 /// The marker word's key part: the hash without its low 8 bits.
 const MARKER_KEY: u64 = !0xFF;
 
-/// One of the [`CHUNKS`] tables. Laid out so that the fields a lookup reads (the entry,
-/// marker and hop arrays' addresses and lengths) fill the first cache line of the chunk, which
-/// is what [`FibSnapshot::prefetch_chunk`] fetches; `align(64)` puts that line on a line
-/// boundary inside the `Arc`'s allocation.
+/// One of the [`CHUNKS`] tables. A lookup does not read this descriptor (only a route with
+/// more than [`INLINE_HOPS`] next hops reads its hop records through it): a snapshot keeps
+/// the route and marker arrays' addresses in dense arrays of its own ([`FibSnapshot`]).
 #[derive(Clone, Debug)]
 #[repr(C, align(64))]
 struct Chunk {
     /// The route table: open addressing with linear probing over half-line entries, a power
     /// of two long and at most half full, so that a route is in its home slot or the next
     /// in 9 cases of 10.
-    entries: Box<[Entry]>,
+    /// Shared (`Arc`) so that a snapshot keeps the tables of each chunk in a dense array of
+    /// its own ([`FibSnapshot`]): a lookup reaches them without the chunk descriptor.
+    entries: Arc<[Entry]>,
     /// The stage-1 markers of the prefixes whose hashes pick this chunk, apart from the routes:
     /// at 10^6 routes under 15,600 stage-1 prefixes they are 250 KB that stay in cache, where
     /// as entries of the route table each lookup paid another random line.
-    markers: Box<[MarkerBucket]>,
+    markers: Arc<[MarkerBucket]>,
     /// Next hops of the routes that have more than [`INLINE_HOPS`].
     more: Vec<HopRecord>,
     /// Unused records of `more`.
@@ -235,8 +236,8 @@ impl Chunk {
     /// An empty chunk of `slots` route slots (a power of two).
     fn new(slots: usize) -> Self {
         Self {
-            entries: vec![Entry::EMPTY; slots].into_boxed_slice(),
-            markers: vec![MarkerBucket::default(); 1].into_boxed_slice(),
+            entries: vec![Entry::EMPTY; slots].into(),
+            markers: vec![MarkerBucket::default(); 1].into(),
             more: Vec::new(),
             more_free: Vec::new(),
             keys: vec![NameKey::default(); slots].into_boxed_slice(),
@@ -249,36 +250,15 @@ impl Chunk {
 
     /// The marker of the stage-1 prefix whose hash is `hash`: the depth of the deepest route
     /// below it, or 0 when it has none (or the route table's depth bound was not recorded).
-    #[inline]
+    #[cfg(test)]
     fn marker(&self, hash: u64) -> u8 {
-        let mask = self.markers.len() - 1;
-        let want = hash & MARKER_KEY;
-        let mut b = (hash >> 8) as usize & mask;
-        for _ in 0..self.markers.len() {
-            let Some(bucket) = self.markers.get(b) else {
-                return 0;
-            };
-            for &w in &bucket.words {
-                if w & MARKER_KEY == want && w != 0 {
-                    return w as u8;
-                }
-            }
-            if bucket.overflow == 0 {
-                return 0;
-            }
-            b = (b + 1) & mask;
-        }
-        0
+        marker_in(&self.markers, hash)
     }
 
-    /// Prefetches the home bucket of the stage-1 prefix whose hash is `hash` in the marker
-    /// table.
-    #[inline]
-    fn prefetch_marker(&self, hash: u64) {
-        let mask = self.markers.len() - 1;
-        if let Some(b) = self.markers.get((hash >> 8) as usize & mask) {
-            ndx_mem::prefetch(b);
-        }
+    /// The entry of the prefix whose keyed hash is `hash` (what a snapshot's lookup finds).
+    #[cfg(test)]
+    fn get(&self, hash: u64) -> Option<&Entry> {
+        self.probe(hash).map(|i| &self.entries[i])
     }
 
     /// Records `depth` as the marker of the stage-1 prefix hash `hash` (0 removes it); grows
@@ -288,7 +268,7 @@ impl Chunk {
         let mask = self.markers.len() - 1;
         let mut b = (hash >> 8) as usize & mask;
         for _ in 0..self.markers.len() {
-            let bucket = &mut self.markers[b];
+            let bucket = &mut Arc::make_mut(&mut self.markers)[b];
             if let Some(w) = bucket
                 .words
                 .iter_mut()
@@ -320,8 +300,9 @@ impl Chunk {
     fn place_marker(&mut self, word: u64) {
         let mask = self.markers.len() - 1;
         let mut b = (word >> 8) as usize & mask;
+        let markers = Arc::make_mut(&mut self.markers);
         loop {
-            let bucket = &mut self.markers[b];
+            let bucket = &mut markers[b];
             if let Some(w) = bucket.words.iter_mut().find(|w| **w == 0) {
                 *w = word;
                 return;
@@ -335,7 +316,7 @@ impl Chunk {
     fn rebuild_markers(&mut self, buckets: usize) {
         let old = std::mem::replace(
             &mut self.markers,
-            vec![MarkerBucket::default(); buckets].into_boxed_slice(),
+            vec![MarkerBucket::default(); buckets].into(),
         );
         for w in old.iter().flat_map(|b| b.words) {
             if w != 0 {
@@ -364,51 +345,10 @@ impl Chunk {
         }
     }
 
-    /// The home slot of `hash`.
-    #[inline]
-    fn home(&self, hash: u64) -> usize {
-        hash as usize & (self.entries.len() - 1)
-    }
-
-    /// Prefetches `hash`'s home slot: the line a lookup of that prefix reads first, and
-    /// usually only.
-    #[inline]
-    fn prefetch(&self, hash: u64) {
-        let i = self.home(hash);
-        if let Some(e) = self.entries.get(i) {
-            ndx_mem::prefetch(e);
-        }
-        // The next slot too: a route is in its home slot or the next in 9 cases of 10 (at
-        // most half full), and the two lines are usually in one page.
-        if let Some(e) = self.entries.get(i + 1) {
-            ndx_mem::prefetch(e);
-        }
-    }
-
-    /// The slot holding the prefix whose keyed hash is `hash`: what a lookup reads, matching
-    /// on the hash alone (at most one prefix per hash is held).
+    /// The slot holding the prefix whose keyed hash is `hash` (see [`probe_in`]).
     #[inline]
     fn probe(&self, hash: u64) -> Option<usize> {
-        let mask = self.entries.len() - 1;
-        let mut i = hash as usize & mask;
-        // The table is at most half full: an empty slot ends every probe run.
-        for _ in 0..self.entries.len() {
-            let e = &self.entries[i];
-            if e.is_empty() {
-                return None;
-            }
-            if e.hash == hash {
-                return Some(i);
-            }
-            i = (i + 1) & mask;
-        }
-        None
-    }
-
-    /// The entry of the prefix whose keyed hash is `hash`.
-    #[inline]
-    fn get(&self, hash: u64) -> Option<&Entry> {
-        self.probe(hash).map(|i| &self.entries[i])
+        probe_in(&self.entries, hash)
     }
 
     /// The slot holding the prefix named `name` (whose hash is `hash`): the writer's lookup,
@@ -472,7 +412,7 @@ impl Chunk {
             self.more[r as usize] = HopRecord(v.hops);
             new.more = r;
         }
-        self.entries[i] = new;
+        Arc::make_mut(&mut self.entries)[i] = new;
     }
 
     /// Inserts a new prefix with no route (the caller checked that no prefix with its hash
@@ -509,7 +449,7 @@ impl Chunk {
         while !self.entries[i].is_empty() {
             i = (i + 1) & mask;
         }
-        self.entries[i] = entry;
+        Arc::make_mut(&mut self.entries)[i] = entry;
         self.keys[i] = key;
         i
     }
@@ -525,23 +465,24 @@ impl Chunk {
             self.more_free.push(e.more);
         }
         self.garbage_bytes += usize::from(self.keys[i].len);
-        let mask = self.entries.len() - 1;
+        let entries = Arc::make_mut(&mut self.entries);
+        let mask = entries.len() - 1;
         let mut hole = i;
         let mut j = i;
         loop {
             j = (j + 1) & mask;
-            if self.entries[j].is_empty() {
+            if entries[j].is_empty() {
                 break;
             }
-            let home = self.entries[j].hash as usize & mask;
+            let home = entries[j].hash as usize & mask;
             // Entry j may fill the hole when its home is not in the (cyclic) range (hole, j].
             if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(hole) & mask) {
-                self.entries[hole] = self.entries[j];
+                entries[hole] = entries[j];
                 self.keys[hole] = self.keys[j];
                 hole = j;
             }
         }
-        self.entries[hole] = Entry::EMPTY;
+        entries[hole] = Entry::EMPTY;
         self.keys[hole] = NameKey::default();
         self.live -= 1;
         if self.garbage_bytes > 4096 && self.garbage_bytes > self.names.len() / 2 {
@@ -571,6 +512,52 @@ impl Chunk {
     }
 }
 
+/// The marker in `markers` (a chunk's marker table) of the stage-1 prefix whose hash is
+/// `hash`: the depth of the deepest route below it, or 0 when it has none (or the route
+/// table's depth bound was not recorded).
+#[inline]
+fn marker_in(markers: &[MarkerBucket], hash: u64) -> u8 {
+    let mask = markers.len().wrapping_sub(1);
+    let want = hash & MARKER_KEY;
+    let mut b = (hash >> 8) as usize & mask;
+    for _ in 0..markers.len() {
+        let Some(bucket) = markers.get(b) else {
+            return 0;
+        };
+        for &w in &bucket.words {
+            if w & MARKER_KEY == want && w != 0 {
+                return w as u8;
+            }
+        }
+        if bucket.overflow == 0 {
+            return 0;
+        }
+        b = (b + 1) & mask;
+    }
+    0
+}
+
+/// The slot of `entries` (a chunk's route table) holding the prefix whose keyed hash is
+/// `hash`: what a lookup reads, matching on the hash alone (at most one prefix per hash is
+/// held).
+#[inline]
+fn probe_in(entries: &[Entry], hash: u64) -> Option<usize> {
+    let mask = entries.len().wrapping_sub(1);
+    let mut i = hash as usize & mask;
+    // The table is at most half full: an empty slot ends every probe run.
+    for _ in 0..entries.len() {
+        let e = &entries[i];
+        if e.is_empty() {
+            return None;
+        }
+        if e.hash == hash {
+            return Some(i);
+        }
+        i = (i + 1) & mask;
+    }
+    None
+}
+
 /// Whether the FIB can hold the `k`-component prefix of the name `hashes` was built for
 /// (`1..=min(len, MAX_PREFIX_DEPTH)`); the prefetches do nothing for other depths.
 #[inline]
@@ -584,6 +571,14 @@ pub struct FibSnapshot {
     key: HashKey,
     stage1: usize,
     chunks: Vec<Arc<Chunk>>,
+    /// Each chunk's route table, indexed as `chunks` (the same arrays, shared): a lookup or
+    /// a prefetch starts from a 16-byte slice in this dense 16 KiB array, which stays in
+    /// cache, instead of from the chunk's descriptor behind its `Arc` (1,024 lines on as many
+    /// heap pages: on this VM a prefetch whose address waited for a descriptor, or whose
+    /// page missed the TLB, held the burst; `benches/results/engine.md`, eng-d).
+    entries: Box<[Arc<[Entry]>]>,
+    /// Each chunk's marker table, likewise.
+    markers: Box<[Arc<[MarkerBucket]>]>,
     generation: u64,
     root: Option<Value>,
 }
@@ -600,8 +595,45 @@ pub struct FibMatch<'s> {
 }
 
 impl FibSnapshot {
+    fn new(
+        key: HashKey,
+        stage1: usize,
+        chunks: Vec<Arc<Chunk>>,
+        generation: u64,
+        root: Option<Value>,
+    ) -> Self {
+        Self {
+            key,
+            stage1,
+            entries: chunks.iter().map(|c| c.entries.clone()).collect(),
+            markers: chunks.iter().map(|c| c.markers.clone()).collect(),
+            chunks,
+            generation,
+            root,
+        }
+    }
+
     fn chunk(&self, hash: u64) -> &Chunk {
         &self.chunks[(hash >> (64 - CHUNK_BITS)) as usize]
+    }
+
+    /// The route table of `hash`'s chunk.
+    #[inline]
+    fn entries(&self, hash: u64) -> &[Entry] {
+        &self.entries[(hash >> (64 - CHUNK_BITS)) as usize]
+    }
+
+    /// The marker table of `hash`'s chunk.
+    #[inline]
+    fn markers(&self, hash: u64) -> &[MarkerBucket] {
+        &self.markers[(hash >> (64 - CHUNK_BITS)) as usize]
+    }
+
+    /// The entry of the prefix whose keyed hash is `hash`.
+    #[inline]
+    fn get(&self, hash: u64) -> Option<&Entry> {
+        let t = self.entries(hash);
+        probe_in(t, hash).map(|i| &t[i])
     }
 
     /// How many times the FIB has been published before this snapshot.
@@ -617,11 +649,10 @@ impl FibSnapshot {
         let start = self.start_depth(n, |k| hashes[k - 1]);
         for k in (1..=start).rev() {
             let h = hashes[k - 1];
-            let chunk = self.chunk(h);
-            if let Some(e) = chunk.get(h)
+            if let Some(e) = self.get(h)
                 && e.is_route
             {
-                return Some(Self::matched(chunk, e));
+                return Some(self.matched(h, e));
             }
         }
         self.root_match()
@@ -639,11 +670,10 @@ impl FibSnapshot {
         };
         for k in (1..=start).rev() {
             let hash = hashes.prefix(k);
-            let chunk = self.chunk(hash);
-            if let Some(e) = chunk.get(hash)
+            if let Some(e) = self.get(hash)
                 && e.is_route
             {
-                return Some(Self::matched(chunk, e));
+                return Some(self.matched(hash, e));
             }
         }
         self.root_match()
@@ -658,7 +688,7 @@ impl FibSnapshot {
         let m = self.stage1.min(n);
         if n > m {
             let h = prefix(m);
-            usize::from(self.chunk(h).marker(h)).clamp(m, n)
+            usize::from(marker_in(self.markers(h), h)).clamp(m, n)
         } else {
             n
         }
@@ -699,33 +729,26 @@ impl FibSnapshot {
     /// stage-1 prefix hash `h` the caller holds.
     #[inline]
     pub(crate) fn prefetch_marker_of(&self, h: u64) {
-        self.chunk(h).prefetch_marker(h);
-    }
-
-    /// [`prefetch_chunk`](Self::prefetch_chunk) for the prefix (of `1..=min(len, 32)`
-    /// components) whose hash `h` the caller holds.
-    #[inline]
-    pub(crate) fn prefetch_chunk_of(&self, h: u64) {
-        ndx_mem::prefetch(self.chunk(h));
+        let t = self.markers(h);
+        if let Some(b) = t.get((h >> 8) as usize & t.len().wrapping_sub(1)) {
+            ndx_mem::prefetch(b);
+        }
     }
 
     /// [`prefetch`](Self::prefetch) for the prefix (of `1..=min(len, 32)` components) whose
     /// hash `h` the caller holds.
     #[inline]
     pub(crate) fn prefetch_of(&self, h: u64) {
-        self.chunk(h).prefetch(h);
-    }
-
-    /// Prefetches the descriptor of the chunk holding the name's `k`-component prefix (the
-    /// `Vec` headers a bucket's address is computed from; one of [`CHUNKS`] lines, which a
-    /// large FIB's buckets push out of cache). Call a pass before [`prefetch`](Self::prefetch):
-    /// the bucket's address depends on this line. The prefix is hashed now if it was not.
-    #[inline]
-    pub fn prefetch_chunk(&self, hashes: &mut NameHashes<'_>, k: usize) {
-        if !prefetchable(hashes, k) {
-            return;
+        let t = self.entries(h);
+        let i = h as usize & t.len().wrapping_sub(1);
+        if let Some(e) = t.get(i) {
+            ndx_mem::prefetch(e);
         }
-        self.prefetch_chunk_of(hashes.prefix(k));
+        // The next slot too: a route is in its home slot or the next in 9 cases of 10 (at
+        // most half full), and the two lines are usually in one page.
+        if let Some(e) = t.get(i + 1) {
+            ndx_mem::prefetch(e);
+        }
     }
 
     /// Prefetches the home slot of the name's `k`-component prefix (`1..=min(len, 32)`;
@@ -745,11 +768,13 @@ impl FibSnapshot {
         self.stage1
     }
 
+    /// The match of `e`, the entry of the prefix whose hash is `hash` (the chunk's hop
+    /// records are read only for a route with more than [`INLINE_HOPS`] next hops).
     #[inline]
-    fn matched<'s>(chunk: &'s Chunk, e: &'s Entry) -> FibMatch<'s> {
+    fn matched<'s>(&'s self, hash: u64, e: &'s Entry) -> FibMatch<'s> {
         FibMatch {
             prefix_len: usize::from(e.depth),
-            nexthops: chunk.hops_of(e),
+            nexthops: self.chunk(hash).hops_of(e),
             strategy: e.strategy,
         }
     }
@@ -821,13 +846,7 @@ impl Fib {
     pub fn new(key: HashKey, stage1: usize) -> (Self, FibReader) {
         let stage1 = stage1.clamp(1, MAX_PREFIX_DEPTH);
         let chunks: Vec<Arc<Chunk>> = (0..CHUNKS).map(|_| Arc::new(Chunk::new(1))).collect();
-        let snapshot = FibSnapshot {
-            key,
-            stage1,
-            chunks: chunks.clone(),
-            generation: 0,
-            root: None,
-        };
+        let snapshot = FibSnapshot::new(key, stage1, chunks.clone(), 0, None);
         let shared = Arc::new(ArcSwap::from_pointee(snapshot));
         let fib = Fib {
             key,
@@ -950,7 +969,7 @@ impl Fib {
         if !self.chunk(hash).entries[i].is_route {
             return false;
         }
-        self.chunk_mut(hash).entries[i].strategy = strategy;
+        Arc::make_mut(&mut self.chunk_mut(hash).entries)[i].strategy = strategy;
         true
     }
 
@@ -1079,13 +1098,13 @@ impl Fib {
     /// Makes every change so far visible to readers, atomically.
     pub fn publish(&mut self) {
         self.generation += 1;
-        self.shared.store(Arc::new(FibSnapshot {
-            key: self.key,
-            stage1: self.stage1,
-            chunks: self.chunks.clone(),
-            generation: self.generation,
-            root: self.root,
-        }));
+        self.shared.store(Arc::new(FibSnapshot::new(
+            self.key,
+            self.stage1,
+            self.chunks.clone(),
+            self.generation,
+            self.root,
+        )));
     }
 
     /// Approximate heap bytes used by the tables (route slots and where their names are,
@@ -1108,13 +1127,13 @@ impl Fib {
     pub fn lpm_unpublished(&self, name: &Name<'_>) -> Option<Route> {
         let mut hashes = [0u64; MAX_PREFIX_DEPTH];
         let n = prefix_hashes(&self.key, name, &mut hashes);
-        let snap = FibSnapshot {
-            key: self.key,
-            stage1: self.stage1,
-            chunks: self.chunks.clone(),
-            generation: self.generation,
-            root: self.root,
-        };
+        let snap = FibSnapshot::new(
+            self.key,
+            self.stage1,
+            self.chunks.clone(),
+            self.generation,
+            self.root,
+        );
         let m = snap.lpm(name, &hashes[..n])?;
         let prefix = name.prefix(m.prefix_len);
         self.route(&prefix)
@@ -1164,6 +1183,58 @@ mod tests {
         let mut fresh = NameHashes::new(&key, &n, 2);
         assert_eq!(fresh.fib_start(new.generation()), None);
         assert_eq!(new.lpm_hashed(&mut fresh).map(|m| m.prefix_len), Some(4));
+    }
+
+    /// A snapshot's dense per-chunk arrays are its own chunks' tables, shared, not copies:
+    /// an edit after a publish copies the edited chunk's tables for the writer, and the old
+    /// snapshot keeps reading the tables it was published with (through the dense arrays, as
+    /// the burst's lookups and prefetches do).
+    #[test]
+    fn a_snapshot_reads_the_tables_of_its_own_chunks() {
+        let key = HashKey::new(5, 8);
+        let (mut fib, reader) = Fib::new(key, 2);
+        let uri = |s: &str| NameBuf::from_uri(s).unwrap();
+        let hop = |f| NextHop {
+            face: FaceId(f),
+            cost: 1,
+        };
+        for i in 0..300 {
+            fib.add_nexthop(&uri(&format!("/a/s{}/h{i}", i % 7)).as_name(), hop(1))
+                .unwrap();
+        }
+        fib.publish();
+        let old = reader.snapshot();
+        let same = |snap: &FibSnapshot| {
+            snap.chunks.iter().enumerate().all(|(c, chunk)| {
+                Arc::ptr_eq(&snap.entries[c], &chunk.entries)
+                    && Arc::ptr_eq(&snap.markers[c], &chunk.markers)
+            })
+        };
+        assert!(same(&old));
+        let lookup = |snap: &FibSnapshot, s: &str| {
+            let name = uri(s);
+            let n = name.as_name();
+            let mut h = NameHashes::new(&key, &n, 2);
+            snap.lpm_hashed(&mut h)
+                .map(|m| (m.prefix_len, m.nexthops[0].face))
+        };
+        assert_eq!(lookup(&old, "/a/s3/h3/x/y"), Some((3, FaceId(1))));
+        // A deeper route (a new marker depth, a new slot) and a changed next hop.
+        fib.add_nexthop(&uri("/a/s3/h3/x").as_name(), hop(2))
+            .unwrap();
+        fib.remove_nexthop(&uri("/a/s4/h4").as_name(), FaceId(1));
+        fib.add_nexthop(&uri("/a/s4/h4").as_name(), hop(3)).unwrap();
+        fib.publish();
+        let new = reader.snapshot();
+        assert!(same(&new));
+        assert_eq!(lookup(&new, "/a/s3/h3/x/y"), Some((4, FaceId(2))));
+        assert_eq!(lookup(&new, "/a/s4/h4/x"), Some((3, FaceId(3))));
+        assert_eq!(lookup(&old, "/a/s3/h3/x/y"), Some((3, FaceId(1))));
+        assert_eq!(lookup(&old, "/a/s4/h4/x"), Some((3, FaceId(1))));
+        assert!(
+            same(&old),
+            "the old snapshot's tables were copied, not edited"
+        );
     }
 
     /// Every entry sits in its hash's probe run (no empty slot between its home and it), is

@@ -30,7 +30,7 @@ const _: () = assert!(RING > 3 * LEAD);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Speculate {
     /// Nothing at the first level; at the second, for a likely CS miss alone, the stage-1
-    /// chunk descriptor, marker and route slot (while nearly every Interest is a CS hit,
+    /// marker and route slot (while nearly every Interest is a CS hit,
     /// which reads no FIB line: the first level's FIB lines, two from DRAM in a large FIB,
     /// would be fetched for nothing, competing with the hits' Data for the memory bus).
     Late,
@@ -194,8 +194,8 @@ impl<F: Frame> Shard<F> {
             return [None; 2];
         };
         let m = snap.stage1();
-        // The chunk prefetches below ask for these prefixes' hashes: finalised in the pass.
-        // A late speculation asks for none here (a likely CS hit never does): the whole
+        // The first level's FIB prefetches ask for these prefixes' hashes: finalised in the
+        // pass. A late speculation asks for none here (a likely CS hit never does): the whole
         // name alone is hashed, and a likely miss hashes its FIB prefixes at the next level.
         if speculate == Speculate::Late {
             hashes.reset_whole(&self.cfg.hash_key, &interest.name());
@@ -207,19 +207,6 @@ impl<F: Frame> Shard<F> {
             m,
             speculate == Speculate::Deep,
         );
-        // The FIB chunk descriptors of the stage-1 prefix (and, when speculating deep, one
-        // level deeper: the marker's usual target), with the hashes just finalised (a name
-        // too short for them asks the memo, which finds the whole name's).
-        match eager[0] {
-            Some(h) => snap.prefetch_chunk_of(h),
-            None => snap.prefetch_chunk(hashes, m),
-        }
-        if speculate == Speculate::Deep {
-            match eager[1] {
-                Some(h) => snap.prefetch_chunk_of(h),
-                None => snap.prefetch_chunk(hashes, m + 1),
-            }
-        }
         eager
     }
 
@@ -323,7 +310,6 @@ impl<F: Frame> Shard<F> {
         let guess = match speculate {
             Speculate::Late => {
                 // Nothing of the FIB was asked for yet: the stage-1 lines, one level late.
-                snap.prefetch_chunk(hashes, m);
                 snap.prefetch_marker(hashes);
                 snap.prefetch(hashes, m);
                 return Some(false);
