@@ -201,13 +201,12 @@ impl<F: Frame> Shard<F> {
             hashes.reset_whole(&self.cfg.hash_key, &interest.name());
             return [None; 2];
         }
-        let eager = hashes.reset(
+        hashes.reset(
             &self.cfg.hash_key,
             &interest.name(),
             m,
             speculate == Speculate::Deep,
-        );
-        eager
+        )
     }
 
     /// [`stage`](Self::stage)'s decode of a frame in none of the usual shapes (an LpPacket
