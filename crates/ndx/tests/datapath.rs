@@ -496,9 +496,15 @@ fn incomplete_fragment_set_times_out(shards: u32) {
     }
     let line = Line::new(Family::V4, 1, 1500);
     let router = line.start_router(&line.udp_config(shards, ""));
+    let sent = std::time::Instant::now();
     send_from_consumer(&line, &LONE_FRAGMENT);
     let s = router.settle(|s| total(s, "rx_frames") >= 1);
-    assert_eq!(total(&s, "reassembly_timeouts"), 0, "{}", s["counters"]);
+    // Not timed out on arrival: checked when the status came back well inside the 500 ms
+    // timeout (a loaded machine may take longer to answer; the set must then still time out
+    // exactly once, below).
+    if sent.elapsed() < Duration::from_millis(300) {
+        assert_eq!(total(&s, "reassembly_timeouts"), 0, "{}", s["counters"]);
+    }
     std::thread::sleep(Duration::from_millis(600));
     let s = router.settle(|s| total(s, "reassembly_timeouts") >= 1);
     assert_eq!(total(&s, "reassembly_timeouts"), 1, "{}", s["counters"]);
