@@ -990,26 +990,23 @@ fn run(
 }
 
 /// Drains the hand-off rings from ring `k0` on into `inbox` until it holds `b` frames,
-/// asking for each frame's first lines as it comes (another core wrote them); returns how
-/// many it took.
+/// asking for each frame's first lines as it comes (another core wrote them).
 fn drain_handed(
     rings: &mut [ExchangeReceiver<RxBuf>],
     k0: usize,
     b: usize,
     inbox: &mut Vec<(usize, RxBuf)>,
-) -> usize {
-    let mut took = 0;
+) {
     for (k, ring) in rings.iter_mut().enumerate().skip(k0) {
         let room = b.saturating_sub(inbox.len());
         if room == 0 {
             break;
         }
-        took += ring.recv_many(room, |f| {
+        ring.recv_many(room, |f| {
             prefetch_head(&f);
             inbox.push((k, f));
         });
     }
-    took
 }
 
 /// Runs the handed-over frames in `inbox` through one pipeline burst, as

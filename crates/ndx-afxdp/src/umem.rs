@@ -308,23 +308,43 @@ fn map_thp(len: usize) -> Result<*mut libc::c_void, Error> {
     let start = raw as usize;
     let aligned = (start + THP_SIZE - 1) & !(THP_SIZE - 1);
     let head = aligned - start;
-    let tail = span - head - len;
+    // What we keep ends on a page boundary (the tail's `munmap` needs one); `Drop`'s
+    // `munmap(base, len)` rounds `len` up to the same page.
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|p| p.is_power_of_two())
+        .unwrap_or(4096);
+    let keep = len.next_multiple_of(page);
+    let tail = span - head - keep;
     let ptr = aligned as *mut libc::c_void;
     // SAFETY: the head and tail lie inside the mapping made above and outside
-    // [aligned, aligned + len), which nothing refers to yet; unmapping page-aligned
-    // sub-ranges of a mapping is allowed. The advice and the population act on the range
-    // we keep, which is ours alone.
+    // [aligned, aligned + keep), which nothing refers to yet; both are page-aligned
+    // sub-ranges of that mapping. The advice and the population act on the range we keep,
+    // which is ours alone.
     unsafe {
         if head > 0 {
-            libc::munmap(raw, head);
+            let rc = libc::munmap(raw, head);
+            debug_assert_eq!(rc, 0, "munmap of the UMEM mapping's head");
         }
         if tail > 0 {
-            libc::munmap((aligned + len) as *mut libc::c_void, tail);
+            let rc = libc::munmap((aligned + keep) as *mut libc::c_void, tail);
+            debug_assert_eq!(rc, 0, "munmap of the UMEM mapping's tail");
         }
-        libc::madvise(ptr, len, libc::MADV_HUGEPAGE);
-        if libc::madvise(ptr, len, libc::MADV_POPULATE_WRITE) != 0 {
-            // Before Linux 5.14: touch every base page instead.
-            for off in (0..len).step_by(4096) {
+        libc::madvise(ptr, keep, libc::MADV_HUGEPAGE);
+        if libc::madvise(ptr, keep, libc::MADV_POPULATE_WRITE) != 0 {
+            let err = std::io::Error::last_os_error();
+            if err.raw_os_error() != Some(libc::EINVAL) {
+                // Out of memory (or poisoned): an error now, not a SIGBUS or the OOM
+                // killer when the kernel first copies a frame in.
+                libc::munmap(ptr, keep);
+                return Err(Error::Sys {
+                    op: "madvise(MADV_POPULATE_WRITE) UMEM",
+                    source: err,
+                });
+            }
+            // Before Linux 5.14 (no MADV_POPULATE_WRITE): touch every page instead.
+            for off in (0..keep).step_by(page) {
                 std::ptr::write_volatile(ptr.cast::<u8>().add(off), 0);
             }
         }
@@ -698,17 +718,26 @@ mod tests {
     }
 
     /// The `VmFlags` of the mapping of this process that contains `addr`.
-    fn vm_flags(addr: usize) -> Vec<String> {
+    /// The `VmFlags` and the `Rss` (bytes) of the mapping that holds `addr`.
+    fn vm_flags_and_rss(addr: usize) -> (Vec<String>, usize) {
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        let mut inside = false;
+        let (mut inside, mut rss) = (false, None);
         for line in smaps.lines() {
             let first = line.split_whitespace().next().unwrap_or("");
             if let Some((a, b)) = first.split_once('-')
                 && let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16))
             {
                 inside = (a..b).contains(&addr);
+            } else if inside && let Some(kb) = line.strip_prefix("Rss:") {
+                rss = kb
+                    .trim()
+                    .trim_end_matches("kB")
+                    .trim()
+                    .parse::<usize>()
+                    .ok();
             } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return flags.split_whitespace().map(String::from).collect();
+                let flags = flags.split_whitespace().map(String::from).collect();
+                return (flags, rss.expect("Rss before VmFlags") * 1024);
             }
         }
         panic!("no mapping holds {addr:#x}");
@@ -716,14 +745,24 @@ mod tests {
 
     #[test]
     fn region_is_aligned_advised_for_thp_and_populated() {
+        // `MADV_HUGEPAGE` sets the flag in any THP mode; a kernel built without THP refuses it.
+        let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage").exists();
+        // (2048, 3): a length that is not a whole page (the mapping's tail is trimmed from
+        // the next page boundary: `map_thp` asserts each `munmap` succeeds).
         for (fs, n) in [(4096, 8192), (2048, 3), (4096, 513)] {
             let r = Region::map(&cfg(fs, n)).unwrap();
             let base = r.base.as_ptr() as usize;
             assert_eq!(base % THP_SIZE, 0, "{fs} x {n}: 2 MiB-aligned");
-            let flags = vm_flags(base);
+            let (flags, rss) = vm_flags_and_rss(base);
             assert!(
-                flags.iter().any(|f| f == "hg"),
+                !thp || flags.iter().any(|f| f == "hg"),
                 "{fs} x {n}: advised MADV_HUGEPAGE: {flags:?}"
+            );
+            // Populated at map time: resident before anything touched it.
+            assert!(
+                rss >= r.len,
+                "{fs} x {n}: {rss} bytes resident of {}",
+                r.len
             );
             // The whole region is ours, mapped and zeroed (the last byte too).
             let last = fs as u64 * u64::from(n) - 1;

@@ -267,25 +267,32 @@ impl Chunk {
         let key = hash & MARKER_KEY;
         let mask = self.markers.len() - 1;
         let mut b = (hash >> 8) as usize & mask;
+        // Found first, so that a snapshot's shared table is copied only for a real write.
+        let mut found = None;
         for _ in 0..self.markers.len() {
-            let bucket = &mut Arc::make_mut(&mut self.markers)[b];
-            if let Some(w) = bucket
+            let bucket = &self.markers[b];
+            if let Some(i) = bucket
                 .words
-                .iter_mut()
-                .find(|w| **w != 0 && **w & MARKER_KEY == key)
+                .iter()
+                .position(|w| *w != 0 && *w & MARKER_KEY == key)
             {
-                if depth == 0 {
-                    *w = 0;
-                    self.markers_live -= 1;
-                } else {
-                    *w = key | u64::from(depth);
-                }
-                return;
+                found = Some((b, i));
+                break;
             }
             if bucket.overflow == 0 {
                 break;
             }
             b = (b + 1) & mask;
+        }
+        if let Some((b, i)) = found {
+            let w = &mut Arc::make_mut(&mut self.markers)[b].words[i];
+            if depth == 0 {
+                *w = 0;
+                self.markers_live -= 1;
+            } else {
+                *w = key | u64::from(depth);
+            }
+            return;
         }
         if depth == 0 {
             return;
@@ -1042,12 +1049,17 @@ impl Fib {
     fn mark_hashed(&mut self, hash: u64, depth: usize, delta: i32) {
         let key = hash & MARKER_KEY;
         let counts = self.deep.entry(key).or_insert([0; MAX_PREFIX_DEPTH + 1]);
+        let deepest = |c: &[u32; MAX_PREFIX_DEPTH + 1]| c.iter().rposition(|&n| n > 0).unwrap_or(0);
+        let before = deepest(counts);
         counts[depth] = counts[depth].saturating_add_signed(delta);
-        let max = counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u8;
+        let max = deepest(counts) as u8;
         if max == 0 {
             self.deep.remove(&key);
         }
-        self.chunk_mut(hash).set_marker(hash, max);
+        // An unchanged marker leaves the chunk alone (no copy of a published one).
+        if usize::from(max) != before {
+            self.chunk_mut(hash).set_marker(hash, max);
+        }
     }
 
     /// The route at exactly `prefix`.
@@ -1189,6 +1201,43 @@ mod tests {
     /// an edit after a publish copies the edited chunk's tables for the writer, and the old
     /// snapshot keeps reading the tables it was published with (through the dense arrays, as
     /// the burst's lookups and prefetches do).
+    #[test]
+    fn a_route_that_leaves_its_marker_unchanged_copies_no_marker_table() {
+        let key = HashKey::new(6, 9);
+        let (mut fib, reader) = Fib::new(key, 2);
+        let uri = |s: &str| NameBuf::from_uri(s).unwrap();
+        let hop = NextHop {
+            face: FaceId(1),
+            cost: 1,
+        };
+        fib.add_nexthop(&uri("/m/s/deep/er").as_name(), hop)
+            .unwrap();
+        fib.publish();
+        let snap = reader.snapshot();
+        let shared = |fib: &Fib| {
+            fib.chunks
+                .iter()
+                .zip(snap.chunks.iter())
+                .all(|(w, r)| Arc::ptr_eq(&w.markers, &r.markers))
+        };
+        assert!(shared(&fib));
+        // Same stage-1 prefix (/m/s), shallower than its deepest route: the marker (4)
+        // stays, so no chunk's marker table is copied away from the published snapshot.
+        fib.add_nexthop(&uri("/m/s/other").as_name(), hop).unwrap();
+        assert!(shared(&fib), "an unchanged marker copied a marker table");
+        // A deeper one changes the marker: the writer now has its own copy.
+        fib.add_nexthop(&uri("/m/s/a/b/c").as_name(), hop).unwrap();
+        assert!(
+            !shared(&fib),
+            "a changed marker must be written (copy on write)"
+        );
+        fib.publish();
+        let n = uri("/m/s/a/b/c/d");
+        let mut h = NameHashes::new(&key, &n.as_name(), 2);
+        let m = reader.snapshot().lpm_hashed(&mut h).map(|m| m.prefix_len);
+        assert_eq!(m, Some(5));
+    }
+
     #[test]
     fn a_snapshot_reads_the_tables_of_its_own_chunks() {
         let key = HashKey::new(5, 8);
