@@ -41,51 +41,13 @@ impl<F: Frame> Shard<F> {
         // carries its own token, so a Data that echoes it needs no name search (NDN-DPDK's
         // rule). Upstreams that do not echo tokens are matched by name: exact entries, and
         // CanBePrefix entries at every prefix; variants no pending entry has are skipped.
-        let key = &self.cfg.hash_key;
         if self.matched.is_empty() {
-            let h = hashes.insert(NameHashes::new(key, &name, snap.stage1()));
-            let full_hash = h.full();
-            name_hash = Some(full_hash);
-            let cbp_any = self.pit.has_can_be_prefix();
-            let mbf_any = self.pit.has_must_be_fresh();
-            for (cbp, mbf) in [(false, false), (false, true), (true, false), (true, true)] {
-                if (cbp && !cbp_any) || (mbf && !mbf_any) {
-                    continue;
-                }
-                if let Some(id) = self.pit.find(pit_key(full_hash, cbp, mbf), &name, cbp, mbf)
-                    && !self.matched.contains(&id)
-                {
-                    self.matched.push(id);
-                }
-            }
-            for k in 1..name.len() {
-                if !cbp_any {
-                    break;
-                }
-                let prefix = name.prefix(k);
-                let prefix_hash = hashes
-                    .get_or_insert_with(|| NameHashes::new(key, &name, snap.stage1()))
-                    .prefix(k);
-                for mbf in [false, true] {
-                    if mbf && !mbf_any {
-                        continue;
-                    }
-                    let key = pit_key(prefix_hash, true, mbf);
-                    if let Some(id) = self.pit.find(key, &prefix, true, mbf)
-                        && !self.matched.contains(&id)
-                    {
-                        self.matched.push(id);
-                    }
-                }
-            }
+            let h = self.match_by_name(&name, snap);
+            name_hash = Some(h.full());
+            hashes = Some(h);
         }
         if self.matched.is_empty() {
-            if self.cfg.unsolicited == Unsolicited::Cache {
-                let h = name_hash.unwrap_or_else(|| self.cfg.hash_key.name(&name));
-                self.cs.insert_hashed(now, data, h, None);
-                self.l2_drain(now, out);
-            }
-            return self.dropped(out, face, DropReason::Unsolicited);
+            return self.unsolicited(now, face, data, name_hash, out);
         }
         // Cache, indexed also under the shortest CanBePrefix Interest it satisfies (none
         // unless some pending entry has CanBePrefix).
@@ -156,6 +118,68 @@ impl<F: Frame> Shard<F> {
                     .is_some_and(|e| e.must_be_fresh() && fresh_ns < self.cfg.dnl_lifetime_ns);
             self.finish_with(now, id, remember);
         }
+    }
+
+    /// The PIT entries a Data answers, found by name (into `matched`): exact entries, and
+    /// CanBePrefix entries at every prefix; variants no pending entry has are skipped. Out of
+    /// line: a Data that echoes our token (every upstream that echoes tokens) never comes here,
+    /// and the Data pipeline keeps fewer values live across it.
+    #[inline(never)]
+    fn match_by_name<'n>(&mut self, name: &Name<'n>, snap: &FibSnapshot) -> NameHashes<'n> {
+        let key = &self.cfg.hash_key;
+        let mut h = NameHashes::new(key, name, snap.stage1());
+        let full_hash = h.full();
+        let cbp_any = self.pit.has_can_be_prefix();
+        let mbf_any = self.pit.has_must_be_fresh();
+        for (cbp, mbf) in [(false, false), (false, true), (true, false), (true, true)] {
+            if (cbp && !cbp_any) || (mbf && !mbf_any) {
+                continue;
+            }
+            if let Some(id) = self.pit.find(pit_key(full_hash, cbp, mbf), name, cbp, mbf)
+                && !self.matched.contains(&id)
+            {
+                self.matched.push(id);
+            }
+        }
+        for k in 1..name.len() {
+            if !cbp_any {
+                break;
+            }
+            let prefix = name.prefix(k);
+            let prefix_hash = h.prefix(k);
+            for mbf in [false, true] {
+                if mbf && !mbf_any {
+                    continue;
+                }
+                let key = pit_key(prefix_hash, true, mbf);
+                if let Some(id) = self.pit.find(key, &prefix, true, mbf)
+                    && !self.matched.contains(&id)
+                {
+                    self.matched.push(id);
+                }
+            }
+        }
+        h
+    }
+
+    /// A Data no pending entry asked for: cached if the policy says so, and dropped. Out of
+    /// line (cold): the pipeline keeps fewer values live across it.
+    #[cold]
+    #[inline(never)]
+    fn unsolicited(
+        &mut self,
+        now: u64,
+        face: FaceId,
+        data: &Data<'_>,
+        name_hash: Option<u64>,
+        out: &mut Actions,
+    ) {
+        if self.cfg.unsolicited == Unsolicited::Cache {
+            let h = name_hash.unwrap_or_else(|| self.cfg.hash_key.name(&data.name()));
+            self.cs.insert_hashed(now, data, h, None);
+            self.l2_drain(now, out);
+        }
+        self.dropped(out, face, DropReason::Unsolicited)
     }
 
     /// Carries out a strategy's decision for entry `id`: forwards `interest` (with `nonce`
