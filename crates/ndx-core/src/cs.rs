@@ -766,12 +766,35 @@ impl<F: Frame> Cs<F> {
         frame: u32,
         offset: usize,
     ) -> bool {
+        let keep = self.keep_at(frame, offset);
+        self.store(now, data, name_hash, prefix, keep)
+    }
+
+    /// Where [`insert_kept`](Self::insert_kept) keeps a Data in lent frame number `frame` at
+    /// byte `offset`: `Some((frame, offset))` when the store keeps frames and both fit, else
+    /// `None` (the Data is copied).
+    #[inline(always)]
+    fn keep_at(&self, frame: u32, offset: usize) -> Option<(u32, u16)> {
         match u16::try_from(offset) {
-            Ok(off) if frame < HELD && self.keeps => {
-                self.store(now, data, name_hash, prefix, Some((frame, off)))
-            }
-            _ => self.store(now, data, name_hash, prefix, None),
+            Ok(off) if frame < HELD && self.keeps => Some((frame, off)),
+            _ => None,
         }
+    }
+
+    /// The Data pipeline's insertion: [`insert_kept`](Self::insert_kept) when the Data lies
+    /// in lent frame `kept` (its number and the Data's offset in it), else
+    /// [`insert_hashed`](Self::insert_hashed). One inlined copy of the insertion for both.
+    #[inline(always)]
+    pub(crate) fn insert_maybe_kept(
+        &mut self,
+        now: u64,
+        data: &Data<'_>,
+        name_hash: u64,
+        prefix: Option<(&Name<'_>, u64)>,
+        kept: Option<(u32, usize)>,
+    ) -> bool {
+        let keep = kept.and_then(|(frame, offset)| self.keep_at(frame, offset));
+        self.store(now, data, name_hash, prefix, keep)
     }
 
     /// The insertion: a copy into the slot when `keep` is None, else (lent frame number,

@@ -73,12 +73,13 @@ impl<F: Frame> Shard<F> {
         // the CS to keep the frame and for the sends to read the Data from there.
         let lent = out.lent_part(data.wire());
         let keep = lent.filter(|_| self.keep_lent);
-        let cached = match keep {
-            Some(l) => self
-                .cs
-                .insert_kept(now, data, name_hash, alias, l.input, l.start as usize),
-            None => self.cs.insert_hashed(now, data, name_hash, alias),
-        };
+        let cached = self.cs.insert_maybe_kept(
+            now,
+            data,
+            name_hash,
+            alias,
+            keep.map(|l| (l.input, l.start as usize)),
+        );
         self.l2_drain(now, out);
         // Send to every downstream, echoing its PitToken; tokenless downstreams share bytes.
         // A Data received in a lent frame is sent from there: only the heads are written.
