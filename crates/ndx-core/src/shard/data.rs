@@ -110,14 +110,13 @@ impl<F: Frame> Shard<F> {
         // Data and this Data goes stale before the list would forget the nonce.
         let fresh_ns = data.freshness_ms().unwrap_or(0).saturating_mul(1_000_000);
         // By index: `finish_with` borrows the whole shard, and leaves `matched` alone.
+        // The entry is read once, for both.
+        let lifetime = self.cfg.dnl_lifetime_ns;
         for i in 0..self.matched.len() {
             let id = self.matched[i];
-            let remember = !cached
-                || self
-                    .pit
-                    .get(id)
-                    .is_some_and(|e| e.must_be_fresh() && fresh_ns < self.cfg.dnl_lifetime_ns);
-            self.finish_with(now, id, remember);
+            self.finish_if(now, id, |e| {
+                !cached || (e.must_be_fresh() && fresh_ns < lifetime)
+            });
         }
     }
 
@@ -226,7 +225,20 @@ impl<F: Frame> Shard<F> {
     /// the dead-nonce list if `remember_nonces`. Inlined: every satisfied Interest ends here.
     #[inline(always)]
     pub(super) fn finish_with(&mut self, now: u64, id: PitId, remember_nonces: bool) {
+        self.finish_if(now, id, |_| remember_nonces);
+    }
+
+    /// [`finish_with`](Self::finish_with), whether to remember the nonces decided by
+    /// `remember` from the live entry (read once for both).
+    #[inline(always)]
+    fn finish_if(
+        &mut self,
+        now: u64,
+        id: PitId,
+        remember: impl FnOnce(&crate::pit::PitEntry) -> bool,
+    ) {
         let Some(e) = self.pit.get(id) else { return };
+        let remember_nonces = remember(e);
         let name_hash = e.name_hash();
         let owner = e.owner();
         for o in &e.out_records {
