@@ -735,3 +735,58 @@ fn segment_components_appended_match_the_codec() {
         assert_eq!(got, want.as_name().as_bytes(), "segment {n}");
     }
 }
+
+#[test]
+fn unsolicited_data_are_dropped_and_cached_only_when_configured() {
+    let data = DataRepr::new(object(1), vec![7; 100])
+        .to_vec()
+        .expect("Data");
+    let ask = || {
+        let mut r = InterestRepr::new(object(1));
+        r.nonce = Some(5);
+        r.to_vec().expect("Interest")
+    };
+    for (policy, cached) in [(Unsolicited::Drop, false), (Unsolicited::Cache, true)] {
+        let mut s = routed(ShardConfig {
+            unsolicited: policy,
+            ..ShardConfig::default()
+        });
+        // No entry asked for it (bare, and with a token naming no entry): dropped, counted.
+        assert!(exchange(&mut s, 1_000, 2, &data).is_empty());
+        assert!(exchange(&mut s, 1_001, 2, &tokened(&[0xEE; 6], &data)).is_empty());
+        assert_eq!(
+            s.counters().dropped(DropReason::Unsolicited),
+            2,
+            "{policy:?}"
+        );
+        assert_eq!(s.cs().len(), usize::from(cached), "{policy:?}");
+        // Cached: the CS answers the Interest for it; else it goes upstream.
+        let sends = exchange(&mut s, 2_000, 1, &ask());
+        assert_eq!(sends.len(), 1, "{policy:?}");
+        let to = if cached { FaceId(1) } else { FaceId(2) };
+        let what = if cached { Sent::Data } else { Sent::Interest };
+        assert_eq!((sends[0].0, sent(&sends[0].1)), (to, what), "{policy:?}");
+    }
+}
+
+#[test]
+fn a_data_without_our_token_is_matched_by_name() {
+    let mut s = routed(ShardConfig::default());
+    let mut r = InterestRepr::new(object(1));
+    r.nonce = Some(5);
+    let sends = exchange(&mut s, 1_000, 1, &r.to_vec().expect("Interest"));
+    assert_eq!(sends.len(), 1);
+    let data = DataRepr::new(object(1), vec![7; 100])
+        .to_vec()
+        .expect("Data");
+    // Bare (an upstream that does not echo tokens): found by name, sent down, cached.
+    let sends = exchange(&mut s, 2_000, 2, &data);
+    assert_eq!(sends.len(), 1);
+    assert_eq!((sends[0].0, sent(&sends[0].1)), (FaceId(1), Sent::Data));
+    assert_eq!(s.counters().by_token, 0);
+    assert_eq!(s.counters().dropped(DropReason::Unsolicited), 0);
+    assert_eq!(s.cs().len(), 1);
+    // The entry is gone: the same Data again is unsolicited.
+    assert!(exchange(&mut s, 3_000, 2, &data).is_empty());
+    assert_eq!(s.counters().dropped(DropReason::Unsolicited), 1);
+}
