@@ -35,8 +35,7 @@ pub(super) struct LentPart {
 pub(super) struct Input {
     pub(super) number: u32,
     pub(super) addr: usize,
-    /// The frame's length (0 for a frame past `u32::MAX` bytes: nothing of it is lent).
-    pub(super) len: u32,
+    pub(super) len: usize,
 }
 
 /// One frame to send, from [`Lent::sends`](crate::Lent::sends): `head` then `body` (either may be
@@ -175,8 +174,7 @@ impl Actions {
         self.input = Some(Input {
             number: self.lent,
             addr: frame.as_ptr() as usize,
-            // A frame past 4 GiB (none is) lends none of its bytes to the sends.
-            len: u32::try_from(frame.len()).unwrap_or(0),
+            len: frame.len(),
         });
         self.lent += 1;
     }
@@ -185,16 +183,14 @@ impl Actions {
     #[inline]
     pub(super) fn lent_part(&self, bytes: &[u8]) -> Option<LentPart> {
         let input = self.input?;
-        let len = input.len as usize;
         let at = (bytes.as_ptr() as usize).wrapping_sub(input.addr);
-        if at > len || bytes.len() > len - at {
+        if at > input.len || bytes.len() > input.len - at {
             return None;
         }
-        // Both within the frame's length, a u32: no truncation.
         Some(LentPart {
             input: input.number,
-            start: at as u32,
-            end: (at + bytes.len()) as u32,
+            start: u32::try_from(at).ok()?,
+            end: u32::try_from(at + bytes.len()).ok()?,
         })
     }
 
