@@ -86,17 +86,24 @@ fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {s}"))
 }
 
-fn exchange(naming: &[&str]) -> (serde_json::Value, serde_json::Value) {
-    let p = Pair::new();
+/// Starts `ndx-traffic producer` on `p`'s b0 for `seconds`, and gives it time to bind.
+fn spawn_producer(p: &Pair, seconds: u32) -> std::process::Child {
     let bin = env!("CARGO_BIN_EXE_ndx-traffic");
     let producer = Command::new("ip")
         .args(["netns", "exec", &p.b, bin, "producer", "--iface", "b0"])
-        .args(["--seconds", "5", "--frames", "2048"])
+        .args(["--seconds", &seconds.to_string(), "--frames", "2048"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_millis(700));
+    producer
+}
+
+fn exchange(naming: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let p = Pair::new();
+    let bin = env!("CARGO_BIN_EXE_ndx-traffic");
+    let producer = spawn_producer(&p, 5);
     let c = Command::new("ip")
         .args(["netns", "exec", &p.a, bin, "consumer", "--iface", "a0"])
         .args(["--dst-mac", "02:00:00:00:00:02", "--src-ip", "10.9.0.1"])
@@ -216,15 +223,7 @@ fn producer_data_pass_kernel_udp_checksums() {
         "nud",
         "permanent",
     ]);
-    let bin = env!("CARGO_BIN_EXE_ndx-traffic");
-    let producer = Command::new("ip")
-        .args(["netns", "exec", &p.b, bin, "producer", "--iface", "b0"])
-        .args(["--seconds", "4", "--frames", "2048"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(700));
+    let producer = spawn_producer(&p, 4);
     let names = ["/t/k/1", "/t/k/odd-length-name"];
     let mut packets = Vec::new();
     for uri in names {
