@@ -295,6 +295,28 @@ impl Net {
             .collect()
     }
 
+    /// The Data shard `s` sent out of `port` to `dst` ([`Self::sent`]), without their LP
+    /// headers, sorted (for comparing against what arrived, in any order).
+    fn sent_data_sorted(&self, port: usize, s: usize, dst: SocketAddr) -> Vec<Vec<u8>> {
+        let mut got: Vec<Vec<u8>> = self
+            .sent(port, s, dst)
+            .iter()
+            .map(|p| unwrap_lp(p).0)
+            .collect();
+        got.sort();
+        got
+    }
+
+    /// Asserts that `port` released the frames of `handed` once each, in that order.
+    fn assert_released_in_order(&self, port: usize, handed: &[u64], what: &str) {
+        let back: Vec<u64> = self.ports[port]
+            .ids(Fate::Released)
+            .into_iter()
+            .filter(|id| handed.contains(id))
+            .collect();
+        assert_eq!(back, handed, "{what}: given back once each, in order");
+    }
+
     /// Stops every shard the way `run` does (the CS lets its frames go).
     fn finish(&mut self) {
         for w in &mut self.workers {
@@ -999,28 +1021,20 @@ fn handed_over_frames_go_through_the_pipeline_in_bursts_and_back_in_order() {
     assert_eq!(sizes.sum, handed.len() as u64);
     assert_eq!(sizes.buckets[5], 1, "one burst of 32: {sizes:?}");
     assert_eq!(net.workers[0].core.hist.exchanged_burst.count(), 0);
-    let mut got: Vec<Vec<u8>> = net
-        .sent(A, 1, consumer)
-        .iter()
-        .map(|p| unwrap_lp(p).0)
-        .collect();
-    got.sort();
     let mut want = datas.clone();
     want.sort();
-    assert_eq!(got, want, "each Data once, byte for byte");
+    assert_eq!(
+        net.sent_data_sorted(A, 1, consumer),
+        want,
+        "each Data once, byte for byte"
+    );
     assert_eq!(net.count(1, Io::TxRingFull), 0);
     let c = net.workers[1].core.shard.counters();
     assert_eq!((c.data_in, c.data_out), (52, 52));
     assert_eq!(net.workers[0].core.shard.counters().data_in, 0);
     // Shard 0 reaps what came back and releases it, in the order the frames arrived.
     net.turn(0);
-    let released = net.ports[B].ids(Fate::Released);
-    let back: Vec<u64> = released
-        .iter()
-        .copied()
-        .filter(|id| handed.contains(id))
-        .collect();
-    assert_eq!(back, handed, "given back once each, in order");
+    net.assert_released_in_order(B, &handed, "handed over to shard 1");
     net.ports[B].assert_settled();
     assert_eq!(net.ports[B].out(), 0);
     assert!(net.ports[B].kept() > 0, "shard 1's own Data were kept");
@@ -1034,13 +1048,11 @@ fn handed_over_frames_go_through_the_pipeline_in_bursts_and_back_in_order() {
         );
     }
     net.run(2);
-    let mut hits: Vec<Vec<u8>> = net
-        .sent(A, 1, consumer)
-        .iter()
-        .map(|p| unwrap_lp(p).0)
-        .collect();
-    hits.sort();
-    assert_eq!(hits, want, "every Data from the CS");
+    assert_eq!(
+        net.sent_data_sorted(A, 1, consumer),
+        want,
+        "every Data from the CS"
+    );
     assert!(
         net.sent(B, 1, peer_addr(B)).is_empty(),
         "no Interest went up"
@@ -1143,29 +1155,18 @@ fn compact_and_multi_buffer_hand_offs_from_two_shards_go_back_to_each_in_order()
         40,
         "every hand-off published"
     );
-    let mut got: Vec<Vec<u8>> = net
-        .sent(A, 1, consumer)
-        .iter()
-        .map(|p| unwrap_lp(p).0)
-        .collect();
-    got.sort();
     let mut want = datas.clone();
     want.sort();
-    assert_eq!(got, want, "each Data once, byte for byte");
+    assert_eq!(
+        net.sent_data_sorted(A, 1, consumer),
+        want,
+        "each Data once, byte for byte"
+    );
     // Each sender reaps its own frames and releases them, in the order it handed them over.
     net.turn(0);
     net.turn(2);
-    let released = net.ports[B].ids(Fate::Released);
     for s in [0, 2] {
-        let back: Vec<u64> = released
-            .iter()
-            .copied()
-            .filter(|id| handed[s].contains(id))
-            .collect();
-        assert_eq!(
-            back, handed[s],
-            "shard {s}'s frames back once each, in order"
-        );
+        net.assert_released_in_order(B, &handed[s], &format!("shard {s}'s frames"));
     }
     assert_eq!(net.ports[B].out(), 0);
     net.finish();
