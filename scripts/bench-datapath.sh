@@ -335,17 +335,31 @@ phase_ndnd() { # ROUND
   stop "$NDNDPID"
 }
 
+# second_line C R P TAG: a second consumer — router — producer line, identical to the first,
+# for the interleaved phases (I, J); MRC2 is its router's MAC on c0.
+second_line() {
+  NS2+=($1 $2 $3)
+  ndx_topology $1 $2 $3 "$4" "$SHARDS"
+  static_neighbours $1 $2 $3
+  MRC2=$(mac $2 c0)
+}
+
+# abba REF MINE: BENCH_SLICES pairs of slices, each function called with the pair's number,
+# REF first in odd pairs and second in even ones (ABBA).
+abba() {
+  local i
+  for i in $(seq "$SLICES"); do
+    if (( i % 2 )); then "$1" "$i"; "$2" "$i"; else "$2" "$i"; "$1" "$i"; fi
+  done
+}
+
 # Phase I: the reflector and ndx's CS hits measured in alternating short slices (ABBA order), so
 # both sides of each ratio see the same moment of the shared host. The reflector runs on a
 # second, identical line topology; ndx (its CS filled once) and the reflector both stay up,
 # and the one not being measured is frozen with SIGSTOP, so it takes no CPU.
 phase_interleaved() {
   local c2=ndxbench-c2-$TAG r2=ndxbench-r2-$TAG p2=ndxbench-p2-$TAG
-  NS2+=($c2 $r2 $p2)
-  ndx_topology $c2 $r2 $p2 "i$TAG" "$SHARDS"
-  static_neighbours $c2 $r2 $p2
-  local mrc2
-  mrc2=$(mac $r2 c0)
+  second_line $c2 $r2 $p2 "i$TAG"
   say "I: ndx and the reflector in $SLICES alternating pairs of ${SLICE_SECS} s slices"
   local echo=()
   if [ -n "${BENCH_I_CONTROL:-}" ]; then
@@ -364,16 +378,13 @@ phase_interleaved() {
   kill -STOP "$REFL"
   slice_R() {
     kill -STOP "$NDXPID"; kill -CONT "$REFL"
-    CNS=$c2 CMAC=$mrc2 consumer "I-R.$1" --echo --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
+    CNS=$c2 CMAC=$MRC2 consumer "I-R.$1" --echo --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
     kill -STOP "$REFL"; kill -CONT "$NDXPID"
   }
   slice_b() {
     consumer "I-b.$1" --distinct "$K" --prefix /bench/csI --seconds "$SLICE_SECS" --warmup 0.5 "${echo[@]}" 2>>"$WORK/slices.err"
   }
-  local i
-  for i in $(seq "$SLICES"); do
-    if (( i % 2 )); then slice_R "$i"; slice_b "$i"; else slice_b "$i"; slice_R "$i"; fi
-  done
+  abba slice_R slice_b
   kill -CONT "$REFL"; kill -TERM "$REFL"; wait "$REFL" 2>/dev/null || true
   if [ -n "${BENCH_I_CONTROL:-}" ]; then
     kill -CONT "$NDXPID"; kill -TERM "$NDXPID"; wait "$NDXPID" 2>/dev/null || true
@@ -385,11 +396,7 @@ phase_interleaved() {
 
 phase_interleaved_fwd() {
   local c2=ndxbench-c3-$TAG r2=ndxbench-r3-$TAG p2=ndxbench-p3-$TAG
-  NS2+=($c2 $r2 $p2)
-  ndx_topology $c2 $r2 $p2 "j$TAG" "$SHARDS"
-  static_neighbours $c2 $r2 $p2
-  local mrc2
-  mrc2=$(mac $r2 c0)
+  second_line $c2 $r2 $p2 "j$TAG"
   say "J: ndx and the L3 forwarder, unique names, in $SLICES alternating pairs of ${SLICE_SECS} s slices"
   start_ndx J
   local p1=$PRODUCER
@@ -400,16 +407,13 @@ phase_interleaved_fwd() {
   kill -STOP "$l3" "$p2pid"
   slice_L() {
     kill -STOP "$NDXPID" "$p1"; kill -CONT "$l3" "$p2pid"
-    CNS=$c2 CMAC=$mrc2 consumer "J-L.$1" --unique --prefix "/bench/jl$1" --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
+    CNS=$c2 CMAC=$MRC2 consumer "J-L.$1" --unique --prefix "/bench/jl$1" --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
     kill -STOP "$l3" "$p2pid"; kill -CONT "$NDXPID" "$p1"
   }
   slice_a() {
     consumer "J-a.$1" --unique --prefix "/bench/ja$1" --seconds "$SLICE_SECS" --warmup 0.5 2>>"$WORK/slices.err"
   }
-  local i
-  for i in $(seq "$SLICES"); do
-    if (( i % 2 )); then slice_L "$i"; slice_a "$i"; else slice_a "$i"; slice_L "$i"; fi
-  done
+  abba slice_L slice_a
   kill -CONT "$l3" "$p2pid"; stop "$l3"; stop "$p2pid"
   "$NDX" status -s "$WORK/ndx.sock" --json > "$WORK/status.J.json"
   stop "$NDXPID"; stop "$p1"
