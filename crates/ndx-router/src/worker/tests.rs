@@ -961,6 +961,27 @@ fn forwarded_tokens(net: &mut Net, s: usize, uris: &[String], nonce: u32) -> Vec
         .collect()
 }
 
+/// Names, the PIT tokens their forwarded Interests carry, and their Data.
+type Pending = (Vec<String>, Vec<Vec<u8>>, Vec<Vec<u8>>);
+
+/// `n` names under `prefix` whose Interests shard 1 forwarded ([`forwarded_tokens`]), the
+/// tokens its upstream will echo, and their Data, the `k`-th with `size(k)` bytes of content.
+fn pending_at_shard_1(
+    net: &mut Net,
+    prefix: &str,
+    n: usize,
+    size: impl Fn(usize) -> usize,
+) -> Pending {
+    let uris: Vec<String> = (0..n).map(|k| format!("{prefix}/{k}")).collect();
+    let tokens = forwarded_tokens(net, 1, &uris, 1);
+    let datas = uris
+        .iter()
+        .enumerate()
+        .map(|(k, u)| data(u, size(k)))
+        .collect();
+    (uris, tokens, datas)
+}
+
 /// The hand-off in bursts: in one loop turn, shard 1 receives a burst of its own Data and
 /// then drains more than a burst of Data handed over by shard 0 (whole, one in two buffers,
 /// one in NDNLPv2 fragments), through a transmit ring of 4. Every Data leaves once, byte for
@@ -976,13 +997,9 @@ fn handed_over_frames_go_through_the_pipeline_in_bursts_and_back_in_order() {
         ..Opts::default()
     });
     let consumer = peer_addr(A);
-    let uris: Vec<String> = (0..52).map(|k| format!("/p/hand/{k}")).collect();
-    let tokens = forwarded_tokens(&mut net, 1, &uris, 1);
-    let datas: Vec<Vec<u8>> = uris
-        .iter()
-        .enumerate()
-        .map(|(k, u)| data(u, if k == 51 { 3000 } else { 200 + k }))
-        .collect();
+    let (uris, tokens, datas) = pending_at_shard_1(&mut net, "/p/hand", 52, |k| {
+        if k == 51 { 3000 } else { 200 + k }
+    });
     let to_1 = Some(meta(1, Kind::Data, How::Token));
     let mut handed = Vec::new();
     for (k, (d, token)) in datas.iter().zip(&tokens).enumerate() {
@@ -1116,13 +1133,7 @@ fn compact_and_multi_buffer_hand_offs_from_two_shards_go_back_to_each_in_order()
         ..Opts::default()
     });
     let consumer = peer_addr(A);
-    let uris: Vec<String> = (0..40).map(|k| format!("/p/two/{k}")).collect();
-    let tokens = forwarded_tokens(&mut net, 1, &uris, 1);
-    let datas: Vec<Vec<u8>> = uris
-        .iter()
-        .enumerate()
-        .map(|(k, u)| data(u, 100 + 7 * k))
-        .collect();
+    let (_, tokens, datas) = pending_at_shard_1(&mut net, "/p/two", 40, |k| 100 + 7 * k);
     let to_1 = Some(meta(1, Kind::Data, How::Token));
     // From shard 0 and shard 2 in turn; every fifth frame in two or three buffers.
     let mut handed: [Vec<u64>; 3] = Default::default();
